@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Turns bench/compare.sh's JSON into Markdown tables of median ratios (stdlib only)."""
+import json
+import re
+import sys
+from pathlib import Path
+
+
+def natural(name):
+    """Sort key: numbers in the name compare as numbers."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def medians(path):
+    """{run_name: {counter or 'time': median}} from a Google Benchmark JSON file."""
+    out = {}
+    for b in json.loads(Path(path).read_text())["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        name = b["run_name"].replace("/real_time", "")
+        name = re.sub(r"/iterations:\d+", "", name)
+        row = {k: v for k, v in b.items() if isinstance(v, (int, float))}
+        row["time"] = b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+        out[name] = row
+    return dict(sorted(out.items(), key=lambda kv: natural(kv[0])))
+
+
+def machine(path):
+    text = Path(path).read_text()
+    peak = float(re.search(r"FMA peak .*?: ([\d.]+) GFLOP/s", text).group(1))
+    copy = float(re.search(r"memory copy .*?: ([\d.]+) GB/s", text).group(1))
+    return peak, copy
+
+
+def gemm_table(m, peak):
+    print("## GEMM: attend vs oneDNN matmul (fp32), median GFLOP/s\n")
+    print("| M | N | K | threads | attend | oneDNN | attend/oneDNN | attend/naive | % of peak×threads | weights GB/s | 2T/1T |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in m:
+        g = re.match(r"gemm/attend/M=(\d+)/N=(\d+)/K=(\d+)/threads=(\d)", name)
+        if not g:
+            continue
+        M, N, K, t = g.groups()
+        shape = f"M={M}/N={N}/K={K}"
+        ours = m[name]["FLOP/s"] / 1e9
+        onednn = m[f"gemm/onednn/{shape}/threads={t}"]["FLOP/s"] / 1e9
+        naive = m.get(f"gemm/naive/{shape}/threads=1", {}).get("FLOP/s", float("nan")) / 1e9
+        one = m[f"gemm/attend/{shape}/threads=1"]["FLOP/s"] / 1e9
+        scaling = f"{ours / one:.2f}" if t == "2" else ""
+        weight_gbs = 4.0 * int(N) * int(K) / m[name]["time"] / 1e9
+        print(f"| {M} | {N} | {K} | {t} | {ours:.1f} | {onednn:.1f} | **{ours / onednn:.2f}** | "
+              f"{ours / naive:.0f} | {100 * ours / (peak * int(t)):.0f}% | {weight_gbs:.1f} | {scaling} |")
+    print()
+
+
+def attention_table(m, peak):
+    print("## Attention: fused (online softmax) vs unfused (GEMM → softmax → GEMM), H=8, d=64\n")
+    print("| case | threads | fused GFLOP/s | unfused GFLOP/s | speed-up | fused extra MiB | unfused extra MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in m:
+        g = re.match(r"(attention|decode)/fused/(.*)/threads=(\d)", name)
+        if not g or f"{g.group(1)}/unfused/{g.group(2)}/threads={g.group(3)}" not in m:
+            continue
+        kind, case, t = g.groups()
+        f, u = m[name], m[f"{kind}/unfused/{case}/threads={t}"]
+        print(f"| {kind} {case} | {t} | {f['FLOP/s'] / 1e9:.1f} | {u['FLOP/s'] / 1e9:.1f} | "
+              f"**{u['time'] / f['time']:.2f}×** | {f['extra_MiB']:.2f} | {u['extra_MiB']:.2f} |")
+    for name in m:
+        if name.startswith("attention_16k/"):
+            r = m[name]
+            print(f"\n`{name}`: {r['time']:.2f} s, measured extra memory {r['measured_extra_MiB']:.1f} MiB "
+                  f"(unfused would need {r['unfused_would_need_MiB']:.0f} MiB of scores).")
+    print()
+
+
+def rows_table(m):
+    print("## Memory-bound ops vs a plain copy of the same bytes (read + write)\n")
+    print("| op | shape | threads | op GB/s | copy GB/s | op time / copy time |")
+    print("|---|---|---:|---:|---:|---:|")
+    for name in m:
+        g = re.match(r"rows/(\w+)/(\w+)/(\d+x\d+)/threads=(\d)", name)
+        if not g:
+            continue
+        op, _, shape, t = g.groups()
+        copy = m[f"rows/copy/{op}/{shape}"]
+        print(f"| {op} | {shape} | {t} | {m[name]['GB/s'] / 1e9:.1f} | {copy['GB/s'] / 1e9:.1f} | "
+              f"**{m[name]['time'] / copy['time']:.2f}** |")
+    print()
+
+
+def main():
+    d = Path(sys.argv[1])
+    peak, copy = machine(d / "machine.txt")
+    print(f"Machine: fp32 FMA peak {peak:.1f} GFLOP/s per core (AVX-512), one-thread copy {copy:.1f} GB/s "
+          "(a 256 MiB memcpy, read + write).\n")
+    gemm_table(medians(d / "gemm.json"), peak)
+    attention_table(medians(d / "attention.json"), peak)
+    rows_table(medians(d / "rows.json"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+// Scaled dot-product attention, softmax(scale·Q·Kᵀ + mask)·V, fused with online softmax.
+//
+// The fused kernel never materialises the T×S score matrix: it walks key tiles keeping
+// a running max, running sum and a rescaled accumulator per query, so its extra memory
+// is a few tiles per thread whatever T and S are. Q/K/V/O are strided views, so the
+// output of a fused QKV projection is read in place and heads need no transposes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "attend/ops/types.hpp"
+
+namespace attend::ops {
+
+// A [batch, heads, seq, head_dim] view; the head_dim axis is contiguous.
+template <class T>
+struct HeadsView {
+  T* data = nullptr;
+  index_t batch_stride = 0;
+  index_t head_stride = 0;
+  index_t seq_stride = 0;
+
+  HeadsView() = default;
+  HeadsView(T* d, index_t batch, index_t head, index_t seq)
+      : data(d), batch_stride(batch), head_stride(head), seq_stride(seq) {}
+  template <class U>  // a mutable view converts to a read-only one
+  HeadsView(const HeadsView<U>& o)
+      : data(o.data), batch_stride(o.batch_stride), head_stride(o.head_stride), seq_stride(o.seq_stride) {}
+
+  T* at(index_t b, index_t h, index_t t) const {
+    return data + b * batch_stride + h * head_stride + t * seq_stride;
+  }
+};
+
+struct AttentionArgs {
+  index_t batch = 0, heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
+  HeadsView<const float> q, k, v;
+  HeadsView<float> out;
+  // Valid keys per batch entry (≤ kv_len); keys at or past it are padding. null → kv_len.
+  const std::int32_t* kv_lengths = nullptr;
+  // Causal: key j is visible to query t iff j ≤ t + (kv_len − q_len) (bottom-right
+  // aligned, so T = S is the usual triangle and T < S continues a cached prefix).
+  bool causal = false;
+  float scale = 0.0f;  // 0 → 1/√head_dim
+};
+// A query row that sees no key at all (length 0) gets an all-zero output.
+
+void attention(const AttentionArgs& args, int threads);
+
+// Extra memory of the fused kernels: a few tiles on each thread's stack, whatever T and
+// S are (attention and attention_decode allocate nothing).
+std::size_t attention_stack_bytes_per_thread();
+
+// The unfused path: S = scale·Q·Kᵀ (GEMM), mask, row softmax, O = P·V (GEMM), one
+// batch × head at a time. It needs q_len × kv_len floats of scratch per thread plus
+// GEMM packing space: attention_unfused_scratch_floats tells how many. It exists as
+// the yardstick the fused kernel is measured and checked against.
+index_t attention_unfused_scratch_floats(const AttentionArgs& args, int threads);
+void attention_unfused(const AttentionArgs& args, std::span<float> scratch, int threads);
+
+// Keys or values of a decoding cache, addressed through a row table so that beam
+// search can reorder hypotheses without copying the cache:
+//   element (query row i, key position j, head h) is at
+//   data + j·position_stride + row·row_stride + h·head_stride + [0, head_dim)
+//   where row = row_table[i·row_table_ld + j]; with row_table_ld = 0 the row is
+//   row_table[i] for every j, and with row_table = null it is i.
+struct KvCacheView {
+  const float* data = nullptr;
+  index_t position_stride = 0;
+  index_t row_stride = 0;
+  index_t head_stride = 0;
+  const std::int32_t* row_table = nullptr;
+  index_t row_table_ld = 0;
+
+  const float* at(index_t i, index_t j, index_t h) const {
+    const index_t row = row_table == nullptr ? i : row_table[i * row_table_ld + (row_table_ld ? j : 0)];
+    return data + j * position_stride + row * row_stride + h * head_stride;
+  }
+};
+
+// One query per row and head (the decoding step) against cached keys and values.
+// q and out hold a row's heads side by side: head h at [h·head_dim, (h+1)·head_dim).
+struct DecodeAttentionArgs {
+  index_t rows = 0, heads = 0, head_dim = 0;
+  const float* q = nullptr;
+  index_t q_row_stride = 0;
+  KvCacheView k, v;
+  const std::int32_t* kv_lengths = nullptr;  // [rows] keys each row attends (required)
+  float* out = nullptr;
+  index_t out_row_stride = 0;
+  float scale = 0.0f;  // 0 → 1/√head_dim
+};
+
+void attention_decode(const DecodeAttentionArgs& args, int threads);
+
+}  // namespace attend::ops

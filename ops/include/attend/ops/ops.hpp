@@ -1,0 +1,12 @@
+// Everything attend's compute core offers, in one include.
+#pragma once
+
+#include "attend/ops/activation.hpp"
+#include "attend/ops/aligned_buffer.hpp"
+#include "attend/ops/attention.hpp"
+#include "attend/ops/embedding.hpp"
+#include "attend/ops/gemm.hpp"
+#include "attend/ops/isa.hpp"
+#include "attend/ops/normalization.hpp"
+#include "attend/ops/softmax.hpp"
+#include "attend/ops/types.hpp"

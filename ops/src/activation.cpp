@@ -1,0 +1,52 @@
+#include "attend/ops/activation.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "check.hpp"
+#include "kernel_table.hpp"
+#include "parallel.hpp"
+
+namespace attend::ops {
+
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::none: return "none";
+    case Activation::relu: return "relu";
+    case Activation::gelu: return "gelu";
+    case Activation::gelu_tanh: return "gelu_tanh";
+    case Activation::silu: return "silu";
+  }
+  return "?";
+}
+
+Activation parse_activation(const char* name) {
+  for (Activation a : {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
+                       Activation::silu})
+    if (std::strcmp(name, activation_name(a)) == 0) return a;
+  throw Error(std::string("unknown activation '") + name + "' (expected relu, gelu, gelu_tanh, silu or none)");
+}
+
+void activation(Activation a, ConstMatrix x, Matrix y, int threads) {
+  constexpr const char* op = "activation";
+  detail::check_threads(op, threads);
+  detail::check_matrix(op, "x", x);
+  detail::check_matrix(op, "y", y);
+  detail::check_same_shape(op, "x", x, "y", y);
+  const auto& k = detail::active_kernels();
+  const int nt = detail::useful_threads(threads, x.rows * x.cols, 16384);
+  if (x.rows == 1 || (x.ld == x.cols && y.ld == y.cols)) {  // contiguous: split the flat array
+    const index_t n = x.rows * x.cols;
+    constexpr index_t kChunk = 4096;
+    detail::parallel_chunks(nt, (n + kChunk - 1) / kChunk, [&](index_t b, index_t e) {
+      const index_t lo = b * kChunk, hi = std::min(n, e * kChunk);
+      k.activation_row(a, x.data + lo, y.data + lo, hi - lo);
+    });
+    return;
+  }
+  detail::parallel_chunks(nt, x.rows, [&](index_t b, index_t e) {
+    for (index_t r = b; r < e; ++r) k.activation_row(a, x.row(r), y.row(r), x.cols);
+  });
+}
+
+}  // namespace attend::ops

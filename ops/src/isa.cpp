@@ -1,0 +1,111 @@
+// Run-time ISA detection and selection.
+#include "attend/ops/isa.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "attend/error.hpp"
+#include "kernel_table.hpp"
+
+namespace attend::ops {
+namespace {
+
+// __builtin_cpu_supports checks CPUID and that the OS saves the wider registers
+// (XGETBV), which a bare CPUID probe would miss.
+bool cpu_has(Isa isa) {
+  __builtin_cpu_init();
+  switch (isa) {
+    case Isa::sse2:
+      return true;  // part of x86-64
+    case Isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+             __builtin_cpu_supports("fma");
+  }
+  return false;
+}
+
+constexpr int kUnset = -1;
+std::atomic<int> g_active{kUnset};
+
+Isa initial_isa() {
+  const Isa best = available_isas().front();
+  const char* env = std::getenv("ATTEND_ISA");
+  if (env == nullptr || *env == '\0') return best;
+  const Isa wanted = parse_isa(env);
+  if (!isa_available(wanted)) {
+    throw Error(std::string("ATTEND_ISA=") + env + " asks for an instruction set this CPU does not support (best available: " +
+                isa_name(best) + ")");
+  }
+  return wanted;
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::sse2: return "sse2";
+    case Isa::avx2: return "avx2";
+    case Isa::avx512: return "avx512";
+  }
+  return "?";
+}
+
+Isa parse_isa(const std::string& name) {
+  if (name == "avx512") return Isa::avx512;
+  if (name == "avx2") return Isa::avx2;
+  if (name == "sse2" || name == "portable") return Isa::sse2;
+  throw Error("unknown instruction set '" + name + "' (expected avx512, avx2 or sse2)");
+}
+
+std::vector<Isa> available_isas() {
+  std::vector<Isa> out;
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::sse2})
+    if (cpu_has(isa)) out.push_back(isa);
+  return out;
+}
+
+bool isa_available(Isa isa) { return cpu_has(isa); }
+
+Isa active_isa() {
+  int v = g_active.load(std::memory_order_acquire);
+  if (v == kUnset) {
+    const Isa chosen = initial_isa();
+    int expected = kUnset;
+    g_active.compare_exchange_strong(expected, static_cast<int>(chosen), std::memory_order_acq_rel);
+    v = g_active.load(std::memory_order_acquire);
+  }
+  return static_cast<Isa>(v);
+}
+
+void set_isa(Isa isa) {
+  if (!isa_available(isa)) throw Error(std::string("set_isa: this CPU cannot run ") + isa_name(isa));
+  g_active.store(static_cast<int>(isa), std::memory_order_release);
+}
+
+std::string isa_kernel_summary(Isa isa) {
+  const auto& t = detail::kernels_for(isa);
+  return std::string(t.name) + ": " + t.gemm_kernel_name + ", attention tile " +
+         std::to_string(t.attention_query_tile) + "x" + std::to_string(detail::kAttentionKeyTile);
+}
+
+namespace detail {
+
+const KernelTable& kernels_for(Isa isa) {
+  if (!isa_available(isa)) throw Error(std::string("this CPU cannot run ") + isa_name(isa) + " kernels");
+  switch (isa) {
+    case Isa::avx512: return avx512_kernels();
+    case Isa::avx2: return avx2_kernels();
+    case Isa::sse2: break;
+  }
+  return sse2_kernels();
+}
+
+const KernelTable& active_kernels() { return kernels_for(active_isa()); }
+
+}  // namespace detail
+}  // namespace attend::ops

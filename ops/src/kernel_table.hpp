@@ -1,0 +1,108 @@
+// The per-ISA kernel table: the only code that differs between AVX-512, AVX2 and SSE2.
+//
+// Drivers (gemm.cpp, attention.cpp, normalization.cpp, …) are portable: they check
+// arguments, block loops and split work over threads, then call these kernels on
+// pieces that fit in cache. Each kernel owns its edge cases (a partial GEMM tile, a
+// head_dim that is not a multiple of the vector width, a short row).
+#pragma once
+
+#include "attend/ops/attention.hpp"
+#include "attend/ops/isa.hpp"
+#include "attend/ops/types.hpp"
+
+namespace attend::ops::detail {
+
+// Largest head dimension the attention kernels accept (their tiles live on the stack).
+inline constexpr index_t kMaxHeadDim = 256;
+// Keys per tile of the online softmax.
+inline constexpr int kAttentionKeyTile = 64;
+
+// Largest K block of the GEMM, and the row stride of a packed A micro-panel. The stride
+// is a compile-time constant so the micro-kernel addresses A's rows with immediate
+// displacements off one pointer; +16 floats keeps the rows off the same L1 sets.
+inline constexpr index_t kGemmMaxKc = 512;
+inline constexpr index_t kGemmAStride = kGemmMaxKc + 16;
+
+// One GEMM micro-tile: C[mr×nr] (+)= A[mr×kc]·B[kc×nr], then the epilogue on the last
+// K block. `a` is packed as rows [mr][kGemmAStride]; `b` points into a packed panel,
+// [kc][NR].
+struct GemmTile {
+  index_t kc = 0;
+  int nr = 0;               // columns to store (≤ NR); the panel is zero-padded to NR
+  const float* a = nullptr;
+  const float* b = nullptr;
+  float* c = nullptr;
+  index_t ldc = 0;
+  bool accumulate = false;  // add the partial sum already in C (earlier K blocks)
+  bool last = false;        // final K block: apply alpha, bias, activation, residual
+  float alpha = 1.0f;
+  const float* bias = nullptr;      // at this tile's first column
+  Activation activation = Activation::none;
+  const float* residual = nullptr;  // at this tile's origin
+  index_t ldr = 0;
+};
+// Indexed by mr − 1: one specialisation per row count, so no row is wasted.
+using GemmMicroKernel = void (*)(const GemmTile&);
+
+// One query tile of one (batch, head) against all its visible keys.
+struct AttentionTile {
+  index_t head_dim = 0;
+  const float* q = nullptr;  // first query row of the tile
+  index_t q_stride = 0;
+  int q_rows = 0;            // ≤ attention_query_tile
+  const float* k = nullptr;  // key 0
+  const float* v = nullptr;  // value 0
+  index_t k_stride = 0, v_stride = 0;
+  index_t kv_len = 0;        // keys past this are padding
+  // Key j is visible to tile row r iff j ≤ r + causal_shift; non-causal: a huge shift.
+  index_t causal_shift = 0;
+  float scale = 0.0f;
+  float* out = nullptr;
+  index_t out_stride = 0;
+};
+
+// One decoding query (row i, head h) against its cached keys.
+struct DecodeQuery {
+  index_t head_dim = 0;
+  const float* q = nullptr;
+  const KvCacheView* k = nullptr;
+  const KvCacheView* v = nullptr;
+  index_t row = 0, head = 0, kv_len = 0;
+  float scale = 0.0f;
+  float* out = nullptr;
+};
+
+struct KernelTable {
+  Isa isa;
+  const char* name;
+
+  int gemm_mr;                      // rows per micro-tile
+  int gemm_nr;                      // panel width
+  const char* gemm_kernel_name;     // e.g. "f32_gemm_14x32_avx512"
+  GemmMicroKernel gemm_kernels[16]; // [mr − 1], mr = 1 … gemm_mr
+
+  int attention_query_tile;         // queries per tile (vector lanes × vectors)
+  void (*attention_tile)(const AttentionTile&);
+  void (*attention_decode)(const DecodeQuery&);
+
+  // Row kernels: n elements. Pointers may alias as the public ops allow.
+  void (*layer_norm_row)(const float* x, const float* residual, float* sum_out, float* y,
+                         const float* gamma, const float* beta, float eps, index_t n);
+  void (*rms_norm_row)(const float* x, const float* residual, float* sum_out, float* y,
+                       const float* gamma, float eps, index_t n);
+  void (*activation_row)(Activation a, const float* x, float* y, index_t n);
+  void (*softmax_row)(const float* x, float* y, index_t n);
+  void (*log_softmax_row)(const float* x, float* y, index_t n);
+  // y = x·scale + add (add may be null)
+  void (*scale_add_row)(const float* x, float scale, const float* add, float* y, index_t n);
+};
+
+// Tables compiled with each ISA's flags (kernels/isa_*.cpp).
+const KernelTable& sse2_kernels();
+const KernelTable& avx2_kernels();
+const KernelTable& avx512_kernels();
+
+const KernelTable& kernels_for(Isa isa);  // throws if the machine cannot run it
+const KernelTable& active_kernels();
+
+}  // namespace attend::ops::detail

@@ -1,0 +1,194 @@
+// Fused attention for one tile of TQ queries of one (batch, head): online softmax over
+// key tiles of kAttentionKeyTile keys.
+//
+// Everything is vectorised across the tile's queries (TQ = QV vectors of lanes), so any
+// head_dim works — down to the 4 of small real models — with K and V read in place as
+// broadcast operands:
+//   Sᵀ[j][q]  = Σ_c K[j][c] · Qᵀ[c][q]      (Qᵀ packed once per tile, pre-scaled by
+//                                             scale·log2 e so softmax uses exp2)
+//   m' = max(m, max_j Sᵀ[j]);  α = 2^(m − m');  l = α·l + Σ_j 2^(Sᵀ[j] − m')
+//   Oᵀ[c][q]  = α·Oᵀ[c][q] + Σ_j V[j][c] · Pᵀ[j][q]
+// Extra memory: Qᵀ, Oᵀ (head_dim × TQ) and one Sᵀ tile, on the stack.
+#pragma once
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include "kernel_table.hpp"
+#include "kernels/simd.hpp"
+
+namespace attend::ops::ATTEND_ISA_NS {
+
+// Sᵀ rows for JR keys: st[jj][·] = Σ_c k_jj[c] · qt[c][·]
+template <class A, int QV, int JR>
+inline void attention_scores(float* st, const float* qt, const float* k, index_t k_stride,
+                             index_t d) {
+  using V = vfloat<A>;
+  constexpr int W = kLanes<A>, TQ = QV * W;
+  V acc[JR][QV];
+  const float* kp[JR];
+#pragma GCC unroll 16
+  for (int j = 0; j < JR; ++j) {
+    kp[j] = k + j * k_stride;
+#pragma GCC unroll 4
+    for (int v = 0; v < QV; ++v) acc[j][v] = V(0.0f);
+  }
+  for (index_t c = 0; c < d; ++c) {
+    V q[QV];
+#pragma GCC unroll 4
+    for (int v = 0; v < QV; ++v) q[v] = V::load_aligned(qt + c * TQ + v * W);
+#pragma GCC unroll 16
+    for (int j = 0; j < JR; ++j) {
+      const V kb(kp[j][c]);
+#pragma GCC unroll 4
+      for (int v = 0; v < QV; ++v) acc[j][v] = xsimd::fma(kb, q[v], acc[j][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < JR; ++j)
+#pragma GCC unroll 4
+    for (int v = 0; v < QV; ++v) acc[j][v].store_aligned(st + j * TQ + v * W);
+}
+
+// CR rows of Oᵀ: ot[cc][·] += Σ_j v_j[c0 + cc] · st[j][·]
+template <class A, int QV, int CR>
+inline void attention_accumulate(float* ot, const float* st, const float* v, index_t v_stride,
+                                 index_t keys) {
+  using V = vfloat<A>;
+  constexpr int W = kLanes<A>, TQ = QV * W;
+  V acc[CR][QV];
+#pragma GCC unroll 16
+  for (int c = 0; c < CR; ++c)
+#pragma GCC unroll 4
+    for (int w = 0; w < QV; ++w) acc[c][w] = V::load_aligned(ot + c * TQ + w * W);
+  for (index_t j = 0; j < keys; ++j) {
+    V p[QV];
+#pragma GCC unroll 4
+    for (int w = 0; w < QV; ++w) p[w] = V::load_aligned(st + j * TQ + w * W);
+    const float* vr = v + j * v_stride;
+#pragma GCC unroll 16
+    for (int c = 0; c < CR; ++c) {
+      const V vb(vr[c]);
+#pragma GCC unroll 4
+      for (int w = 0; w < QV; ++w) acc[c][w] = xsimd::fma(vb, p[w], acc[c][w]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int c = 0; c < CR; ++c)
+#pragma GCC unroll 4
+    for (int w = 0; w < QV; ++w) acc[c][w].store_aligned(ot + c * TQ + w * W);
+}
+
+// Calls f(std::integral_constant<int, n>) for a run-time n in [1, R]: remainders get a
+// block of exactly their size instead of n one-row blocks, whose single accumulator
+// chain would leave the FMA units waiting on latency.
+template <int R, class F>
+inline void with_block_size(index_t n, const F& f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    ((n == I + 1 ? (f(std::integral_constant<int, I + 1>{}), true) : false) || ...);
+  }(std::make_integer_sequence<int, R>{});
+}
+
+template <class A, int QV, int R>
+void attention_tile(const detail::AttentionTile& t) {
+  using V = vfloat<A>;
+  constexpr int W = kLanes<A>, TQ = QV * W, TK = detail::kAttentionKeyTile;
+  const index_t d = t.head_dim;
+  const int nq = t.q_rows;
+
+  alignas(64) float qt[detail::kMaxHeadDim * TQ];
+  alignas(64) float ot[detail::kMaxHeadDim * TQ];
+  alignas(64) float st[TK * TQ];
+
+  const float qscale = t.scale * kLog2e;
+  for (int r = 0; r < TQ; ++r) {
+    const float* q = t.q + r * t.q_stride;
+    for (index_t c = 0; c < d; ++c) qt[c * TQ + r] = r < nq ? q[c] * qscale : 0.0f;
+  }
+  std::fill(ot, ot + d * TQ, 0.0f);
+
+  V m[QV], l[QV];
+#pragma GCC unroll 4
+  for (int v = 0; v < QV; ++v) {
+    m[v] = V(-kInf);
+    l[v] = V(0.0f);
+  }
+
+  // The last row of the tile sees keys up to (nq − 1) + causal_shift.
+  const index_t j_end = std::min<index_t>(t.kv_len, index_t{nq} + t.causal_shift);
+  for (index_t j0 = 0; j0 < j_end; j0 += TK) {
+    const index_t jn = std::min<index_t>(TK, j_end - j0);
+
+    index_t j = 0;
+    for (; j + R <= jn; j += R)
+      attention_scores<A, QV, R>(st + j * TQ, qt, t.k + (j0 + j) * t.k_stride, t.k_stride, d);
+    if (j < jn)
+      with_block_size<R>(jn - j, [&](auto n) {
+        attention_scores<A, QV, decltype(n)::value>(st + j * TQ, qt, t.k + (j0 + j) * t.k_stride, t.k_stride, d);
+      });
+
+    // Causal mask: key j0+j is hidden from rows r < j0 + j − causal_shift.
+    if (j0 + jn - 1 > t.causal_shift) {
+      for (index_t jj = 0; jj < jn; ++jj) {
+        const index_t hidden_rows = j0 + jj - t.causal_shift;
+        if (hidden_rows <= 0) continue;
+#pragma GCC unroll 4
+        for (int v = 0; v < QV; ++v) {
+          const auto hide = lane_index<A>(static_cast<float>(v * W)) < V(static_cast<float>(hidden_rows));
+          float* s = st + jj * TQ + v * W;
+          xsimd::select(hide, V(-kInf), V::load_aligned(s)).store_aligned(s);
+        }
+      }
+    }
+
+    V base[QV], alpha[QV];
+#pragma GCC unroll 4
+    for (int v = 0; v < QV; ++v) {
+      V mt(-kInf);
+      for (index_t jj = 0; jj < jn; ++jj) mt = xsimd::max(mt, V::load_aligned(st + jj * TQ + v * W));
+      const V m_new = xsimd::max(m[v], mt);
+      // A row that has seen only masked keys keeps m = −inf; exponentiate against 0
+      // instead so that 2^(−inf − 0) = 0 rather than NaN.
+      base[v] = xsimd::select(m_new == V(-kInf), V(0.0f), m_new);
+      alpha[v] = exp2_nonpositive<A>(m[v] - base[v]);
+      m[v] = m_new;
+    }
+    for (index_t c = 0; c < d; ++c)
+#pragma GCC unroll 4
+      for (int v = 0; v < QV; ++v) {
+        float* o = ot + c * TQ + v * W;
+        (V::load_aligned(o) * alpha[v]).store_aligned(o);
+      }
+#pragma GCC unroll 4
+    for (int v = 0; v < QV; ++v) {
+      V sum(0.0f);
+      for (index_t jj = 0; jj < jn; ++jj) {
+        float* s = st + jj * TQ + v * W;
+        const V p = exp2_nonpositive<A>(V::load_aligned(s) - base[v]);
+        p.store_aligned(s);
+        sum += p;
+      }
+      l[v] = xsimd::fma(l[v], alpha[v], sum);
+    }
+
+    const float* v0 = t.v + j0 * t.v_stride;
+    index_t c = 0;
+    for (; c + R <= d; c += R) attention_accumulate<A, QV, R>(ot + c * TQ, st, v0 + c, t.v_stride, jn);
+    if (c < d)
+      with_block_size<R>(d - c, [&](auto n) {
+        attention_accumulate<A, QV, decltype(n)::value>(ot + c * TQ, st, v0 + c, t.v_stride, jn);
+      });
+  }
+
+  alignas(64) float inv_l[TQ];
+#pragma GCC unroll 4
+  for (int v = 0; v < QV; ++v)
+    xsimd::select(l[v] > V(0.0f), V(1.0f) / l[v], V(0.0f)).store_aligned(inv_l + v * W);
+  for (int r = 0; r < nq; ++r) {
+    float* o = t.out + r * t.out_stride;
+    for (index_t c = 0; c < d; ++c) o[c] = ot[c * TQ + r] * inv_l[r];
+  }
+}
+
+}  // namespace attend::ops::ATTEND_ISA_NS

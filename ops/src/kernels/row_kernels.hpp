@@ -1,0 +1,201 @@
+// Row kernels: normalisation, activation, softmax, scale-add. Each streams its row a
+// small number of times; rows of a transformer (≤ tens of KB) stay in L1/L2 between
+// passes, so they run near memory speed when the passes themselves are cheap:
+// reductions keep four independent accumulators (one would wait on the add/max
+// latency at every vector), and exponentials use the non-positive-argument exp2.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernel_table.hpp"
+#include "kernels/simd.hpp"
+
+namespace attend::ops::ATTEND_ISA_NS {
+
+template <class A>
+inline vfloat<A> load_n(const float* p, index_t n, float fill = 0.0f) {
+  return n >= kLanes<A> ? vfloat<A>::load_unaligned(p) : load_partial<A>(p, n, fill);
+}
+template <class A>
+inline void store_n(float* p, const vfloat<A>& v, index_t n) {
+  if (n >= kLanes<A>) {
+    v.store_unaligned(p);
+  } else {
+    store_partial<A>(p, v, n);
+  }
+}
+
+// Element-wise pass: f(c, w) on [c, c + w) — whole vectors, then one partial tail.
+// Four vectors per iteration: activations are long dependent chains (~30 ops), and
+// independent vectors side by side let the core overlap them instead of waiting on
+// each chain's latency.
+template <class A, class F>
+inline void for_each_vector(index_t n, const F& f) {
+  constexpr int W = kLanes<A>;
+  index_t c = 0;
+  for (; c + 4 * W <= n; c += 4 * W) {
+    f(c, index_t{W});
+    f(c + W, index_t{W});
+    f(c + 2 * W, index_t{W});
+    f(c + 3 * W, index_t{W});
+  }
+  for (; c + W <= n; c += W) f(c, index_t{W});
+  if (c < n) f(c, n - c);
+}
+
+// Reduction pass: combine(acc, value(c, w)) over the row with four accumulators.
+// value() must return the reduction's neutral element in lanes ≥ w of the tail.
+template <class A, class Value, class Combine>
+inline vfloat<A> reduce_row(index_t n, const vfloat<A>& neutral, const Value& value, const Combine& combine) {
+  constexpr int W = kLanes<A>;
+  vfloat<A> a0 = neutral, a1 = neutral, a2 = neutral, a3 = neutral;
+  index_t c = 0;
+  for (; c + 4 * W <= n; c += 4 * W) {
+    a0 = combine(a0, value(c, index_t{W}));
+    a1 = combine(a1, value(c + W, index_t{W}));
+    a2 = combine(a2, value(c + 2 * W, index_t{W}));
+    a3 = combine(a3, value(c + 3 * W, index_t{W}));
+  }
+  for (; c + W <= n; c += W) a0 = combine(a0, value(c, index_t{W}));
+  if (c < n) a1 = combine(a1, value(c, n - c));
+  return combine(combine(a0, a1), combine(a2, a3));
+}
+
+template <class A>
+inline vfloat<A> add(const vfloat<A>& a, const vfloat<A>& b) {
+  return a + b;
+}
+
+// Zeroes the lanes at and past `w` (only the partial tail of a row has any).
+template <class A>
+inline vfloat<A> keep_first(const vfloat<A>& v, index_t w) {
+  using V = vfloat<A>;
+  return w == kLanes<A> ? v : xsimd::select(lane_index<A>(0.f) < V(static_cast<float>(w)), v, V(0.f));
+}
+
+// s = x + residual, written to dst (returns the row the later passes read).
+template <class A>
+inline const float* add_residual(const float* x, const float* residual, float* dst, index_t n) {
+  if (residual == nullptr) return x;
+  for_each_vector<A>(n, [&](index_t c, index_t w) {
+    store_n<A>(dst + c, load_n<A>(x + c, w) + load_n<A>(residual + c, w), w);
+  });
+  return dst;
+}
+
+template <class A>
+void layer_norm_row(const float* x, const float* residual, float* sum_out, float* y,
+                    const float* gamma, const float* beta, float eps, index_t n) {
+  using V = vfloat<A>;
+  constexpr int W = kLanes<A>;
+  const float* s = add_residual<A>(x, residual, sum_out ? sum_out : y, n);
+  // Statistics in one pass over d = s − s[0]. Shifting by one of the row's own values
+  // keeps d exact and small for rows with a large mean and a small spread, and keeps
+  // E[d]² within a few σ² of E[d²], so var = E[d²] − E[d]² does not cancel away.
+  const V shift(s[0]);
+  V s0(0.f), s1(0.f), q0(0.f), q1(0.f);
+  index_t c = 0;
+  for (; c + 2 * W <= n; c += 2 * W) {
+    const V d0 = V::load_unaligned(s + c) - shift, d1 = V::load_unaligned(s + c + W) - shift;
+    s0 += d0;
+    s1 += d1;
+    q0 = xsimd::fma(d0, d0, q0);
+    q1 = xsimd::fma(d1, d1, q1);
+  }
+  for (; c < n; c += W) {
+    const index_t w = std::min<index_t>(W, n - c);
+    const V d = keep_first<A>(load_n<A>(s + c, w) - shift, w);
+    s0 += d;
+    q0 = xsimd::fma(d, d, q0);
+  }
+  const float inv_n = 1.0f / static_cast<float>(n);
+  const float mean_d = hsum<A>(s0 + s1) * inv_n;
+  const float var = std::max(hsum<A>(q0 + q1) * inv_n - mean_d * mean_d, 0.0f);
+  const V mu(mean_d), inv(1.0f / std::sqrt(var + eps));
+  for_each_vector<A>(n, [&](index_t c, index_t w) {
+    V out = ((load_n<A>(s + c, w) - shift) - mu) * inv * load_n<A>(gamma + c, w);
+    if (beta) out += load_n<A>(beta + c, w);
+    store_n<A>(y + c, out, w);
+  });
+}
+
+template <class A>
+void rms_norm_row(const float* x, const float* residual, float* sum_out, float* y,
+                  const float* gamma, float eps, index_t n) {
+  using V = vfloat<A>;
+  const float* s = add_residual<A>(x, residual, sum_out ? sum_out : y, n);
+  const V sq = reduce_row<A>(
+      n, V(0.f),
+      [&](index_t c, index_t w) {
+        const V v = load_n<A>(s + c, w);
+        return v * v;
+      },
+      add<A>);
+  const V inv(1.0f / std::sqrt(hsum<A>(sq) / static_cast<float>(n) + eps));
+  for_each_vector<A>(n, [&](index_t c, index_t w) {
+    store_n<A>(y + c, load_n<A>(s + c, w) * inv * load_n<A>(gamma + c, w), w);
+  });
+}
+
+template <class A>
+void activation_row(Activation a, const float* x, float* y, index_t n) {
+  // One switch per row, so each loop body is a single activation.
+  auto apply = [&](auto act) {
+    for_each_vector<A>(n, [&](index_t c, index_t w) { store_n<A>(y + c, act(load_n<A>(x + c, w)), w); });
+  };
+  switch (a) {
+    case Activation::none: apply([](const vfloat<A>& v) { return v; }); break;
+    case Activation::relu: apply([](const vfloat<A>& v) { return activate<A>(Activation::relu, v); }); break;
+    case Activation::gelu: apply([](const vfloat<A>& v) { return gelu_erf<A>(v); }); break;
+    case Activation::gelu_tanh: apply([](const vfloat<A>& v) { return activate<A>(Activation::gelu_tanh, v); }); break;
+    case Activation::silu: apply([](const vfloat<A>& v) { return activate<A>(Activation::silu, v); }); break;
+  }
+}
+
+template <class A>
+inline float row_max(const float* x, index_t n) {
+  using V = vfloat<A>;
+  return hmax<A>(reduce_row<A>(
+      n, V(-kInf), [&](index_t c, index_t w) { return load_n<A>(x + c, w, -kInf); },
+      [](const V& a, const V& b) { return xsimd::max(a, b); }));
+}
+
+template <class A>
+void softmax_row(const float* x, float* y, index_t n) {
+  using V = vfloat<A>;
+  const V mx(row_max<A>(x, n));
+  const V sum = reduce_row<A>(
+      n, V(0.f),
+      [&](index_t c, index_t w) {
+        const V e = exp_nonpositive<A>(load_n<A>(x + c, w, -kInf) - mx);  // tail lanes: e^−inf = 0
+        store_n<A>(y + c, e, w);
+        return e;
+      },
+      add<A>);
+  const V inv(1.0f / hsum<A>(sum));
+  for_each_vector<A>(n, [&](index_t c, index_t w) { store_n<A>(y + c, load_n<A>(y + c, w) * inv, w); });
+}
+
+template <class A>
+void log_softmax_row(const float* x, float* y, index_t n) {
+  using V = vfloat<A>;
+  const float mx = row_max<A>(x, n);
+  const V sum = reduce_row<A>(
+      n, V(0.f), [&](index_t c, index_t w) { return exp_nonpositive<A>(load_n<A>(x + c, w, -kInf) - V(mx)); },
+      add<A>);
+  const V lse(mx + std::log(hsum<A>(sum)));
+  for_each_vector<A>(n, [&](index_t c, index_t w) { store_n<A>(y + c, load_n<A>(x + c, w) - lse, w); });
+}
+
+template <class A>
+void scale_add_row(const float* x, float scale, const float* add_row, float* y, index_t n) {
+  using V = vfloat<A>;
+  for_each_vector<A>(n, [&](index_t c, index_t w) {
+    V v = load_n<A>(x + c, w) * V(scale);
+    if (add_row) v += load_n<A>(add_row + c, w);
+    store_n<A>(y + c, v, w);
+  });
+}
+
+}  // namespace attend::ops::ATTEND_ISA_NS

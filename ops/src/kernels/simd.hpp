@@ -1,0 +1,162 @@
+// SIMD helpers shared by the kernels, written once against xsimd's batch<float, Arch>.
+//
+// Included only by the isa_*.cpp translation units, each compiled with its own ISA
+// flags and inside its own namespace (ATTEND_ISA_NS), so no symbol compiled for one
+// ISA can be picked by the linker for another.
+#pragma once
+
+#ifndef ATTEND_ISA_NS
+#error "kernels/*.hpp are included only from kernels/isa_*.cpp"
+#endif
+
+#include <xsimd/xsimd.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "attend/ops/types.hpp"
+
+namespace attend::ops::ATTEND_ISA_NS {
+
+template <class A>
+using vfloat = xsimd::batch<float, A>;
+
+template <class A>
+inline constexpr int kLanes = static_cast<int>(vfloat<A>::size);
+
+inline constexpr float kLog2e = 1.4426950408889634f;
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+
+template <class A>
+inline float hsum(const vfloat<A>& v) {
+  return xsimd::hadd(v);
+}
+
+template <class A>
+inline float hmax(const vfloat<A>& v) {
+  alignas(64) float t[kLanes<A>];
+  v.store_aligned(t);
+  float m = t[0];
+  for (int i = 1; i < kLanes<A>; ++i) m = t[i] > m ? t[i] : m;
+  return m;
+}
+
+// First n (< lanes) floats of p, the other lanes set to `fill`; never reads past p[n-1].
+template <class A>
+inline vfloat<A> load_partial(const float* p, index_t n, float fill) {
+  alignas(64) float t[kLanes<A>];
+  for (int i = 0; i < kLanes<A>; ++i) t[i] = i < n ? p[i] : fill;
+  return vfloat<A>::load_aligned(t);
+}
+
+template <class A>
+inline void store_partial(float* p, const vfloat<A>& v, index_t n) {
+  alignas(64) float t[kLanes<A>];
+  v.store_aligned(t);
+  for (index_t i = 0; i < n; ++i) p[i] = t[i];
+}
+
+// Lane indices 0, 1, …, lanes−1, offset by `first`.
+template <class A>
+inline vfloat<A> lane_index(float first) {
+  alignas(64) float t[kLanes<A>];
+  for (int i = 0; i < kLanes<A>; ++i) t[i] = first + static_cast<float>(i);
+  return vfloat<A>::load_aligned(t);
+}
+
+// 2^x for x ≤ 0, with −inf (a masked score) giving exactly 0 — the only inputs the
+// online softmax has after subtracting the running max. Cheaper than a general exp2:
+// n = round(x), f = x − n ∈ [−½, ½], 2^f = 1 + f·q(f) with q of degree 4 (near-minimax
+// relative fit, max error 1.9e-7 ≈ 3 ulp; the constant is exactly 1 so that 2^0 = 1
+// and a softmax row's maximum weighs exactly 1), 2^n through the exponent bits.
+// Results below 2^-126 flush to 0 rather than going subnormal.
+template <class A>
+inline vfloat<A> exp2_nonpositive(const vfloat<A>& x) {
+  using V = vfloat<A>;
+  using VI = xsimd::batch<std::int32_t, A>;
+  const V n = xsimd::nearbyint(x);
+  const V f = x - n;
+  // q(f) = c1 + c2·f + c3·f² + c4·f³ + c5·f⁴ in Estrin form: 3 dependent steps, not 5.
+  const V f2 = f * f;
+  const V q = xsimd::fma(f2, xsimd::fma(f2, V(0.0013264723f), xsimd::fma(V(0.0096715130f), f, V(0.055507336f))),
+                         xsimd::fma(V(0.24022242f), f, V(0.69314700f)));
+  const V p = xsimd::fma(f, q, V(1.0f));
+  VI e = xsimd::to_int(n) + VI(127);
+  e <<= 23;
+  return xsimd::select(x >= V(-126.0f), p * xsimd::bitwise_cast<V>(e), V(0.0f));
+}
+
+// 1/d: a hardware estimate refined by one Newton step (r·(2 − d·r), ≤ 1 ulp) where the
+// ISA has one, instead of a division, whose throughput would bound the activations.
+template <class A>
+inline vfloat<A> reciprocal(const vfloat<A>& d) {
+  using V = vfloat<A>;
+  if constexpr (std::is_base_of_v<xsimd::avx, A> || std::is_base_of_v<xsimd::avx512f, A>) {
+    const V r = xsimd::reciprocal(d);
+    return r * xsimd::fnma(d, r, V(2.0f));
+  } else {
+    return V(1.0f) / d;
+  }
+}
+
+// e^x for x ≤ 0 (−inf → 0), through exp2_nonpositive.
+template <class A>
+inline vfloat<A> exp_nonpositive(const vfloat<A>& x) {
+  return exp2_nonpositive<A>(x * vfloat<A>(kLog2e));
+}
+
+// σ(y) = 1/(1 + e^−y), written with e = e^−|y| ∈ (0, 1] so the exponential never
+// overflows and can use exp_nonpositive: σ = 1/(1+e) for y ≥ 0, e/(1+e) below.
+template <class A>
+inline vfloat<A> sigmoid(const vfloat<A>& y) {
+  using V = vfloat<A>;
+  const V e = exp_nonpositive<A>(-xsimd::abs(y));
+  const V inv = reciprocal<A>(V(1.0f) + e);
+  return xsimd::select(y >= V(0.0f), inv, e * inv);
+}
+
+// Exact GeLU, 0.5·x·(1 + erf(x/√2)), without the cancellation of 1 + erf for x < 0:
+// with z = |x|/√2 and h = ½·erfc(z), GeLU = x·(1 − h) for x ≥ 0 and x·h below.
+// erfc(z) = t·e^(−z² + P(t)), t = 1/(1 + z/2), P a degree-9 Chebyshev fit (Numerical
+// Recipes' erfcc): relative error < 1.2e-7 for every z ≥ 0, so the small negative tail
+// keeps its relative precision too. The exponent is ≤ 0, so the cheap exp applies.
+template <class A>
+inline vfloat<A> gelu_erf(const vfloat<A>& x) {
+  using V = vfloat<A>;
+  const V z = xsimd::abs(x) * V(0.70710678118654752f);
+  const V t = reciprocal<A>(xsimd::fma(V(0.5f), z, V(1.0f)));
+  // P(t) = Σ c_i·t^i, i = 0…9, in Estrin form (4 dependent levels instead of 9): these
+  // chains, not the FMA count, bound the throughput of element-wise activations.
+  const V t2 = t * t, t4 = t2 * t2, t8 = t4 * t4;
+  const V p01 = xsimd::fma(V(1.00002368f), t, V(-1.26551223f));
+  const V p23 = xsimd::fma(V(0.09678418f), t, V(0.37409196f));
+  const V p45 = xsimd::fma(V(0.27886807f), t, V(-0.18628806f));
+  const V p67 = xsimd::fma(V(1.48851587f), t, V(-1.13520398f));
+  const V p89 = xsimd::fma(V(0.17087277f), t, V(-0.82215223f));
+  const V p03 = xsimd::fma(p23, t2, p01), p47 = xsimd::fma(p67, t2, p45);
+  const V p = xsimd::fma(p89, t8, xsimd::fma(p47, t4, p03));
+  const V h = V(0.5f) * t * exp_nonpositive<A>(xsimd::fnma(z, z, p));
+  return x * xsimd::select(x >= V(0.0f), V(1.0f) - h, h);
+}
+
+template <class A>
+inline vfloat<A> activate(Activation a, const vfloat<A>& x) {
+  using V = vfloat<A>;
+  switch (a) {
+    case Activation::none:
+      return x;
+    case Activation::relu:
+      return xsimd::max(x, V(0.0f));
+    case Activation::gelu:
+      return gelu_erf<A>(x);
+    case Activation::gelu_tanh:  // 0.5·x·(1 + tanh(u)) = x·σ(2u), no cancellation for x < 0
+      return x * sigmoid<A>(V(2.0f * 0.79788456080286536f) * xsimd::fma(V(0.044715f) * x, x * x, x));
+    case Activation::silu:
+      return x * sigmoid<A>(x);
+  }
+  return x;
+}
+
+}  // namespace attend::ops::ATTEND_ISA_NS

@@ -1,0 +1,62 @@
+// LayerNorm / RMSNorm drivers: check arguments, split rows over threads.
+#include "attend/ops/normalization.hpp"
+
+#include <cmath>
+
+#include "check.hpp"
+#include "kernel_table.hpp"
+#include "parallel.hpp"
+
+namespace attend::ops {
+namespace {
+
+void check_norm(const char* op, ConstMatrix x, Matrix y, const NormWeights& w, int threads, ConstMatrix residual,
+                Matrix sum_out) {
+  detail::check_threads(op, threads);
+  detail::check_matrix(op, "x", x);
+  detail::check_matrix(op, "y", y);
+  detail::check_same_shape(op, "x", x, "y", y);
+  ATTEND_OP_CHECK(x.rows == 0 || x.cols > 0, op, "rows have no columns");
+  ATTEND_OP_CHECK(w.gamma != nullptr || x.rows == 0, op, "gamma is required");
+  ATTEND_OP_CHECK(std::isfinite(w.epsilon) && w.epsilon >= 0.0f, op, "epsilon ", w.epsilon,
+                  " must be finite and ≥ 0");
+  if (residual.data) {
+    detail::check_matrix(op, "residual", residual);
+    detail::check_same_shape(op, "x", x, "residual", residual);
+  }
+  if (sum_out.data) {
+    ATTEND_OP_CHECK(residual.data != nullptr, op, "sum_out needs a residual");
+    detail::check_matrix(op, "sum_out", sum_out);
+    detail::check_same_shape(op, "x", x, "sum_out", sum_out);
+  }
+}
+
+template <class RowFn>
+void for_rows(int threads, ConstMatrix x, const RowFn& row_fn) {
+  const int nt = detail::useful_threads(threads, x.rows * x.cols, 32768);
+  detail::parallel_chunks(nt, x.rows, [&](index_t b, index_t e) {
+    for (index_t r = b; r < e; ++r) row_fn(r);
+  });
+}
+
+}  // namespace
+
+void layer_norm(ConstMatrix x, Matrix y, const NormWeights& w, int threads, ConstMatrix residual, Matrix sum_out) {
+  check_norm("layer_norm", x, y, w, threads, residual, sum_out);
+  const auto& k = detail::active_kernels();
+  for_rows(threads, x, [&](index_t r) {
+    k.layer_norm_row(x.row(r), residual.data ? residual.row(r) : nullptr, sum_out.data ? sum_out.row(r) : nullptr,
+                     y.row(r), w.gamma, w.beta, w.epsilon, x.cols);
+  });
+}
+
+void rms_norm(ConstMatrix x, Matrix y, const NormWeights& w, int threads, ConstMatrix residual, Matrix sum_out) {
+  check_norm("rms_norm", x, y, w, threads, residual, sum_out);
+  const auto& k = detail::active_kernels();
+  for_rows(threads, x, [&](index_t r) {
+    k.rms_norm_row(x.row(r), residual.data ? residual.row(r) : nullptr, sum_out.data ? sum_out.row(r) : nullptr,
+                   y.row(r), w.gamma, w.epsilon, x.cols);
+  });
+}
+
+}  // namespace attend::ops

@@ -1,0 +1,125 @@
+// Reference row ops: normalisation, activations, softmax, embeddings, positions.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attend/ops/reference.hpp"
+
+namespace attend::ops::reference {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// The residual stream x + r is an fp32 tensor (sum_out holds it, and the next layer
+// reads it), so the sum is rounded to float; everything after it runs in double.
+std::vector<double> summed_row(ConstMatrix x, ConstMatrix residual, index_t r) {
+  std::vector<double> s(x.cols);
+  for (index_t c = 0; c < x.cols; ++c) s[c] = residual.data ? double(x(r, c) + residual(r, c)) : double(x(r, c));
+  return s;
+}
+
+template <class Normalise>
+void norm_rows(ConstMatrix x, Matrix y, ConstMatrix residual, Matrix sum_out, Normalise normalise) {
+  for (index_t r = 0; r < x.rows; ++r) {
+    const std::vector<double> s = summed_row(x, residual, r);
+    const std::vector<double> out = normalise(s);
+    for (index_t c = 0; c < x.cols; ++c) {
+      if (sum_out.data) sum_out(r, c) = static_cast<float>(s[c]);
+      y(r, c) = static_cast<float>(out[c]);
+    }
+  }
+}
+
+}  // namespace
+
+double activation(Activation a, double x) {
+  switch (a) {
+    case Activation::none: return x;
+    case Activation::relu: return x > 0 ? x : 0.0;
+    case Activation::gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Activation::gelu_tanh:
+      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (x + 0.044715 * x * x * x)));
+    case Activation::silu: return x / (1.0 + std::exp(-x));
+  }
+  return x;
+}
+
+void layer_norm(ConstMatrix x, Matrix y, const NormWeights& w, ConstMatrix residual, Matrix sum_out) {
+  norm_rows(x, y, residual, sum_out, [&](const std::vector<double>& s) {
+    double mean = 0.0, var = 0.0;
+    for (double v : s) mean += v;
+    mean /= s.size();
+    for (double v : s) var += (v - mean) * (v - mean);
+    var /= s.size();
+    std::vector<double> out(s.size());
+    for (size_t c = 0; c < s.size(); ++c)
+      out[c] = (s[c] - mean) / std::sqrt(var + w.epsilon) * w.gamma[c] + (w.beta ? w.beta[c] : 0.0);
+    return out;
+  });
+}
+
+void rms_norm(ConstMatrix x, Matrix y, const NormWeights& w, ConstMatrix residual, Matrix sum_out) {
+  norm_rows(x, y, residual, sum_out, [&](const std::vector<double>& s) {
+    double ms = 0.0;
+    for (double v : s) ms += v * v;
+    ms /= s.size();
+    std::vector<double> out(s.size());
+    for (size_t c = 0; c < s.size(); ++c) out[c] = s[c] / std::sqrt(ms + w.epsilon) * w.gamma[c];
+    return out;
+  });
+}
+
+void activation(Activation a, ConstMatrix x, Matrix y) {
+  for (index_t r = 0; r < x.rows; ++r)
+    for (index_t c = 0; c < x.cols; ++c) y(r, c) = static_cast<float>(activation(a, x(r, c)));
+}
+
+void softmax(ConstMatrix x, Matrix y) {
+  for (index_t r = 0; r < x.rows; ++r) {
+    double mx = -std::numeric_limits<double>::infinity(), sum = 0.0;
+    for (index_t c = 0; c < x.cols; ++c) mx = std::max(mx, double(x(r, c)));
+    std::vector<double> e(x.cols);
+    for (index_t c = 0; c < x.cols; ++c) sum += (e[c] = std::exp(x(r, c) - mx));
+    for (index_t c = 0; c < x.cols; ++c) y(r, c) = static_cast<float>(e[c] / sum);
+  }
+}
+
+void log_softmax(ConstMatrix x, Matrix y) {
+  for (index_t r = 0; r < x.rows; ++r) {
+    double mx = -std::numeric_limits<double>::infinity(), sum = 0.0;
+    for (index_t c = 0; c < x.cols; ++c) mx = std::max(mx, double(x(r, c)));
+    for (index_t c = 0; c < x.cols; ++c) sum += std::exp(x(r, c) - mx);
+    const double lse = mx + std::log(sum);
+    for (index_t c = 0; c < x.cols; ++c) y(r, c) = static_cast<float>(x(r, c) - lse);
+  }
+}
+
+void embedding(ConstMatrix table, const std::int32_t* ids, float scale, ConstMatrix positions,
+               const std::int32_t* position_ids, Matrix out) {
+  for (index_t i = 0; i < out.rows; ++i)
+    for (index_t c = 0; c < out.cols; ++c)
+      out(i, c) = static_cast<float>(double(table(ids[i], c)) * scale +
+                                     (positions.data ? positions(position_ids[i], c) : 0.0));
+}
+
+// Written from the papers' formulas (powers rather than the fast path's exp/log).
+void sinusoidal_positions(PositionLayout layout, index_t first_position, Matrix out) {
+  const index_t d = out.cols, half = d / 2;
+  for (index_t r = 0; r < out.rows; ++r) {
+    const double p = double(first_position + r);
+    for (index_t c = 0; c < d; ++c) {
+      double value;
+      if (layout == PositionLayout::interleaved) {
+        const double angle = p / std::pow(10000.0, double(c - c % 2) / d);
+        value = c % 2 == 0 ? std::sin(angle) : std::cos(angle);
+      } else {
+        const index_t i = c % half;
+        const double angle = p / std::pow(10000.0, double(i) / (half - 1));
+        value = c < half ? std::sin(angle) : std::cos(angle);
+      }
+      out(r, c) = static_cast<float>(value);
+    }
+  }
+}
+
+}  // namespace attend::ops::reference

@@ -1,0 +1,43 @@
+# Fails if an ISA-specific object defines a weak symbol that another object could also
+# define: the linker keeps one copy of a weak symbol, so an out-of-line std:: or xsimd
+# template compiled with AVX-512 flags could be the copy the SSE2 path calls — and
+# crash a CPU without AVX-512. Weak symbols in these objects must therefore live in the
+# object's own ISA namespace or carry its xsimd architecture in their name.
+#
+#   cmake -DNM=nm -DOBJECTS="a.o;b.o" -P check_isa_symbols.cmake
+set(failures "")
+foreach(obj IN LISTS OBJECTS)
+  get_filename_component(name "${obj}" NAME)
+  if(name MATCHES "isa_avx512")
+    set(ns "attend::ops::isa_avx512::")
+    set(tag "xsimd::avx512bw")
+  elseif(name MATCHES "isa_avx2")
+    set(ns "attend::ops::isa_avx2::")
+    set(tag "xsimd::fma3<xsimd::avx2>")
+  elseif(name MATCHES "isa_sse2")
+    set(ns "attend::ops::isa_sse2::")
+    set(tag "xsimd::sse2")
+  else()
+    continue()
+  endif()
+  execute_process(COMMAND ${NM} -C --defined-only "${obj}" OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "nm failed on ${obj}")
+  endif()
+  string(REPLACE "\n" ";" lines "${symbols}")
+  foreach(line IN LISTS lines)
+    if(NOT line MATCHES "^[0-9a-f]+ [WVu] (.*)$")
+      continue()
+    endif()
+    set(sym "${CMAKE_MATCH_1}")
+    string(FIND "${sym}" "${ns}" in_ns)
+    string(FIND "${sym}" "${tag}" has_tag)
+    if(in_ns EQUAL -1 AND has_tag EQUAL -1 AND NOT sym MATCHES "^DW\\.ref\\.__gxx_personality_v0$")
+      string(APPEND failures "  ${name}: ${sym}\n")
+    endif()
+  endforeach()
+endforeach()
+if(failures)
+  message(FATAL_ERROR "ISA objects define weak symbols outside their ISA namespace:\n${failures}")
+endif()
+message(STATUS "ISA objects: no shareable weak symbols")

@@ -1,0 +1,193 @@
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+#include "attend/ops/attention.hpp"
+#include "attend/ops/reference.hpp"
+#include "op_cases.hpp"
+
+namespace attend::test {
+namespace {
+
+enum class Layout {
+  separate,   // Q, K, V each [B, H, seq, d]
+  fused_qkv,  // one [B, T, 3·H·d] buffer, as a fused QKV projection writes it (T = S)
+  cross,      // Q [B, T, H·d] and one [B, S, 2·H·d] buffer from a fused KV projection
+};
+
+struct AttentionShape {
+  index_t B, H, T, S, d;
+  bool causal;
+  bool lengths;  // random per-batch key lengths (some 0)
+  Layout layout;
+};
+
+OpCase attention_case(Rng& rng, const AttentionShape& p) {
+  struct State {
+    Buffer2D q, k, v, out, out_ref;  // k, v unused by the fused layouts
+    std::vector<std::int32_t> lengths;
+    ops::AttentionArgs args;
+  };
+  auto s = std::make_shared<State>();
+  const index_t D = p.H * p.d, pad = rng.uniform_int(0, 3);
+  ops::AttentionArgs& a = s->args;
+  a.batch = p.B, a.heads = p.H, a.q_len = p.T, a.kv_len = p.S, a.head_dim = p.d, a.causal = p.causal;
+  auto heads = [](float* base, index_t seq, index_t row_ld, index_t d) {
+    return ops::HeadsView<float>{base, seq * row_ld, d, row_ld};
+  };
+  switch (p.layout) {
+    case Layout::separate:
+      // [B·H·seq, d] with padded rows: head h of batch b starts at row (b·H + h)·seq.
+      s->q = Buffer2D(p.B * p.H * p.T, p.d, pad);
+      s->k = Buffer2D(p.B * p.H * p.S, p.d, pad);
+      s->v = Buffer2D(p.B * p.H * p.S, p.d, pad);
+      a.q = {s->q.data(), p.H * p.T * s->q.ld(), p.T * s->q.ld(), s->q.ld()};
+      a.k = {s->k.data(), p.H * p.S * s->k.ld(), p.S * s->k.ld(), s->k.ld()};
+      a.v = {s->v.data(), p.H * p.S * s->v.ld(), p.S * s->v.ld(), s->v.ld()};
+      break;
+    case Layout::fused_qkv: {
+      s->q = Buffer2D(p.B * p.T, 3 * D, pad);
+      const index_t ld = s->q.ld();
+      auto h = heads(s->q.data(), p.T, ld, p.d);
+      a.q = h;
+      a.k = {h.data + D, h.batch_stride, h.head_stride, h.seq_stride};
+      a.v = {h.data + 2 * D, h.batch_stride, h.head_stride, h.seq_stride};
+      break;
+    }
+    case Layout::cross: {
+      s->q = Buffer2D(p.B * p.T, D, pad);
+      s->k = Buffer2D(p.B * p.S, 2 * D, pad);
+      a.q = heads(s->q.data(), p.T, s->q.ld(), p.d);
+      auto kv = heads(s->k.data(), p.S, s->k.ld(), p.d);
+      a.k = kv;
+      a.v = {kv.data + D, kv.batch_stride, kv.head_stride, kv.seq_stride};
+      break;
+    }
+  }
+  s->q.fill_random(rng, -1, 1);
+  if (s->k.rows()) s->k.fill_random(rng, -1, 1);
+  if (s->v.rows()) s->v.fill_random(rng, -1, 1);
+  s->out = Buffer2D(p.B * p.T, D, pad);
+  s->out_ref = Buffer2D(p.B * p.T, D, pad);
+  if (p.lengths) {
+    for (index_t b = 0; b < p.B; ++b)
+      s->lengths.push_back(static_cast<std::int32_t>(b == 0 ? 0 : rng.uniform_int(1, p.S)));
+    std::shuffle(s->lengths.begin(), s->lengths.end(), rng.engine());
+    a.kv_lengths = s->lengths.data();
+  }
+
+  std::ostringstream name;
+  name << "attention B=" << p.B << " H=" << p.H << " T=" << p.T << " S=" << p.S << " d=" << p.d
+       << (p.causal ? " causal" : "") << (p.lengths ? " lengths" : "")
+       << (p.layout == Layout::fused_qkv ? " fused-qkv" : p.layout == Layout::cross ? " cross-kv" : "");
+  OpCase c;
+  c.op = "attention";
+  c.name = name.str();
+  c.flops = 4.0 * p.B * p.H * p.T * p.S * p.d * (p.causal ? 0.5 : 1.0);
+  c.bytes = 4.0 * p.B * p.H * p.d * (2 * p.T + 2 * p.S);
+  c.run = [s](int threads) {
+    ops::AttentionArgs x = s->args;
+    x.out = {s->out.data(), x.q_len * s->out.ld(), x.head_dim, s->out.ld()};
+    ops::attention(x, threads);
+  };
+  c.reference = [s] {
+    ops::AttentionArgs x = s->args;
+    x.out = {s->out_ref.data(), x.q_len * s->out_ref.ld(), x.head_dim, s->out_ref.ld()};
+    ops::reference::attention(x);
+  };
+  c.outputs = {{&s->out, &s->out_ref}};
+  c.state = s;
+  return c;
+}
+
+enum class RowTable { none, per_row, per_key };
+
+OpCase decode_case(Rng& rng, index_t R, index_t H, index_t d, index_t L, RowTable table) {
+  struct State {
+    Buffer2D q, k, v, out, out_ref;
+    std::vector<std::int32_t> lengths, rows;
+    ops::DecodeAttentionArgs args;
+  };
+  auto s = std::make_shared<State>();
+  const index_t D = H * d, pad = rng.uniform_int(0, 3);
+  const index_t C = table == RowTable::none ? R : R + 3;  // cache rows
+  s->q = Buffer2D(R, D, pad);
+  s->q.fill_random(rng, -1, 1);
+  s->k = Buffer2D(L * C, D, pad);
+  s->k.fill_random(rng, -1, 1);
+  s->v = Buffer2D(L * C, D, pad);
+  s->v.fill_random(rng, -1, 1);
+  s->out = Buffer2D(R, D, pad);
+  s->out_ref = Buffer2D(R, D, pad);
+  for (index_t i = 0; i < R; ++i) s->lengths.push_back(static_cast<std::int32_t>(i == 0 ? 0 : rng.uniform_int(1, L)));
+  index_t table_ld = 0;
+  if (table == RowTable::per_row) {
+    s->rows.resize(C);
+    std::iota(s->rows.begin(), s->rows.end(), 0);
+    std::shuffle(s->rows.begin(), s->rows.end(), rng.engine());
+  } else if (table == RowTable::per_key) {
+    table_ld = L;
+    for (index_t i = 0; i < R * L; ++i) s->rows.push_back(static_cast<std::int32_t>(rng.uniform_int(0, C - 1)));
+  }
+  ops::DecodeAttentionArgs& a = s->args;
+  a.rows = R, a.heads = H, a.head_dim = d;
+  a.q = s->q.data();
+  a.q_row_stride = s->q.ld();
+  const std::int32_t* rows = s->rows.empty() ? nullptr : s->rows.data();
+  a.k = {s->k.data(), C * s->k.ld(), s->k.ld(), d, rows, table_ld};
+  a.v = {s->v.data(), C * s->v.ld(), s->v.ld(), d, rows, table_ld};
+  a.kv_lengths = s->lengths.data();
+  a.out_row_stride = s->out.ld();
+
+  std::ostringstream name;
+  name << "attention_decode rows=" << R << " H=" << H << " d=" << d << " L≤" << L
+       << (table == RowTable::per_row ? " row-table" : table == RowTable::per_key ? " key-table" : "");
+  OpCase c;
+  c.op = "attention_decode";
+  c.name = name.str();
+  c.flops = 4.0 * R * H * L * d;
+  c.bytes = 4.0 * R * D * (2 + 2 * L);
+  c.run = [s](int threads) {
+    ops::DecodeAttentionArgs x = s->args;
+    x.out = s->out.data();
+    ops::attention_decode(x, threads);
+  };
+  c.reference = [s] {
+    ops::DecodeAttentionArgs x = s->args;
+    x.out = s->out_ref.data();
+    ops::reference::attention_decode(x);
+  };
+  c.outputs = {{&s->out, &s->out_ref}};
+  c.state = s;
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> attention_cases(Rng& rng, CaseScale scale) {
+  std::vector<OpCase> out;
+  if (scale == CaseScale::perf) {
+    for (index_t T : {64, 256, 1024})
+      for (bool causal : {false, true}) out.push_back(attention_case(rng, {1, 8, T, T, 64, causal, false, Layout::separate}));
+    for (index_t L : {16, 128, 1024}) out.push_back(decode_case(rng, 32, 8, 64, L, RowTable::none));
+    return out;
+  }
+  const index_t dims[] = {4, 32, 64, 80, 128};
+  const std::pair<index_t, index_t> lens[] = {{1, 1}, {5, 1}, {1, 37}, {33, 70}, {64, 64}, {100, 29}, {70, 70}};
+  for (index_t d : dims)
+    for (auto [T, S] : lens)
+      for (bool causal : {false, true}) {
+        const Layout layout = T == S && rng.uniform_int(0, 1) ? Layout::fused_qkv
+                              : rng.uniform_int(0, 1)         ? Layout::cross
+                                                              : Layout::separate;
+        out.push_back(attention_case(rng, {rng.uniform_int(1, 3), rng.uniform_int(1, 3), T, S, d, causal,
+                                           rng.uniform_int(0, 1) == 1, layout}));
+      }
+  out.push_back(attention_case(rng, {2, 2, 40, 0, 16, false, false, Layout::separate}));  // no keys at all
+  for (index_t d : dims)
+    for (RowTable t : {RowTable::none, RowTable::per_row, RowTable::per_key})
+      out.push_back(decode_case(rng, rng.uniform_int(1, 9), rng.uniform_int(1, 4), d, rng.uniform_int(1, 150), t));
+  return out;
+}
+
+}  // namespace attend::test

@@ -1,0 +1,217 @@
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "attend/ops/activation.hpp"
+#include "attend/ops/embedding.hpp"
+#include "attend/ops/normalization.hpp"
+#include "attend/ops/reference.hpp"
+#include "attend/ops/softmax.hpp"
+#include "op_cases.hpp"
+
+namespace attend::test {
+namespace {
+
+struct NormVariant {
+  bool rms = false;
+  bool beta = true;
+  bool residual = false;
+  bool sum_out = false;
+  bool in_place = false;  // y is x
+  float mean = 0.0f;      // rows centred here…
+  float spread = 1.0f;    // …with this spread
+};
+
+OpCase norm_case(Rng& rng, index_t rows, index_t cols, const NormVariant& v) {
+  struct State {
+    Buffer2D x, r, gamma, beta, y, y_ref, sum, sum_ref;
+    ops::NormWeights w;
+  };
+  auto s = std::make_shared<State>();
+  const index_t pad = rng.uniform_int(0, 2);
+  s->x = Buffer2D(rows, cols, pad);
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) s->x.at(i, j) = v.mean + rng.uniform(-v.spread, v.spread);
+  s->r = Buffer2D(rows, cols, pad);
+  s->r.fill_random(rng, -v.spread, v.spread);
+  s->gamma = Buffer2D(1, cols);
+  s->gamma.fill_random(rng, 0.5f, 1.5f);
+  s->beta = Buffer2D(1, cols);
+  s->beta.fill_random(rng, -1, 1);
+  s->y = Buffer2D(rows, cols, pad);
+  s->y_ref = Buffer2D(rows, cols, pad);
+  s->sum = Buffer2D(rows, cols, pad);
+  s->sum_ref = Buffer2D(rows, cols, pad);
+  s->w = {s->gamma.data(), v.beta && !v.rms ? s->beta.data() : nullptr, 1e-5f};
+
+  std::ostringstream name;
+  name << (v.rms ? "rms_norm" : "layer_norm") << " " << rows << "x" << cols << (v.residual ? " +residual" : "")
+       << (v.sum_out ? " +sum_out" : "") << (v.in_place ? " in-place" : "") << (v.mean != 0 ? " large-mean" : "");
+  OpCase c;
+  c.op = v.rms ? "rms_norm" : "layer_norm";
+  c.name = name.str();
+  c.flops = 8.0 * rows * cols;
+  c.bytes = 4.0 * rows * cols * (2 + (v.residual ? 1 : 0) + (v.sum_out ? 1 : 0));
+  c.check_written = !v.in_place;
+  c.run = [s, v](int threads) {
+    const ops::ConstMatrix res = v.residual ? ops::ConstMatrix(s->r.view()) : ops::ConstMatrix{};
+    const ops::Matrix sum = v.sum_out ? s->sum.view() : ops::Matrix{};
+    if (v.in_place) s->y.copy_from(s->x);
+    const ops::ConstMatrix in = v.in_place ? ops::ConstMatrix(s->y.view()) : ops::ConstMatrix(s->x.view());
+    if (v.rms) {
+      ops::rms_norm(in, s->y.view(), s->w, threads, res, sum);
+    } else {
+      ops::layer_norm(in, s->y.view(), s->w, threads, res, sum);
+    }
+  };
+  c.reference = [s, v] {
+    const ops::ConstMatrix res = v.residual ? ops::ConstMatrix(s->r.view()) : ops::ConstMatrix{};
+    const ops::Matrix sum = v.sum_out ? s->sum_ref.view() : ops::Matrix{};
+    if (v.rms) {
+      ops::reference::rms_norm(s->x.view(), s->y_ref.view(), s->w, res, sum);
+    } else {
+      ops::reference::layer_norm(s->x.view(), s->y_ref.view(), s->w, res, sum);
+    }
+  };
+  c.outputs = {{&s->y, &s->y_ref}};
+  if (v.sum_out) c.outputs.push_back({&s->sum, &s->sum_ref});
+  c.state = s;
+  return c;
+}
+
+enum class RowKind { activation, softmax, log_softmax };
+
+OpCase row_case(Rng& rng, index_t rows, index_t cols, RowKind kind, ops::Activation act, bool with_neg_inf) {
+  struct State {
+    Buffer2D x, y, y_ref;
+  };
+  auto s = std::make_shared<State>();
+  const index_t pad = rng.uniform_int(0, 2);
+  s->x = Buffer2D(rows, cols, pad);
+  s->x.fill_random(rng, kind == RowKind::activation ? -10.f : -30.f, kind == RowKind::activation ? 10.f : 30.f);
+  if (with_neg_inf)  // masked logits; every row keeps its first entry finite
+    for (index_t i = 0; i < rows; ++i)
+      for (index_t j = 1; j < cols; ++j)
+        if (rng.uniform_int(0, 3) == 0) s->x.at(i, j) = -std::numeric_limits<float>::infinity();
+  s->y = Buffer2D(rows, cols, pad);
+  s->y_ref = Buffer2D(rows, cols, pad);
+  OpCase c;
+  std::ostringstream name;
+  switch (kind) {
+    case RowKind::activation: c.op = std::string("activation ") + ops::activation_name(act); break;
+    case RowKind::softmax: c.op = "softmax"; break;
+    case RowKind::log_softmax: c.op = "log_softmax"; break;
+  }
+  name << c.op << " " << rows << "x" << cols << (with_neg_inf ? " with -inf" : "");
+  c.name = name.str();
+  c.flops = 10.0 * rows * cols;
+  c.bytes = 8.0 * rows * cols;
+  c.run = [s, kind, act](int threads) {
+    if (kind == RowKind::activation) ops::activation(act, s->x.view(), s->y.view(), threads);
+    if (kind == RowKind::softmax) ops::softmax(s->x.view(), s->y.view(), threads);
+    if (kind == RowKind::log_softmax) ops::log_softmax(s->x.view(), s->y.view(), threads);
+  };
+  c.reference = [s, kind, act] {
+    if (kind == RowKind::activation) ops::reference::activation(act, s->x.view(), s->y_ref.view());
+    if (kind == RowKind::softmax) ops::reference::softmax(s->x.view(), s->y_ref.view());
+    if (kind == RowKind::log_softmax) ops::reference::log_softmax(s->x.view(), s->y_ref.view());
+  };
+  c.outputs = {{&s->y, &s->y_ref}};
+  c.state = s;
+  return c;
+}
+
+OpCase embedding_case(Rng& rng, index_t vocab, index_t dim, index_t tokens, bool positions) {
+  struct State {
+    Buffer2D table, pos, out, out_ref;
+    std::vector<std::int32_t> ids, pos_ids;
+  };
+  auto s = std::make_shared<State>();
+  s->table = Buffer2D(vocab, dim, rng.uniform_int(0, 2));
+  s->table.fill_random(rng, -1, 1);
+  s->pos = Buffer2D(64, dim);
+  if (positions) ops::sinusoidal_positions(ops::PositionLayout::interleaved, 0, s->pos.view());
+  for (index_t i = 0; i < tokens; ++i) {
+    s->ids.push_back(static_cast<std::int32_t>(rng.uniform_int(0, vocab - 1)));
+    s->pos_ids.push_back(static_cast<std::int32_t>(rng.uniform_int(0, 63)));
+  }
+  s->out = Buffer2D(tokens, dim, rng.uniform_int(0, 2));
+  s->out_ref = Buffer2D(tokens, dim, s->out.ld() - dim);
+  const float scale = std::sqrt(static_cast<float>(dim));
+  OpCase c;
+  c.op = "embedding";
+  c.name = "embedding vocab=" + std::to_string(vocab) + " dim=" + std::to_string(dim) + " tokens=" +
+           std::to_string(tokens) + (positions ? " +positions" : "");
+  c.flops = 2.0 * tokens * dim;
+  c.bytes = 4.0 * tokens * dim * (positions ? 3 : 2);
+  c.run = [s, scale, positions](int threads) {
+    ops::embedding(s->table.view(), s->ids.data(), scale, positions ? ops::ConstMatrix(s->pos.view()) : ops::ConstMatrix{},
+                   s->pos_ids.data(), s->out.view(), threads);
+  };
+  c.reference = [s, scale, positions] {
+    ops::reference::embedding(s->table.view(), s->ids.data(), scale,
+                              positions ? ops::ConstMatrix(s->pos.view()) : ops::ConstMatrix{}, s->pos_ids.data(),
+                              s->out_ref.view());
+  };
+  c.outputs = {{&s->out, &s->out_ref}};
+  c.state = s;
+  return c;
+}
+
+OpCase positions_case(index_t first, index_t count, index_t dim, ops::PositionLayout layout) {
+  struct State {
+    Buffer2D out, out_ref;
+  };
+  auto s = std::make_shared<State>();
+  s->out = Buffer2D(count, dim, 1);
+  s->out_ref = Buffer2D(count, dim, 1);
+  OpCase c;
+  c.op = "sinusoidal_positions";
+  c.name = std::string("sinusoidal_positions ") + (layout == ops::PositionLayout::interleaved ? "interleaved" : "concatenated") +
+           " first=" + std::to_string(first) + " count=" + std::to_string(count) + " dim=" + std::to_string(dim);
+  c.tolerance = 1e-6;
+  c.bytes = 4.0 * count * dim;
+  c.run = [s, first, layout](int) { ops::sinusoidal_positions(layout, first, s->out.view()); };
+  c.reference = [s, first, layout] { ops::reference::sinusoidal_positions(layout, first, s->out_ref.view()); };
+  c.outputs = {{&s->out, &s->out_ref}};
+  c.state = s;
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
+  std::vector<OpCase> out;
+  const ops::Activation acts[] = {ops::Activation::relu, ops::Activation::gelu, ops::Activation::gelu_tanh,
+                                  ops::Activation::silu};
+  if (scale == CaseScale::perf) {
+    out.push_back(norm_case(rng, 8192, 512, {}));
+    out.push_back(norm_case(rng, 8192, 512, {.residual = true, .sum_out = true}));
+    out.push_back(row_case(rng, 8192, 2048, RowKind::activation, ops::Activation::gelu, false));
+    out.push_back(row_case(rng, 8192, 2048, RowKind::activation, ops::Activation::relu, false));
+    out.push_back(row_case(rng, 256, 32000, RowKind::softmax, {}, false));
+    out.push_back(row_case(rng, 256, 32000, RowKind::log_softmax, {}, false));
+    return out;
+  }
+  for (index_t cols : {1, 7, 32, 100, 512, 1031}) {
+    const index_t rows = rng.uniform_int(1, 40);
+    out.push_back(norm_case(rng, rows, cols, {}));
+    out.push_back(norm_case(rng, rows, cols, {.beta = false, .residual = true}));
+    out.push_back(norm_case(rng, rows, cols, {.residual = true, .sum_out = true}));
+    out.push_back(norm_case(rng, rows, cols, {.in_place = true}));
+    out.push_back(norm_case(rng, rows, cols, {.rms = true}));
+    out.push_back(norm_case(rng, rows, cols, {.rms = true, .residual = true, .sum_out = true}));
+    for (ops::Activation a : acts) out.push_back(row_case(rng, rows, cols, RowKind::activation, a, false));
+    out.push_back(row_case(rng, rows, cols, RowKind::softmax, {}, cols > 1));
+    out.push_back(row_case(rng, rows, cols, RowKind::log_softmax, {}, cols > 1));
+    out.push_back(embedding_case(rng, 50, cols, rows, cols % 2 == 0));
+  }
+  // A large mean with a tiny spread: the centred values must keep their digits.
+  out.push_back(norm_case(rng, 16, 512, {.mean = 1000.0f, .spread = 0.01f}));
+  out.push_back(norm_case(rng, 16, 77, {.residual = true, .mean = -30000.0f, .spread = 0.5f}));
+  for (auto layout : {ops::PositionLayout::interleaved, ops::PositionLayout::concatenated})
+    for (index_t dim : {4, 32, 512}) out.push_back(positions_case(rng.uniform_int(0, 3), 200, dim, layout));
+  return out;
+}
+
+}  // namespace attend::test

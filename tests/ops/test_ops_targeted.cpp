@@ -1,0 +1,158 @@
+// Properties the differential harness does not cover: accuracy on a dense grid,
+// fused attention equal to the unfused path, memory behaviour, and argument errors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "attend/error.hpp"
+#include "attend/ops/ops.hpp"
+#include "attend/ops/reference.hpp"
+#include "support/isa_scope.hpp"
+#include "support/test_support.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace attend::test {
+namespace {
+
+std::vector<float> gelu_grid() {
+  std::vector<float> x;
+  for (int i = -100000; i <= 100000; ++i) x.push_back(static_cast<float>(i) * 1e-4f);  // [-10, 10]
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("GeLU is within 1e-6 absolute of the double formula on [-10, 10]", "[ops][activation]") {
+  IsaScope restore;
+  const std::vector<float> x = gelu_grid();
+  const index_t n = static_cast<index_t>(x.size());
+  for (ops::Isa isa : ops::available_isas()) {
+    ops::set_isa(isa);
+    for (ops::Activation a : {ops::Activation::gelu, ops::Activation::gelu_tanh}) {
+      std::vector<float> y(x.size());
+      ops::activation(a, ops::ConstMatrix(x.data(), 1, n), ops::Matrix(y.data(), 1, n), 2);
+      double worst = 0;
+      for (index_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(y[i] - ops::reference::activation(a, x[i])));
+      INFO(ops::isa_name(isa) << " " << ops::activation_name(a) << ": max abs error " << worst);
+      CHECK(worst <= 1e-6);
+
+      // The same through the GEMM epilogue: C = act(x · 1) with a 1×1 weight.
+      const float one = 1.0f;
+      const ops::PackedWeight w = ops::pack_weight(ops::ConstMatrix(&one, 1, 1), isa);
+      std::vector<float> z(x.size());
+      ops::GemmEpilogue ep;
+      ep.activation = a;
+      ops::gemm(ops::ConstMatrix(x.data(), n, 1), w, ops::Matrix(z.data(), n, 1), ep, 2);
+      double worst_epilogue = 0;
+      for (index_t i = 0; i < n; ++i)
+        worst_epilogue = std::max(worst_epilogue, std::abs(z[i] - ops::reference::activation(a, x[i])));
+      INFO("as GEMM epilogue: max abs error " << worst_epilogue);
+      CHECK(worst_epilogue <= 1e-6);
+    }
+  }
+}
+
+TEST_CASE("fused attention equals the unfused GEMM-softmax-GEMM path", "[ops][attention]") {
+  IsaScope restore;
+  Rng rng(test_seed() ^ 77);
+  for (ops::Isa isa : ops::available_isas()) {
+    ops::set_isa(isa);
+    for (index_t d : {32, 64, 80, 128})
+      for (bool causal : {false, true}) {
+        const index_t B = 2, H = 3, T = 45, S = causal ? 45 : 77;
+        Buffer2D q(B * H * T, d), k(B * H * S, d), v(B * H * S, d), fused(B * H * T, d), unfused(B * H * T, d);
+        q.fill_random(rng, -2, 2);
+        k.fill_random(rng, -2, 2);
+        v.fill_random(rng, -1, 1);
+        std::vector<std::int32_t> lengths = {static_cast<std::int32_t>(S), static_cast<std::int32_t>(S - 11)};
+        ops::AttentionArgs a;
+        a.batch = B, a.heads = H, a.q_len = T, a.kv_len = S, a.head_dim = d, a.causal = causal;
+        a.q = {q.data(), H * T * d, T * d, d};
+        a.k = {k.data(), H * S * d, S * d, d};
+        a.v = {v.data(), H * S * d, S * d, d};
+        a.kv_lengths = lengths.data();
+        a.out = {fused.data(), H * T * d, T * d, d};
+        ops::attention(a, 2);
+        std::vector<float> scratch(static_cast<size_t>(ops::attention_unfused_scratch_floats(a, 2)) + 16);
+        // 64-byte aligned start for the GEMM packing inside.
+        float* base = scratch.data();
+        while (reinterpret_cast<std::uintptr_t>(base) % 64) ++base;
+        a.out = {unfused.data(), H * T * d, T * d, d};
+        ops::attention_unfused(a, {base, static_cast<size_t>(ops::attention_unfused_scratch_floats(a, 2))}, 2);
+        INFO(ops::isa_name(isa) << " d=" << d << (causal ? " causal" : ""));
+        CHECK(max_relative_error(fused.view(), unfused.view()) <= 1e-5);
+      }
+  }
+}
+
+TEST_CASE("ops report bad arguments as attend::Error naming the problem", "[ops][errors]") {
+  std::vector<float> a(64, 1.0f), c(64);
+  const ops::PackedWeight w = ops::pack_weight(ops::ConstMatrix(a.data(), 4, 8));
+
+  SECTION("gemm") {
+    CHECK_THROWS_WITH(ops::gemm(ops::ConstMatrix(a.data(), 2, 7), w, ops::Matrix(c.data(), 2, 4), {}, 1),
+                      Contains("A is [2, 7] but B has K = 8"));
+    CHECK_THROWS_WITH(ops::gemm(ops::ConstMatrix(a.data(), 2, 8), w, ops::Matrix(c.data(), 3, 4), {}, 1),
+                      Contains("C is [3, 4], expected [2, 4]"));
+    CHECK_THROWS_WITH(ops::gemm(ops::ConstMatrix(a.data(), 2, 8), w, ops::Matrix(c.data(), 2, 4), {}, 0),
+                      Contains("thread count must be ≥ 1"));
+    CHECK_THROWS_WITH(ops::gemm(ops::ConstMatrix(nullptr, 2, 8), w, ops::Matrix(c.data(), 2, 4), {}, 1),
+                      Contains("A is null"));
+    CHECK_THROWS_WITH(ops::gemm(ops::ConstMatrix(a.data(), 2, 8), ops::PackedWeight{}, ops::Matrix(c.data(), 2, 4), {}, 1),
+                      Contains("A is [2, 8] but B has K = 0"));
+    CHECK_THROWS_WITH(ops::gemm(ops::ConstMatrix(a.data(), 2, 8, 4), w, ops::Matrix(c.data(), 2, 4), {}, 1),
+                      Contains("leading dimension 4 < its 8 columns"));
+    ops::GemmEpilogue ep;
+    ep.activation = ops::Activation::relu;
+    ep.residual = ops::ConstMatrix(c.data(), 2, 4);
+    CHECK_THROWS_WITH(ops::gemm(ops::ConstMatrix(a.data(), 2, 8), w, ops::Matrix(c.data(), 2, 4), ep, 1),
+                      Contains("residual may alias C only without activation"));
+  }
+  SECTION("attention") {
+    ops::AttentionArgs x;
+    x.batch = 1, x.heads = 1, x.q_len = 2, x.kv_len = 2, x.head_dim = 300;
+    x.q = x.k = x.v = {a.data(), 0, 0, 8};
+    x.out = {c.data(), 0, 0, 8};
+    CHECK_THROWS_WITH(ops::attention(x, 1), Contains("head_dim 300 is outside [1, 256]"));
+    x.head_dim = 8;
+    std::int32_t bad_len = 3;
+    x.kv_lengths = &bad_len;
+    CHECK_THROWS_WITH(ops::attention(x, 1), Contains("kv_lengths[0] = 3 is outside [0, kv_len = 2]"));
+    x.kv_lengths = nullptr;
+    x.q.data = nullptr;
+    CHECK_THROWS_WITH(ops::attention(x, 1), Contains("q or out is null"));
+    ops::DecodeAttentionArgs dx;
+    dx.rows = 1, dx.heads = 1, dx.head_dim = 8, dx.q = a.data(), dx.out = c.data();
+    CHECK_THROWS_WITH(ops::attention_decode(dx, 1), Contains("kv_lengths are required"));
+  }
+  SECTION("rows") {
+    CHECK_THROWS_WITH(ops::layer_norm(ops::ConstMatrix(a.data(), 2, 8), ops::Matrix(c.data(), 2, 8), {}, 1),
+                      Contains("gamma is required"));
+    CHECK_THROWS_WITH(ops::softmax(ops::ConstMatrix(a.data(), 2, 8), ops::Matrix(c.data(), 2, 7), 1),
+                      Contains("x is [2, 8] but y is [2, 7]"));
+    const std::int32_t ids[] = {0, 9};
+    CHECK_THROWS_WITH(ops::embedding(ops::ConstMatrix(a.data(), 8, 8), ids, 1.0f, {}, nullptr,
+                                     ops::Matrix(c.data(), 2, 8), 1),
+                      Contains("ids[1] = 9 is outside [0, 8)"));
+    CHECK_THROWS_WITH(ops::sinusoidal_positions(ops::PositionLayout::interleaved, 0, ops::Matrix(c.data(), 2, 7)),
+                      Contains("dimension 7 must be even"));
+  }
+}
+
+TEST_CASE("ISA selection", "[ops][isa]") {
+  const auto isas = ops::available_isas();
+  REQUIRE_FALSE(isas.empty());
+  CHECK(isas.back() == ops::Isa::sse2);  // the x86-64 baseline is always there
+  CHECK(ops::parse_isa("avx2") == ops::Isa::avx2);
+  CHECK(ops::parse_isa("portable") == ops::Isa::sse2);
+  CHECK_THROWS_WITH(ops::parse_isa("neon"), Contains("unknown instruction set 'neon'"));
+  for (ops::Isa isa : isas) CHECK_THAT(ops::isa_kernel_summary(isa), Contains("f32_gemm_"));
+  // ctest runs this binary again with ATTEND_ISA set and ATTEND_EXPECT_ISA naming it.
+  if (const char* expect = std::getenv("ATTEND_EXPECT_ISA")) CHECK(ops::isa_name(ops::active_isa()) == std::string(expect));
+}
+
+}  // namespace attend::test

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every Debian package attend's build, tests and benchmarks need.
+# Idempotent: packages already present are skipped, so a second run is a no-op.
+# Usage: tools/bootstrap.sh [--with-torch]   (run as root, or with sudo available)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libomp-dev                 # not used by GCC builds; keeps clang (fuzz target) OpenMP-capable
+  libxsimd-dev               # SIMD wrappers, runtime ISA dispatch
+  libdnnl-dev                # oneDNN: yardstick in benchmarks, alternative backend
+  catch2                     # unit tests (v2 API)
+  libbenchmark-dev           # Google Benchmark
+  libsentencepiece-dev sentencepiece   # tokenizer library + spm_train for test models
+  nlohmann-json3-dev         # config.json / safetensors header parsing
+  libcli11-dev               # CLI flags
+  clang libclang-rt-14-dev   # libFuzzer target for the model-file parsers
+  python3 python3-numpy      # fixtures, independent reference implementation
+)
+if [[ "${1:-}" == "--with-torch" ]]; then
+  packages+=(python3-torch)  # only for tools/reference.py and tools/convert_torch.py
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "bootstrap: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "bootstrap: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
