@@ -47,13 +47,22 @@ void attention(const AttentionArgs& x) {
       }
 }
 
+// Addresses written out here rather than through KvCacheView::at, so that a bug in
+// the view's addressing shows up as a difference instead of being shared.
+const float* cache_element(const KvCacheView& c, index_t i, index_t j, index_t h) {
+  index_t row = i;
+  if (c.row_table != nullptr && c.row_table_ld == 0) row = c.row_table[i];
+  if (c.row_table != nullptr && c.row_table_ld != 0) row = c.row_table[i * c.row_table_ld + j];
+  return c.data + j * c.position_stride + row * c.row_stride + h * c.head_stride;
+}
+
 void attention_decode(const DecodeAttentionArgs& x) {
   const double scale = default_scale(x.scale, x.head_dim);
   for (index_t i = 0; i < x.rows; ++i)
     for (index_t h = 0; h < x.heads; ++h)
       attend_one(
           x.q + i * x.q_row_stride + h * x.head_dim, x.head_dim, x.kv_lengths[i], scale,
-          [&](index_t j) { return x.k.at(i, j, h); }, [&](index_t j) { return x.v.at(i, j, h); },
+          [&](index_t j) { return cache_element(x.k, i, j, h); }, [&](index_t j) { return cache_element(x.v, i, j, h); },
           x.out + i * x.out_row_stride + h * x.head_dim);
 }
 

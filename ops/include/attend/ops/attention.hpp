@@ -75,7 +75,7 @@ struct KvCacheView {
   index_t row_table_ld = 0;
 
   const float* at(index_t i, index_t j, index_t h) const {
-    const index_t row = row_table == nullptr ? i : row_table[i * row_table_ld + (row_table_ld ? j : 0)];
+    const index_t row = row_table == nullptr ? i : row_table_ld == 0 ? row_table[i] : row_table[i * row_table_ld + j];
     return data + j * position_stride + row * row_stride + h * head_stride;
   }
 };

@@ -1,0 +1,33 @@
+// Tensors held in memory: random models for the benchmark presets and tests, and
+// converted weights on their way to a file.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tensor_source.hpp"
+
+namespace attend::runtime {
+
+class MemoryTensorSource final : public TensorSource {
+ public:
+  explicit MemoryTensorSource(std::string origin) : origin_(std::move(origin)) {}
+
+  void add(const std::string& name, std::vector<std::int64_t> shape, std::vector<float> values);
+  const std::string& origin() const override { return origin_; }
+  const TensorRecord* find(const std::string& name) const override;
+  std::vector<std::string> names() const override;  // in the order added
+  std::size_t total_bytes() const override;
+
+ private:
+  struct Entry {
+    TensorRecord record;
+    std::vector<float> values;
+  };
+  std::string origin_;
+  std::map<std::string, Entry> tensors_;
+  std::vector<std::string> order_;
+};
+
+}  // namespace attend::runtime

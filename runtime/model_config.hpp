@@ -1,0 +1,66 @@
+// The architecture of an encoder-decoder transformer: config.json of a model directory.
+// Every field is documented in docs/model-format.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "attend/ops/types.hpp"
+
+namespace attend::runtime {
+
+enum class NormPlacement { pre, post };  // LayerNorm before each sublayer, or after its residual add
+enum class PositionEncoding {
+  sinusoidal_interleaved,    // sin/cos alternating (Vaswani; the PyTorch tutorial)
+  sinusoidal_concatenated,   // [sin | cos] halves (fairseq, Marian, OpenNMT, CTranslate2)
+  learned,                   // a stored table, learned or precomputed
+};
+
+struct ModelConfig {
+  std::int64_t d_model = 0;
+  std::int64_t num_heads = 0;
+  std::int64_t ffn_dim = 0;
+  std::int64_t encoder_layers = 0;
+  std::int64_t decoder_layers = 0;
+  std::int64_t src_vocab_size = 0;
+  std::int64_t tgt_vocab_size = 0;
+  std::int64_t max_positions = 1024;
+
+  ops::Activation activation = ops::Activation::relu;
+  NormPlacement norm_placement = NormPlacement::pre;
+  float layer_norm_epsilon = 1e-5f;
+  bool encoder_final_norm = true;
+  bool decoder_final_norm = true;
+  bool layernorm_embedding = false;
+  bool linear_bias = true;
+
+  PositionEncoding position_encoding = PositionEncoding::sinusoidal_interleaved;
+  std::int64_t position_offset = 0;     // position index given to the first token
+  bool shared_position_table = false;   // learned: the decoder reads the encoder's table
+  float embedding_scale = 1.0f;         // token embeddings are multiplied by this
+
+  bool shared_embeddings = false;       // one table for source and target tokens
+  bool tie_output_projection = false;   // output projection = target embedding table
+  bool output_bias = false;
+
+  std::int32_t pad_id = 0;
+  std::int32_t bos_id = 1;
+  std::int32_t eos_id = 2;
+  std::int32_t unk_id = 3;
+  std::int32_t decoder_start_id = 1;
+  std::string name;
+
+  std::int64_t head_dim() const { return d_model / num_heads; }
+
+  // Parses and validates; errors name `origin` and the field.
+  static ModelConfig from_json(std::string_view text, const std::string& origin);
+  std::string to_json() const;
+  // Throws attend::Error naming `origin` and the field at fault.
+  void validate(const std::string& origin) const;
+};
+
+const char* norm_placement_name(NormPlacement p);
+const char* position_encoding_name(PositionEncoding p);
+
+}  // namespace attend::runtime

@@ -1,0 +1,49 @@
+// Where a model's tensors come from: a safetensors file, a CTranslate2 model.bin, or
+// memory (the benchmark presets). The model builder asks for tensors by name and
+// checks their shapes; sources only describe and hand out bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace attend::runtime {
+
+enum class DType { f32, f16, bf16 };
+
+const char* dtype_name(DType d);
+std::size_t dtype_size(DType d);
+
+struct TensorRecord {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  const std::byte* data = nullptr;  // bytes() bytes, any alignment
+  std::size_t offset = 0;           // within the source, for release()
+
+  std::int64_t elements() const;
+  std::size_t bytes() const { return static_cast<std::size_t>(elements()) * dtype_size(dtype); }
+  std::string shape_string() const;  // "[512, 2048]"
+};
+
+class TensorSource {
+ public:
+  virtual ~TensorSource() = default;
+  // What to name in error messages: a file path, or "preset base".
+  virtual const std::string& origin() const = 0;
+  virtual const TensorRecord* find(const std::string& name) const = 0;
+  virtual std::vector<std::string> names() const = 0;
+  // The model has copied or packed this tensor; its bytes will not be read again.
+  virtual void release(const TensorRecord&) const {}
+  virtual std::size_t total_bytes() const = 0;
+};
+
+// The tensor's elements as fp32 (F16 and BF16 converted; F32 copied, since the source
+// may not be 4-byte aligned).
+std::vector<float> to_f32(const TensorRecord& t);
+// The same into caller memory of t.elements() floats.
+void to_f32(const TensorRecord& t, std::span<float> out);
+
+}  // namespace attend::runtime
