@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "attend/error.hpp"
-#include "attend/ops/isa.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -79,8 +78,12 @@ const char* position_encoding_name(PositionEncoding p) {
 }
 
 ModelConfig ModelConfig::from_json(std::string_view text, const std::string& origin) {
-  const json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw error_of(origin, ": not valid JSON");
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    throw error_of(origin, ": not valid JSON (", e.what(), ")");  // names line, column and reason
+  }
   if (!j.is_object()) throw error_of(origin, ": must be a JSON object");
 
   ModelConfig c;

@@ -38,8 +38,12 @@ SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::
     throw error_of(origin, ": header length ", n, " runs past the end of the file (", file.size(), " bytes): truncated?");
 
   const char* text = reinterpret_cast<const char*>(file.data() + 8);
-  const nlohmann::json header = nlohmann::json::parse(text, text + n, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded()) throw error_of(origin, ": header is not valid JSON");
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text, text + n);
+  } catch (const nlohmann::json::exception& e) {
+    throw error_of(origin, ": header is not valid JSON (", e.what(), ")");
+  }
   if (!header.is_object()) throw error_of(origin, ": header must be a JSON object");
 
   SafetensorsHeader out;

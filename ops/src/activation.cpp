@@ -1,31 +1,10 @@
 #include "attend/ops/activation.hpp"
 
-#include <cstring>
-#include <string>
-
 #include "check.hpp"
 #include "kernel_table.hpp"
 #include "parallel.hpp"
 
 namespace attend::ops {
-
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::none: return "none";
-    case Activation::relu: return "relu";
-    case Activation::gelu: return "gelu";
-    case Activation::gelu_tanh: return "gelu_tanh";
-    case Activation::silu: return "silu";
-  }
-  return "?";
-}
-
-Activation parse_activation(const char* name) {
-  for (Activation a : {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
-                       Activation::silu})
-    if (std::strcmp(name, activation_name(a)) == 0) return a;
-  throw Error(std::string("unknown activation '") + name + "' (expected relu, gelu, gelu_tanh, silu or none)");
-}
 
 void activation(Activation a, ConstMatrix x, Matrix y, int threads) {
   constexpr const char* op = "activation";

@@ -123,7 +123,7 @@ TEST_CASE("decoding matches PyTorch on the committed tiny models", "[runtime][pa
   for (const auto& dir : cases) check_case(dir);
 }
 
-TEST_CASE("decoding matches PyTorch on freshly drawn models", "[runtime][parity][torch]") {
+TEST_CASE("decoding matches PyTorch on freshly drawn models", "[runtime][parity][.torch]") {
   const char* dirs = std::getenv("ATTEND_PARITY_CASES");
   INFO("ATTEND_PARITY_CASES names the cases; tests/parity/torch_parity.py draws them and runs this test");
   REQUIRE(dirs != nullptr);

@@ -1,0 +1,30 @@
+// libFuzzer target for the model-file parsers: the safetensors header (and its byte
+// ranges) and config.json. The first input byte picks the parser. Malformed input must
+// end in attend::Error; a crash, a sanitizer report or any other exception is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "attend/error.hpp"
+#include "model_config.hpp"
+#include "safetensors.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const char* text = reinterpret_cast<const char*>(data + 1);
+  try {
+    if (data[0] & 1) {
+      attend::runtime::ModelConfig::from_json(std::string_view(text, size - 1), "fuzz/config.json");
+    } else {
+      const auto header = attend::runtime::parse_safetensors(
+          std::span(reinterpret_cast<const std::byte*>(data + 1), size - 1), "fuzz/model.safetensors");
+      // Every range the parser accepted must lie inside the input: touch each byte.
+      volatile std::uint8_t sink = 0;
+      for (const auto& [name, t] : header.tensors)
+        for (std::size_t i = 0; i < t.bytes(); ++i) sink = sink ^ std::to_integer<std::uint8_t>(t.data[i]);
+    }
+  } catch (const attend::Error&) {
+  }
+  return 0;
+}

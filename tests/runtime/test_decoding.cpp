@@ -1,0 +1,296 @@
+// Decoding behaviour: concurrency, padding, batching, finished rows, beam search,
+// sampling, lengths, prefixes and argument errors.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "attend/error.hpp"
+#include "batching.hpp"
+#include "decoding_fixture.hpp"
+#include "plan_executor.hpp"
+#include "translator.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace attend::runtime {
+namespace {
+
+using test::tiny_sources;
+using test::trained_tiny_model;
+
+TranslatorConfig small_config(std::int64_t batch = 4, std::int64_t beam = 4, int threads = 2) {
+  TranslatorConfig c;
+  c.threads = threads, c.max_batch_size = batch, c.max_source_length = 16, c.max_target_length = 24;
+  c.max_beam_size = beam;
+  return c;
+}
+
+DecodeOptions greedy(std::int64_t max_length = 24) {
+  DecodeOptions o;
+  o.max_length = max_length;
+  return o;
+}
+
+std::vector<std::vector<std::int32_t>> best_tokens(const std::vector<SentenceResult>& r) {
+  std::vector<std::vector<std::int32_t>> out;
+  for (const auto& s : r) out.push_back(s.hypotheses.at(0).tokens);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("four threads sharing one model each get the single-threaded answer", "[runtime][threads]") {
+  const auto sources = tiny_sources();
+  Translator single(trained_tiny_model(), small_config(4, 4, 1));
+  DecodeOptions beam = greedy();
+  beam.beam_size = 4, beam.num_hypotheses = 2;
+  const auto want_greedy = single.translate(sources, greedy());
+  const auto want_beam = single.translate(sources, beam);
+
+  Translator shared(trained_tiny_model(), small_config(4, 4, 1));
+  std::vector<std::vector<SentenceResult>> got(8);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 2; ++rep) got[2 * t + rep] = shared.translate(sources, rep == 0 ? greedy() : beam);
+    });
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) {
+    INFO("thread " << t);
+    for (size_t s = 0; s < sources.size(); ++s) {
+      CHECK(got[2 * t][s].hypotheses[0].tokens == want_greedy[s].hypotheses[0].tokens);
+      CHECK(got[2 * t][s].hypotheses[0].log_prob == want_greedy[s].hypotheses[0].log_prob);
+      for (size_t k = 0; k < 2; ++k) CHECK(got[2 * t + 1][s].hypotheses[k].tokens == want_beam[s].hypotheses[k].tokens);
+    }
+  }
+}
+
+TEST_CASE("padding never leaks into real rows", "[runtime][padding]") {
+  // Encode a short sentence next to a long one twice, with different token ids in its
+  // padding: every value of its real rows must be bit-identical.
+  auto model = trained_tiny_model();
+  PlanLimits limits;
+  limits.max_batch = 2, limits.max_source_length = 13, limits.max_target_length = 4;
+  auto plan = ExecutionPlan::compile(model, limits);
+  ops::AlignedBuffer arena(plan->arena_bytes());
+  PlanExecutor exec(*plan, arena.data());
+  const auto& io = plan->io();
+  const std::int64_t S = 13, ld = plan->buffers()[io.cross_kv].cols;
+  std::vector<std::vector<float>> real_rows;
+  for (std::int32_t pad_token : {1, 17, 44}) {
+    for (std::int64_t s = 0; s < S; ++s) {
+      exec.buffer<std::int32_t>(io.source_tokens)[s] = static_cast<std::int32_t>(4 + s);           // 13 real tokens
+      exec.buffer<std::int32_t>(io.source_tokens)[S + s] = s < 4 ? 20 + s : pad_token + s % 3;  // 4 real, 9 padding
+      exec.buffer<std::int32_t>(io.source_positions)[s] = exec.buffer<std::int32_t>(io.source_positions)[S + s] =
+          static_cast<std::int32_t>(s);
+    }
+    exec.buffer<std::int32_t>(io.source_lengths)[0] = 13;
+    exec.buffer<std::int32_t>(io.source_lengths)[1] = 4;
+    exec.run(Phase::encoder, {2 * S, 2, S, 0});
+    const float* kv = exec.buffer<float>(io.cross_kv);
+    real_rows.emplace_back(kv, kv + S * ld);                      // sentence 0
+    real_rows.back().insert(real_rows.back().end(), kv + S * ld, kv + (S + 4) * ld);  // sentence 1's real rows
+  }
+  CHECK(real_rows[0] == real_rows[1]);
+  CHECK(real_rows[0] == real_rows[2]);
+}
+
+TEST_CASE("batching: any grouping gives the same hypotheses, in input order", "[runtime][batching]") {
+  const auto sources = tiny_sources();
+  const auto one_by_one = Translator(trained_tiny_model(), small_config(1, 1)).translate(sources, greedy());
+  for (std::int64_t batch : {2, 3, 10}) {
+    const auto batched = Translator(trained_tiny_model(), small_config(batch, 1)).translate(sources, greedy());
+    INFO("batch size " << batch);
+    CHECK(best_tokens(batched) == best_tokens(one_by_one));
+  }
+  // max_batch_tokens caps padded tokens per batch.
+  TranslatorConfig capped = small_config(10, 1);
+  capped.max_batch_tokens = 20;
+  CHECK(best_tokens(Translator(trained_tiny_model(), capped).translate(sources, greedy())) == best_tokens(one_by_one));
+}
+
+TEST_CASE("make_batches sorts by length and respects both caps", "[runtime][batching]") {
+  const std::vector<std::int64_t> lengths = {5, 1, 9, 3, 3, 7, 2, 8, 4, 6};
+  const auto batches = make_batches(lengths, {3, 16});
+  std::vector<std::int64_t> seen;
+  std::int64_t previous_longest = 0;
+  for (const auto& b : batches) {
+    CHECK(b.size() <= 3);
+    std::int64_t longest = 0;
+    for (std::int64_t i : b) longest = std::max(longest, lengths[i]), seen.push_back(i);
+    CHECK(static_cast<std::int64_t>(b.size()) * longest <= 16);
+    CHECK(longest >= previous_longest);
+    previous_longest = longest;
+  }
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(make_batches(std::vector<std::int64_t>{40}, {4, 16}).size() == 1);  // too long alone: a batch of its own
+}
+
+TEST_CASE("finished sentences leave the batch", "[runtime][decoding]") {
+  const auto sources = tiny_sources();
+  Translator t(trained_tiny_model(), small_config(10, 1));
+  t.reset_statistics();
+  const auto results = t.translate(sources, greedy());
+  const DecodeCounters c = t.counters();
+  std::int64_t longest = 0, work = 0;
+  for (const auto& r : results) {
+    const std::int64_t steps = static_cast<std::int64_t>(r.hypotheses[0].tokens.size()) + (r.hypotheses[0].finished ? 1 : 0);
+    longest = std::max(longest, steps);
+    work += steps;
+  }
+  CHECK(c.decoder_steps == longest);
+  CHECK(c.decoder_row_steps == work);  // a row is computed exactly while its sentence is live
+  CHECK(work < longest * static_cast<std::int64_t>(sources.size()));
+}
+
+TEST_CASE("beam search: n-best lists, scores and length penalty", "[runtime][beam]") {
+  const auto sources = tiny_sources();
+  Translator t(trained_tiny_model(), small_config(4, 5));
+  for (float penalty : {0.0f, 1.0f, 0.6f}) {
+    DecodeOptions o = greedy();
+    o.beam_size = 5, o.num_hypotheses = 3, o.length_penalty = penalty;
+    const auto results = t.translate(sources, o);
+    INFO("length penalty " << penalty);
+    for (const auto& r : results) {
+      REQUIRE(r.hypotheses.size() == 3);
+      for (size_t k = 0; k < r.hypotheses.size(); ++k) {
+        const Hypothesis& h = r.hypotheses[k];
+        const float length = static_cast<float>(h.tokens.size() + (h.finished ? 1 : 0));
+        CHECK(h.score == Approx(h.log_prob / std::pow(length, penalty)).epsilon(1e-6));
+        float sum = 0;
+        for (float lp : h.token_log_probs) sum += lp;
+        CHECK(sum == Approx(h.log_prob).margin(1e-4));
+        CHECK(h.token_log_probs.size() == h.tokens.size() + (h.finished ? 1 : 0));
+        if (k > 0) CHECK(h.score <= r.hypotheses[k - 1].score);
+      }
+    }
+  }
+  // Each hypothesis's log-probabilities are the model's: forcing its tokens as a target
+  // prefix re-scores them to the same values. (Beam search need not beat greedy: a
+  // sentence stops once `beam` hypotheses ended, and a pruned longer path may have been
+  // better — tools/reference.py does the same, and the parity tests hold it to that.)
+  DecodeOptions o = greedy();
+  o.beam_size = 5, o.num_hypotheses = 5, o.length_penalty = 0.0f;
+  const auto beam = t.translate(sources, o);
+  for (size_t s = 0; s < sources.size(); ++s)
+    for (const Hypothesis& h : beam[s].hypotheses) {
+      DecodeOptions forced = greedy(static_cast<std::int64_t>(h.tokens.size()) + 1);
+      const auto again = t.translate(std::vector<std::vector<std::int32_t>>{sources[s]}, forced,
+                                     std::vector<std::vector<std::int32_t>>{h.tokens});
+      const Hypothesis& g = again[0].hypotheses[0];
+      REQUIRE(g.token_log_probs.size() >= h.tokens.size());
+      for (size_t i = 0; i < h.tokens.size(); ++i) CHECK(g.token_log_probs[i] == Approx(h.token_log_probs[i]).margin(1e-5));
+    }
+  const auto greedy_results = t.translate(sources, greedy());
+  // A beam of one is greedy search.
+  o.beam_size = 1, o.num_hypotheses = 1;
+  CHECK(best_tokens(t.translate(sources, o)) == best_tokens(greedy_results));
+}
+
+TEST_CASE("sampling is reproducible per sentence, whatever the batch", "[runtime][sampling]") {
+  auto sources = tiny_sources();
+  DecodeOptions o = greedy();
+  o.sampling.enabled = true, o.sampling.top_k = 10, o.sampling.top_p = 0.95f, o.sampling.temperature = 1.2f;
+  o.sampling.seed = 1234;
+  const auto a = Translator(trained_tiny_model(), small_config(10, 1)).translate(sources, o);
+  const auto b = Translator(trained_tiny_model(), small_config(3, 1)).translate(sources, o);
+  CHECK(best_tokens(a) == best_tokens(b));
+  // Sentence ids, not positions, key the draws: translate the reversed list with ids reversed.
+  std::vector<std::vector<std::int32_t>> reversed(sources.rbegin(), sources.rend());
+  const Translator t(trained_tiny_model(), small_config(4, 1));
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto one = t.translate(std::vector<std::vector<std::int32_t>>{sources[i]}, o, {}, i);
+    CHECK(one[0].hypotheses[0].tokens == a[i].hypotheses[0].tokens);
+  }
+  o.sampling.seed = 99;
+  CHECK(best_tokens(t.translate(sources, o)) != best_tokens(a));
+  // top_k = 1 samples the argmax: greedy.
+  o.sampling.top_k = 1;
+  CHECK(best_tokens(t.translate(sources, o)) == best_tokens(t.translate(sources, greedy())));
+}
+
+TEST_CASE("min_length and max_length", "[runtime][decoding]") {
+  const auto sources = tiny_sources();
+  Translator t(trained_tiny_model(), small_config(4, 3));
+  for (std::int64_t beam : {1, 3}) {
+    DecodeOptions o = greedy(9);
+    o.beam_size = beam, o.min_length = 6;
+    for (const auto& r : t.translate(sources, o)) {
+      const Hypothesis& h = r.hypotheses[0];
+      CHECK(h.tokens.size() >= 6);
+      CHECK(h.tokens.size() <= 9);
+      if (!h.finished) CHECK(h.tokens.size() == 9);
+    }
+    o.min_length = o.max_length = 7;  // exactly 7 tokens, as the benchmarks force
+    for (const auto& r : t.translate(sources, o)) {
+      CHECK(r.hypotheses[0].tokens.size() == 7);
+      CHECK_FALSE(r.hypotheses[0].finished);
+    }
+  }
+}
+
+TEST_CASE("a target prefix is forced, then decoding continues", "[runtime][prefix]") {
+  const auto sources = tiny_sources();
+  Translator t(trained_tiny_model(), small_config(4, 3));
+  std::vector<std::vector<std::int32_t>> prefixes(sources.size());
+  prefixes[0] = {9, 9, 9};
+  prefixes[3] = {12};
+  for (std::int64_t beam : {1, 3}) {
+    DecodeOptions o = greedy();
+    o.beam_size = beam;
+    const auto plain = t.translate(sources, o);
+    const auto forced = t.translate(sources, o, prefixes);
+    INFO("beam " << beam);
+    for (size_t s = 0; s < sources.size(); ++s) {
+      const auto& tokens = forced[s].hypotheses[0].tokens;
+      if (prefixes[s].empty()) {
+        CHECK(tokens == plain[s].hypotheses[0].tokens);
+      } else {
+        REQUIRE(tokens.size() >= prefixes[s].size());
+        CHECK(std::equal(prefixes[s].begin(), prefixes[s].end(), tokens.begin()));
+      }
+    }
+  }
+}
+
+TEST_CASE("an empty source decodes without NaN", "[runtime][decoding]") {
+  Translator t(trained_tiny_model(), small_config(2, 1));
+  const auto r = t.translate(std::vector<std::vector<std::int32_t>>{{}, {5, 6}}, greedy(8));
+  CHECK(std::isfinite(r[0].hypotheses[0].log_prob));
+}
+
+TEST_CASE("bad batches and options are rejected before any work", "[runtime][errors]") {
+  Translator t(trained_tiny_model(), small_config(2, 2));
+  const std::vector<std::vector<std::int32_t>> ok = {{5, 6}};
+  DecodeOptions o = greedy();
+  CHECK_THROWS_WITH(t.translate(std::vector<std::vector<std::int32_t>>{std::vector<std::int32_t>(17, 5)}, o),
+                    Contains("sentence 0: source has 17 tokens, more than max_source_length 16"));
+  CHECK_THROWS_WITH(t.translate(std::vector<std::vector<std::int32_t>>{{5, 50}}, o),
+                    Contains("source token 1 has id 50, outside the source vocabulary [0, 50)"));
+  CHECK_THROWS_WITH(t.translate(ok, o, std::vector<std::vector<std::int32_t>>{{60}}),
+                    Contains("target prefix token 0 has id 60, outside the target vocabulary"));
+  o.beam_size = 3;
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("beam_size = 3: exceeds the plan's beam limit 2"));
+  o.beam_size = 2, o.num_hypotheses = 3;
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("num_hypotheses = 3: must be in [1, beam_size]"));
+  o = greedy(25);
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("max_length = 25: exceeds the plan's max_target_length 24"));
+  o = greedy();
+  o.min_length = 30;
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("min_length = 30"));
+  o = greedy();
+  o.sampling.enabled = true, o.sampling.top_p = 0;
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("sampling.top_p"));
+  o.sampling.top_p = 1, o.sampling.temperature = -1;
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("sampling.temperature"));
+
+  Workspace w(ExecutionPlan::compile(trained_tiny_model(), small_config(2, 1).plan_limits(trained_tiny_model()->config())));
+  std::vector<std::int32_t> s = {5};
+  std::vector<SourceRef> three = {{s, {}, 0}, {s, {}, 1}, {s, {}, 2}};
+  CHECK_THROWS_WITH(w.decode(three, greedy()), Contains("batch of 3 sentences exceeds the plan's max_batch 2"));
+}
+
+}  // namespace attend::runtime
