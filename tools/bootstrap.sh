@@ -19,6 +19,9 @@ packages=(
 )
 if [[ "${1:-}" == "--with-torch" ]]; then
   packages+=(python3-torch)  # only for tools/reference.py and tools/convert_torch.py
+  # Debian's PyTorch calls whatever libblas.so.3 is installed; without OpenBLAS that is
+  # netlib's reference BLAS (~2 GFLOP/s), which would make every comparison unfair.
+  packages+=(libopenblas0-openmp)
 fi
 
 missing=()

@@ -7,9 +7,9 @@
 //
 // Threads split the output in a grid of row ranges × panel ranges chosen to keep each
 // weight panel on one thread (weights are streamed from memory once), falling back to
-// splitting rows when there are too few panels. The decoding case (M ≤ 64) is the same
-// loops with the whole of M on each thread and the panels split: a thread streams its
-// share of the weights exactly once.
+// splitting rows when there are too few panels. The decoding case (up to 4 row tiles,
+// M ≤ 56 on AVX-512) packs all its rows of A at once and swaps the two inner loops, so
+// each weight panel, read from memory once, serves every row tile while it is hot.
 #include <algorithm>
 
 #include "attend/ops/gemm.hpp"
@@ -21,6 +21,7 @@ namespace attend::ops {
 namespace {
 
 constexpr index_t kBBlockFloats = 1 << 18;   // KC × NC of B, 1 MiB: a share of L2
+constexpr index_t kFewRowTiles = 4;          // up to this many row tiles: run_block_few_rows
 // Below these, a second thread costs more than it saves. Thin products (decoding) are
 // memory-bound: there the weight bytes, not the FLOPs, decide.
 constexpr index_t kFlopsPerThread = 1 << 21;
@@ -43,39 +44,68 @@ struct GemmProblem {
   index_t nc_panels;  // panels per B block
 };
 
+// Height of each of `tiles` near-equal row tiles covering `rows` (32 rows: 11, 11, 10 —
+// every tile streams the same B panels, so a short tile wastes that traffic).
+int tile_rows(index_t rows, index_t tiles, index_t tile) {
+  return static_cast<int>(rows / tiles + (tile < rows % tiles ? 1 : 0));
+}
+
+void fill_tile(const GemmProblem& g, detail::GemmTile& t, const float* a, index_t i0, index_t k0, index_t kc, index_t p) {
+  const index_t NR = g.kt->gemm_nr, n0 = p * NR;
+  t.kc = kc;
+  t.a = a;
+  t.ldc = g.c.ld;
+  t.accumulate = k0 > 0 || g.residual_is_c;
+  t.last = k0 + kc >= g.b.k;
+  t.alpha = g.ep.alpha;
+  t.activation = g.ep.activation;
+  t.ldr = g.ep.residual.ld;
+  t.nr = static_cast<int>(std::min(NR, g.b.n - n0));
+  t.b = g.b.panel(p) + k0 * NR;
+  t.c = g.c.row(i0) + n0;
+  t.bias = g.ep.bias ? g.ep.bias + n0 : nullptr;
+  t.residual = g.ep.residual.data && !g.residual_is_c ? g.ep.residual.row(i0) + n0 : nullptr;
+}
+
+// Few rows (decoding): every row tile of A packed at once, then each B panel goes
+// through all of them back to back — read from memory once, reused while in L1/L2.
+void run_block_few_rows(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_begin, index_t p_end) {
+  const auto& kt = *g.kt;
+  const index_t K = g.b.k, rows = i_end - i_begin;
+  const index_t tiles = (rows + kt.gemm_mr - 1) / kt.gemm_mr;
+  alignas(64) float apack[kFewRowTiles][16 * detail::kGemmAStride];
+  index_t k0 = 0;
+  do {
+    const index_t kc = std::min(g.kc, K - k0);
+    for (index_t tile = 0, i0 = i_begin; tile < tiles; i0 += tile_rows(rows, tiles, tile++))
+      pack_a(g.a, i0, tile_rows(rows, tiles, tile), k0, kc, apack[tile]);
+    detail::GemmTile t;
+    for (index_t p = p_begin; p < p_end; ++p)
+      for (index_t tile = 0, i0 = i_begin; tile < tiles; i0 += tile_rows(rows, tiles, tile++)) {
+        fill_tile(g, t, apack[tile], i0, k0, kc, p);
+        kt.gemm_kernels[tile_rows(rows, tiles, tile) - 1](t);
+      }
+    k0 += kc;
+  } while (k0 < K);
+}
+
 void run_block(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_begin, index_t p_end) {
   const auto& kt = *g.kt;
-  const index_t K = g.b.k, N = g.b.n, NR = kt.gemm_nr;
+  const index_t K = g.b.k;
   alignas(64) float apack[16 * detail::kGemmAStride];
   for (index_t p0 = p_begin; p0 < p_end; p0 += g.nc_panels) {
     const index_t p1 = std::min(p_end, p0 + g.nc_panels);
     index_t k0 = 0;
     do {  // at least once, so K = 0 still applies the epilogue
       const index_t kc = std::min(g.kc, K - k0);
-      const bool last = k0 + kc >= K;
-      // Rows in tiles of near-equal height (32 rows: 11 + 11 + 10, not 14 + 14 + 4): every
-      // tile streams the same B panels, so a short tile wastes that traffic.
       const index_t rows = i_end - i_begin;
       const index_t tiles = (rows + kt.gemm_mr - 1) / kt.gemm_mr;
       for (index_t tile = 0, i0 = i_begin; tile < tiles; ++tile) {
-        const int mr = static_cast<int>(rows / tiles + (tile < rows % tiles ? 1 : 0));
+        const int mr = tile_rows(rows, tiles, tile);
         pack_a(g.a, i0, mr, k0, kc, apack);
         detail::GemmTile t;
-        t.kc = kc;
-        t.a = apack;
-        t.ldc = g.c.ld;
-        t.accumulate = k0 > 0 || g.residual_is_c;
-        t.last = last;
-        t.alpha = g.ep.alpha;
-        t.activation = g.ep.activation;
-        t.ldr = g.ep.residual.ld;
         for (index_t p = p0; p < p1; ++p) {
-          const index_t n0 = p * NR;
-          t.nr = static_cast<int>(std::min(NR, N - n0));
-          t.b = g.b.panel(p) + k0 * NR;
-          t.c = g.c.row(i0) + n0;
-          t.bias = g.ep.bias ? g.ep.bias + n0 : nullptr;
-          t.residual = g.ep.residual.data && !g.residual_is_c ? g.ep.residual.row(i0) + n0 : nullptr;
+          fill_tile(g, t, apack, i0, k0, kc, p);
           kt.gemm_kernels[mr - 1](t);
         }
         i0 += mr;
@@ -83,6 +113,12 @@ void run_block(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_b
       k0 += kc;
     } while (k0 < K);
   }
+}
+
+// Rows [i_begin, i_end) × panels [p_begin, p_end) with the loop order their shape wants.
+void run_range(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_begin, index_t p_end) {
+  const index_t tiles = (i_end - i_begin + g.kt->gemm_mr - 1) / g.kt->gemm_mr;
+  (tiles <= kFewRowTiles ? run_block_few_rows : run_block)(g, i_begin, i_end, p_begin, p_end);
 }
 
 // Splits `threads` into tm row groups × tn panel groups, preferring panel splits (each
@@ -138,7 +174,7 @@ void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue
   const int nt = std::max(detail::useful_threads(threads, 2 * M * N * std::max<index_t>(K, 1), kFlopsPerThread),
                           detail::useful_threads(threads, 4 * N * K, kWeightBytesPerThread));
   if (nt == 1) {
-    run_block(g, 0, M, 0, panels);
+    run_range(g, 0, M, 0, panels);
     return;
   }
   int tm = 1, tn = 1;
@@ -149,7 +185,7 @@ void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue
       detail::split_range(m_tiles, static_cast<int>(t / tn), tm, tb, te);
       detail::split_range(panels, static_cast<int>(t % tn), tn, pb, pe);
       const index_t i0 = tb * g.kt->gemm_mr, i1 = std::min(M, te * g.kt->gemm_mr);
-      if (i0 < i1 && pb < pe) run_block(g, i0, i1, pb, pe);
+      if (i0 < i1 && pb < pe) run_range(g, i0, i1, pb, pe);
     }
   });
 }
