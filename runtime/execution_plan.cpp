@@ -180,7 +180,9 @@ class PlanBuilder {
     io.source_positions = buffer("source.positions", ElementType::i32, T, 1);
     io.source_lengths = buffer("source.lengths", ElementType::i32, limits().max_batch, 1);
     const int x = buffer("encoder.x", ElementType::f32, T, D);
-    const int h = buffer("encoder.normed", ElementType::f32, T, D);
+    // Post-LN layers normalise in place; a separate normed copy serves pre-LN and the final norm.
+    const bool normed = c().norm_placement == NormPlacement::pre || c().encoder_final_norm;
+    const int h = normed ? buffer("encoder.normed", ElementType::f32, T, D) : -1;
     const int qkv = buffer("encoder.qkv", ElementType::f32, T, 3 * D);
     const int ctx = buffer("encoder.context", ElementType::f32, T, D);
     const int ffn = buffer("encoder.ffn", ElementType::f32, T, F);
@@ -222,7 +224,8 @@ class PlanBuilder {
     io.self_keys = buffer("self.keys", ElementType::f32, L * T * R, D, true);
     io.self_values = buffer("self.values", ElementType::f32, L * T * R, D, true);
     const int y = buffer("decoder.x", ElementType::f32, R, D);
-    const int g = buffer("decoder.normed", ElementType::f32, R, D);
+    const bool normed = c().norm_placement == NormPlacement::pre || c().decoder_final_norm;
+    const int g = normed ? buffer("decoder.normed", ElementType::f32, R, D) : -1;
     const int qkv = buffer("decoder.qkv", ElementType::f32, R, 3 * D);
     const int ctx = buffer("decoder.context", ElementType::f32, R, D);
     const int q = buffer("decoder.cross_q", ElementType::f32, R, D);

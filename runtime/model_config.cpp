@@ -147,6 +147,8 @@ ModelConfig ModelConfig::from_json(std::string_view text, const std::string& ori
       {"eos_id", id(c.eos_id)},
       {"unk_id", id(c.unk_id)},
       {"decoder_start_id", id(c.decoder_start_id)},
+      {"add_source_bos", boolean(c.add_source_bos)},
+      {"add_source_eos", boolean(c.add_source_eos)},
   };
   for (const char* required : {"d_model", "num_heads", "ffn_dim", "encoder_layers", "decoder_layers", "src_vocab_size",
                                "tgt_vocab_size"})
@@ -200,7 +202,7 @@ void ModelConfig::validate(const std::string& origin) const {
   target_id(eos_id, "eos_id");
   target_id(decoder_start_id, "decoder_start_id");
   if (pad_id >= src_vocab_size) bad(origin, "pad_id", "is outside the source vocabulary");
-  if (unk_id >= std::min(src_vocab_size, tgt_vocab_size)) bad(origin, "unk_id", "is outside a vocabulary");
+  target_id(unk_id, "unk_id");  // the target's; source ids come from the tokenizer, which knows its own
 }
 
 std::string ModelConfig::to_json() const {
@@ -236,6 +238,8 @@ std::string ModelConfig::to_json() const {
   j["eos_id"] = eos_id;
   j["unk_id"] = unk_id;
   j["decoder_start_id"] = decoder_start_id;
+  j["add_source_bos"] = add_source_bos;
+  j["add_source_eos"] = add_source_eos;
   return j.dump(2) + "\n";
 }
 

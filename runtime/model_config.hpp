@@ -47,8 +47,11 @@ struct ModelConfig {
   std::int32_t pad_id = 0;
   std::int32_t bos_id = 1;
   std::int32_t eos_id = 2;
-  std::int32_t unk_id = 3;
+  std::int32_t unk_id = 3;  // in the target vocabulary
   std::int32_t decoder_start_id = 1;
+  // Text front-ends add these to every source (CTranslate2's add_source_bos/eos).
+  bool add_source_bos = false;
+  bool add_source_eos = false;
   std::string name;
 
   std::int64_t head_dim() const { return d_model / num_heads; }

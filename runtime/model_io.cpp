@@ -23,8 +23,10 @@ std::string read_text_file(const std::string& path) {
 
 ModelFormat detect_model_format(const std::string& dir) {
   if (!fs::is_directory(dir)) throw error_of(dir, ": model directory does not exist");
-  if (fs::exists(fs::path(dir) / "config.json") || fs::exists(fs::path(dir) / "model.safetensors")) return ModelFormat::attend;
+  // By the weights file: CTranslate2 directories carry a config.json too (format ≥ 5).
+  if (fs::exists(fs::path(dir) / "model.safetensors")) return ModelFormat::attend;
   if (fs::exists(fs::path(dir) / "model.bin")) return ModelFormat::ctranslate2;
+  if (fs::exists(fs::path(dir) / "config.json")) return ModelFormat::attend;  // reported as missing its weights
   throw error_of(dir, ": not a model directory (expected config.json + model.safetensors, or a CTranslate2 model.bin)");
 }
 
@@ -54,9 +56,9 @@ void write_safetensors(const std::string& path, const TensorSource& tensors) {
   std::uint64_t offset = 0;
   for (const std::string& name : tensors.names()) {
     const TensorRecord* t = tensors.find(name);
-    if (t->dtype != DType::f32) throw error_of(path, ": writer takes F32 tensors, '", name, "' is ", dtype_name(t->dtype));
-    header[name] = {{"dtype", "F32"}, {"shape", t->shape}, {"data_offsets", {offset, offset + t->bytes()}}};
-    offset += t->bytes();
+    const std::uint64_t bytes = static_cast<std::uint64_t>(t->elements()) * 4;  // written as F32
+    header[name] = {{"dtype", "F32"}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
   }
   header["__metadata__"] = {{"format", "pt"}, {"written_by", "attend"}};
   std::string text = header.dump();
@@ -69,7 +71,12 @@ void write_safetensors(const std::string& path, const TensorSource& tensors) {
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   for (const std::string& name : tensors.names()) {
     const TensorRecord* t = tensors.find(name);
-    out.write(reinterpret_cast<const char*>(t->data), static_cast<std::streamsize>(t->bytes()));
+    if (t->dtype == DType::f32) {
+      out.write(reinterpret_cast<const char*>(t->data), static_cast<std::streamsize>(t->bytes()));
+    } else {
+      const std::vector<float> v = to_f32(*t);
+      out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+    }
   }
   if (!out) throw error_of(path, ": write failed");
 }

@@ -18,8 +18,8 @@ ModelFormat detect_model_format(const std::string& dir);
 
 std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options = {});
 
-// Writes `tensors` (all of them, F32, in names() order) to a safetensors file; the data
-// section starts 64-byte aligned so F32 tensors can be read in place.
+// Writes `tensors` (all of them, in names() order, F16/BF16 converted) to a safetensors
+// file of F32 tensors; the data section starts 64-byte aligned so they can be read in place.
 void write_safetensors(const std::string& path, const TensorSource& tensors);
 
 // Writes config.json and model.safetensors into `dir` (created if needed).

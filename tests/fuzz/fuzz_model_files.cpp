@@ -1,5 +1,5 @@
 // libFuzzer target for the model-file parsers: the safetensors header (and its byte
-// ranges) and config.json. The first input byte picks the parser. Malformed input must
+// ranges), config.json and CTranslate2's model.bin. The first input byte picks the parser. Malformed input must
 // end in attend::Error; a crash, a sanitizer report or any other exception is a bug.
 #include <cstddef>
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "attend/error.hpp"
+#include "ct2_model_file.hpp"
 #include "model_config.hpp"
 #include "safetensors.hpp"
 
@@ -14,7 +15,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const char* text = reinterpret_cast<const char*>(data + 1);
   try {
-    if (data[0] & 1) {
+    if (data[0] % 3 == 2) {
+      const auto m = attend::runtime::parse_ct2_model(std::span(reinterpret_cast<const std::byte*>(data + 1), size - 1),
+                                                      "fuzz/model.bin");
+      volatile std::uint8_t sink = 0;  // every variable's bytes must lie inside the input
+      for (const auto& [name, v] : m.variables)
+        for (std::size_t i = 0; i < v.bytes; ++i) sink = sink ^ std::to_integer<std::uint8_t>(v.data[i]);
+      for (const auto& [alias, target] : m.aliases) (void)m.find(alias);
+    } else if (data[0] % 3 == 1) {
       attend::runtime::ModelConfig::from_json(std::string_view(text, size - 1), "fuzz/config.json");
     } else {
       const auto header = attend::runtime::parse_safetensors(

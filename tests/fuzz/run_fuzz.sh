@@ -12,10 +12,12 @@ mkdir -p "$out/corpus" "$out/findings"
 clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I "$src/runtime" -I "$src/ops/include" -I "$src/include" \
   "$src/tests/fuzz/fuzz_model_files.cpp" "$src/runtime/model_config.cpp" "$src/runtime/safetensors.cpp" \
-  "$src/runtime/tensor_source.cpp" "$src/runtime/mapped_file.cpp" "$src/ops/src/activation_names.cpp" \
+  "$src/runtime/tensor_source.cpp" "$src/runtime/mapped_file.cpp" "$src/runtime/ct2_model_file.cpp" \
+  "$src/ops/src/activation_names.cpp" \
   -o "$out/fuzz_model_files"
 
-# Seeds: a committed config.json and a small valid safetensors file (selector byte first).
+# Seeds: a committed config.json, a small valid safetensors file and a small model.bin
+# (selector byte first: 0 safetensors, 1 config.json, 2 model.bin).
 { printf '\x01'; cat "$src/tests/data/parity/pre-ln-relu/model/config.json"; } > "$out/corpus/config"
 python3 - "$out/corpus/safetensors" <<'PY'
 import json, struct, sys
@@ -25,6 +27,15 @@ header = {"a": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
 text = json.dumps(header).encode()
 with open(sys.argv[1], "wb") as f:
     f.write(b"\x00" + struct.pack("<Q", len(text)) + text + bytes(22))
+PY
+python3 - "$out/corpus/model.bin" <<'PY'
+import struct, sys
+def s(x): b = x.encode() + b"\0"; return struct.pack("<H", len(b)) + b
+body = struct.pack("<I", 6) + s("TransformerSpec") + struct.pack("<II", 7, 2)
+body += s("encoder/embeddings/weight") + struct.pack("<BII", 2, 2, 2) + struct.pack("<BI", 0, 16) + bytes(16)
+body += s("encoder/num_heads") + struct.pack("<B", 0) + struct.pack("<BI", 2, 2) + struct.pack("<h", 8)
+body += struct.pack("<I", 1) + s("decoder/embeddings/weight") + s("encoder/embeddings/weight")
+open(sys.argv[1], "wb").write(b"\x02" + body)
 PY
 cd "$out/findings"
 "$out/fuzz_model_files" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -print_final_stats=1 "$out/corpus"
