@@ -69,7 +69,7 @@ const int kRegistered = [] {
   const Shape shapes[] = {{"layer_norm", 128, 512},   {"layer_norm", 65536, 512}, {"gelu", 32, 2048},
                           {"gelu", 16384, 2048},      {"softmax", 4, 32000},      {"softmax", 1024, 32000}};
   for (const Shape& s : shapes) {
-    const std::string shape = "/" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+    const std::string shape = std::string("/").append(std::to_string(s.rows)).append("x").append(std::to_string(s.cols));
     benchmark::RegisterBenchmark(("rows/copy" + std::string("/") + s.op + shape).c_str(), bm_copy, s.rows, s.cols)
         ->UseRealTime();
     for (int t : {1, 2}) {

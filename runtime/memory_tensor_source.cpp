@@ -22,6 +22,14 @@ const TensorRecord* MemoryTensorSource::find(const std::string& name) const {
   return it == tensors_.end() ? nullptr : &it->second.record;
 }
 
+void MemoryTensorSource::release(const TensorRecord& t) const {
+  if (!release_after_read_) return;
+  const auto it = tensors_.find(t.name);
+  if (it == tensors_.end()) return;
+  std::vector<float>().swap(it->second.values);
+  it->second.record.data = nullptr;
+}
+
 std::vector<std::string> MemoryTensorSource::names() const { return order_; }
 
 std::size_t MemoryTensorSource::total_bytes() const {

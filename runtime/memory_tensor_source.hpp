@@ -19,6 +19,10 @@ class MemoryTensorSource final : public TensorSource {
   const TensorRecord* find(const std::string& name) const override;
   std::vector<std::string> names() const override;  // in the order added
   std::size_t total_bytes() const override;
+  // Frees each tensor once the model has packed or copied it (off by default: tests
+  // build several models from one source). A released tensor cannot be read again.
+  void set_release_after_read(bool on) { release_after_read_ = on; }
+  void release(const TensorRecord& t) const override;
 
  private:
   struct Entry {
@@ -26,7 +30,8 @@ class MemoryTensorSource final : public TensorSource {
     std::vector<float> values;
   };
   std::string origin_;
-  std::map<std::string, Entry> tensors_;
+  mutable std::map<std::string, Entry> tensors_;  // release() frees values
+  bool release_after_read_ = false;
   std::vector<std::string> order_;
 };
 

@@ -41,21 +41,38 @@ void Translator::release(std::unique_ptr<Workspace> w) const {
 std::vector<SentenceResult> Translator::translate(std::span<const std::vector<std::int32_t>> sources,
                                                   const DecodeOptions& options,
                                                   std::span<const std::vector<std::int32_t>> prefixes,
-                                                  std::uint64_t first_id) const {
+                                                  std::uint64_t first_id, const ResultSink& sink) const {
   if (!prefixes.empty() && prefixes.size() != sources.size())
     throw error_of("translate: ", prefixes.size(), " target prefixes for ", sources.size(), " sources");
   options.validate(plan_->limits());
   const PlanLimits& limits = plan_->limits();
+  // Checked here, before batching, so that a message names the caller's sentence index
+  // (the workspace checks again, but only knows positions inside a batch).
+  const ModelConfig& c = model().config();
   std::vector<std::int64_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) {
+    const std::uint64_t sentence = first_id + i;
     if (static_cast<std::int64_t>(sources[i].size()) > limits.max_source_length)
-      throw error_of("sentence ", i, ": source has ", sources[i].size(), " tokens, more than max_source_length ",
+      throw error_of("sentence ", sentence, ": source has ", sources[i].size(), " tokens, more than max_source_length ",
                      limits.max_source_length);
+    for (size_t k = 0; k < sources[i].size(); ++k)
+      if (sources[i][k] < 0 || sources[i][k] >= c.src_vocab_size)
+        throw error_of("sentence ", sentence, ": source token ", k, " has id ", sources[i][k],
+                       ", outside the source vocabulary [0, ", c.src_vocab_size, ")");
+    if (!prefixes.empty()) {
+      if (static_cast<std::int64_t>(prefixes[i].size()) > options.max_length)
+        throw error_of("sentence ", sentence, ": target prefix of ", prefixes[i].size(),
+                       " tokens is longer than max_length ", options.max_length);
+      for (size_t k = 0; k < prefixes[i].size(); ++k)
+        if (prefixes[i][k] < 0 || prefixes[i][k] >= c.tgt_vocab_size)
+          throw error_of("sentence ", sentence, ": target prefix token ", k, " has id ", prefixes[i][k],
+                         ", outside the target vocabulary [0, ", c.tgt_vocab_size, ")");
+    }
     lengths.push_back(static_cast<std::int64_t>(sources[i].size()));
   }
   const auto batches = make_batches(lengths, {limits.max_batch, limits.batch_tokens()});
 
-  std::vector<SentenceResult> results(sources.size());
+  std::vector<SentenceResult> results(sink ? 0 : sources.size());
   std::unique_ptr<Workspace> w = acquire();
   try {
     std::vector<SourceRef> refs;
@@ -69,7 +86,15 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
         refs.push_back(r);
       }
       w->decode(refs, options);
-      for (size_t b = 0; b < batch.size(); ++b) w->result(static_cast<std::int64_t>(b), results[batch[b]]);
+      for (size_t b = 0; b < batch.size(); ++b) {
+        if (!sink) {
+          w->result(static_cast<std::int64_t>(b), results[batch[b]]);
+          continue;
+        }
+        SentenceResult r;
+        w->result(static_cast<std::int64_t>(b), r);
+        sink(static_cast<std::size_t>(batch[b]), std::move(r));
+      }
     }
   } catch (...) {
     release(std::move(w));

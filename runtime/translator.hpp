@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -31,11 +32,16 @@ class Translator {
  public:
   Translator(std::shared_ptr<const Model> model, const TranslatorConfig& config);
 
+  // Receives sentence i's result as soon as its batch finishes (batches run in length
+  // order, so any order of i).
+  using ResultSink = std::function<void(std::size_t i, SentenceResult&& result)>;
+
   // Thread-safe. `prefixes`, if given, has one (possibly empty) forced target prefix per
-  // source. Sentence i draws its samples with id first_id + i.
+  // source. Sentence i draws its samples with id first_id + i. With a `sink`, results go
+  // there and the returned vector is empty.
   std::vector<SentenceResult> translate(std::span<const std::vector<std::int32_t>> sources, const DecodeOptions& options,
                                         std::span<const std::vector<std::int32_t>> prefixes = {},
-                                        std::uint64_t first_id = 0) const;
+                                        std::uint64_t first_id = 0, const ResultSink& sink = {}) const;
 
   const ExecutionPlan& plan() const { return *plan_; }
   const TranslatorConfig& config() const { return config_; }

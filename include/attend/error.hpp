@@ -9,9 +9,15 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(_WIN32)
+#define ATTEND_API
+#else
+#define ATTEND_API __attribute__((visibility("default")))
+#endif
+
 namespace attend {
 
-class Error : public std::runtime_error {
+class ATTEND_API Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };

@@ -6,9 +6,12 @@
 namespace attend::test {
 namespace {
 
+// resize + memcpy rather than insert(): GCC 12 misreads the latter (-Wstringop-overflow).
 void put(std::vector<std::uint8_t>& out, const void* p, std::size_t n) {
-  const auto* b = static_cast<const std::uint8_t*>(p);
-  out.insert(out.end(), b, b + n);
+  if (n == 0) return;
+  const std::size_t at = out.size();
+  out.resize(at + n);
+  std::memcpy(out.data() + at, p, n);
 }
 template <class T>
 void put(std::vector<std::uint8_t>& out, T v) {
@@ -73,6 +76,10 @@ Ct2Out scalar_i16(const std::string& name, std::int16_t x) {
   std::memcpy(v.bytes.data(), &x, 2);
   return v;
 }
-Ct2Out scalar_f32(const std::string& name, float x) { return f32_variable(name, {}, {x}); }
+Ct2Out scalar_f32(const std::string& name, float x) {
+  Ct2Out v{name, {}, runtime::Ct2DType::f32, std::vector<std::uint8_t>(4)};
+  std::memcpy(v.bytes.data(), &x, 4);
+  return v;
+}
 
 }  // namespace attend::test

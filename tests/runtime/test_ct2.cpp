@@ -305,7 +305,7 @@ std::unique_ptr<TwinPair> write_twins(const Variant& v) {
   auto vocab = [&](const std::string& file, std::int64_t size) {  // <unk> is left out: the loader appends it
     std::ofstream out(dirs->ct2.path / file);
     std::vector<std::string> tokens = {"<blank>", "<s>", "</s>"};
-    for (std::int64_t i = 3; i + 1 < size; ++i) tokens.push_back("w" + std::to_string(i));
+    for (std::int64_t i = 3; i + 1 < size; ++i) tokens.push_back(std::string("w").append(std::to_string(i)));
     if (v.json_vocabulary) {
       out << nlohmann::json(tokens).dump();
     } else {

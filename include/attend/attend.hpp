@@ -1,0 +1,184 @@
+// attend — encoder-decoder transformer inference. The C++ API.
+//
+//   auto model = attend::Model::load("models/en-de");          // once; share it freely
+//   attend::Translator translator(model, {.threads = 4});      // thread-safe
+//   auto results = translator.translate_text({"Hello world."});
+//   std::cout << results[0].hypotheses[0].text << "\n";
+//
+// Every failure is an attend::Error whose message names what and where (the file and
+// tensor of a bad model, the sentence and token of a bad input, the option at fault).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attend/error.hpp"
+
+namespace attend {
+
+namespace runtime {
+class Model;
+class Translator;
+}  // namespace runtime
+
+struct LoadOptions {
+  std::string isa;  // "avx512", "avx2", "sse2"; empty: the best this CPU has (or $ATTEND_ISA)
+};
+
+struct TensorInfo {
+  std::string name, dtype, shape;
+  std::int64_t elements = 0;
+};
+
+struct ModelInfo {
+  std::string directory, format;   // "attend (config.json + safetensors)", "CTranslate2 model.bin v2 …"
+  std::uint64_t file_bytes = 0;
+  std::int64_t parameters = 0;
+  std::string config_json;         // the architecture, as attend's config.json
+  std::vector<TensorInfo> tensors;
+  std::vector<std::string> checks; // what loading verified
+  std::string text_tokenizer;      // "SentencePiece (source.spm, target.spm)", or empty
+  std::string vocabulary;          // "source_vocabulary.txt, target_vocabulary.txt", or empty
+  std::string isa;                 // kernels the weights are packed for
+};
+
+// A loaded model: weights packed for the kernels, tokenizers if the directory has them.
+// Immutable; copies share it; safe to use from many threads.
+class ATTEND_API Model {
+ public:
+  // A directory in attend's format or CTranslate2's (docs/model-format.md).
+  static Model load(const std::string& directory, const LoadOptions& options = {});
+  // Deterministic random weights in a named shape: "tiny", "base" (Transformer-base),
+  // "big". For benchmarks and tests; no tokenizer.
+  static Model preset(const std::string& name, std::uint64_t seed = 1, const LoadOptions& options = {});
+
+  ModelInfo info() const;
+  bool has_text_tokenizer() const;  // SentencePiece models: translate_text works
+  bool has_vocabulary() const;      // token vocabularies: translate_tokens works
+  std::int64_t max_positions() const;
+  std::int64_t source_vocabulary_size() const;
+  std::int64_t target_vocabulary_size() const;
+
+  struct SpecialIds {
+    std::int32_t pad = 0, bos = 0, eos = 0, unk = 0, decoder_start = 0;
+  };
+  SpecialIds special_ids() const;
+
+  // The conversions the translator applies, for callers that pre-process (the CLI
+  // truncates and validates between the two). Source-side results carry the BOS/EOS
+  // the model adds to sources; target-side ones (forced prefixes) do not.
+  enum class Side { source, target };
+  std::vector<std::int32_t> encode_text(const std::string& line, Side side = Side::source) const;
+  std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side = Side::source) const;
+  std::string decode_text(const std::vector<std::int32_t>& target_ids) const;
+  std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& target_ids) const;
+  // Cuts an encoded source to `max_length` ids, keeping the end-of-sequence the model
+  // appends to sources (if it does) as the last id. Returns whether anything was cut.
+  bool truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_length) const;
+
+ private:
+  friend class Translator;
+  Model() = default;
+  struct State;
+  std::shared_ptr<const State> state_;
+};
+
+struct TranslatorOptions {
+  int threads = 0;                       // 0: one per core
+  std::int64_t max_batch_size = 32;      // sentences per batch
+  std::int64_t max_batch_tokens = 4096;  // padded source tokens per batch (0: no cap)
+  std::int64_t max_source_length = 0;    // longer sources are rejected; 0: the model's max_positions
+  std::int64_t max_target_length = 256;  // upper bound of TranslationOptions::max_length
+  std::int64_t max_beam_size = 4;        // upper bound of TranslationOptions::beam_size
+};
+
+struct TranslationOptions {
+  std::int64_t beam_size = 1;
+  std::int64_t num_hypotheses = 1;   // n-best, ≤ beam_size
+  float length_penalty = 1.0f;       // beam search ranks by log_prob / length^penalty
+  std::int64_t max_length = 256;     // generated tokens, end-of-sequence excluded
+  std::int64_t min_length = 0;       // end-of-sequence impossible before this many tokens
+  bool sampling = false;             // draw tokens instead of searching
+  std::int64_t sampling_topk = 0;    // 0: all tokens
+  float sampling_topp = 1.0f;
+  float temperature = 1.0f;
+  std::uint64_t seed = 0;            // with the sentence's index, fixes every draw
+};
+
+struct Hypothesis {
+  std::vector<std::int32_t> ids;       // target ids, end-of-sequence excluded
+  std::string text;                    // translate_text only: the detokenized text
+  std::vector<std::string> tokens;     // translate_tokens only: vocabulary tokens
+  float score = 0;                     // beam: log_prob / length^penalty; else log_prob
+  float log_prob = 0;                  // Σ log p, end-of-sequence included
+  std::vector<float> token_log_probs;  // one per id, then end-of-sequence's if finished
+  bool finished = false;               // ended with end-of-sequence (not cut at max_length)
+};
+
+struct TranslationResult {
+  std::vector<Hypothesis> hypotheses;  // best first
+};
+
+struct StepProfile {
+  std::string phase;  // "encoder", "decoder", "search"
+  std::string kind;   // "gemm", "attention", "layer_norm", …
+  std::string name;   // "decoder.layers.3.fc1"
+  double seconds = 0;
+};
+
+// Compiles the model into a static execution plan for the given limits and translates
+// batches with it. Thread-safe: concurrent calls each get their own workspace (arena,
+// KV caches), allocated once and reused.
+class ATTEND_API Translator {
+ public:
+  explicit Translator(const Model& model, const TranslatorOptions& options = {});
+  ~Translator();
+  Translator(Translator&&) noexcept;
+  Translator& operator=(Translator&&) noexcept;
+
+  // Batches sorted by length, results in input order. `on_result`, if given, receives
+  // each sentence as soon as its batch finishes (any order) and the returned vector is
+  // empty; `first_index` offsets the indices it receives and the sampling seeds.
+  using ResultCallback = std::function<void(std::size_t index, TranslationResult&& result)>;
+
+  std::vector<TranslationResult> translate_ids(const std::vector<std::vector<std::int32_t>>& sources,
+                                               const TranslationOptions& options = {},
+                                               const std::vector<std::vector<std::int32_t>>& target_prefixes = {},
+                                               const ResultCallback& on_result = {}, std::size_t first_index = 0) const;
+  // Text through the model's SentencePiece models (sources get BOS/EOS as the model asks).
+  std::vector<TranslationResult> translate_text(const std::vector<std::string>& sources,
+                                                const TranslationOptions& options = {},
+                                                const std::vector<std::string>& target_prefixes = {},
+                                                const ResultCallback& on_result = {}, std::size_t first_index = 0) const;
+  // Pre-tokenized input through the model's vocabularies (unknown tokens map to <unk>).
+  std::vector<TranslationResult> translate_tokens(const std::vector<std::vector<std::string>>& sources,
+                                                  const TranslationOptions& options = {},
+                                                  const std::vector<std::vector<std::string>>& target_prefixes = {},
+                                                  const ResultCallback& on_result = {}, std::size_t first_index = 0) const;
+
+  const Model& model() const;
+  const TranslatorOptions& options() const;
+  std::int64_t max_source_length() const;  // the limit sources are checked against
+  std::string plan_description() const;    // the plan: steps, shapes, arena offsets, FLOPs, bytes
+  std::size_t arena_bytes() const;
+
+  // Profiling (off by default): time per plan step, summed over calls.
+  void set_profiling(bool on) const;
+  std::vector<StepProfile> profile() const;
+  void reset_profile() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Writes `input_directory` (a CTranslate2 model) in attend's format to `output_directory`.
+ATTEND_API void convert_model(const std::string& input_directory, const std::string& output_directory);
+
+// The library's version, e.g. "0.1.0".
+ATTEND_API const char* version();
+
+}  // namespace attend

@@ -1,0 +1,245 @@
+// The C++ API (include/attend/attend.hpp) over the runtime.
+#include <thread>
+
+#include "attend/attend.hpp"
+#include "attend/ops/isa.hpp"
+#include "ct2_model.hpp"
+#include "model_conversion.hpp"
+#include "model_io.hpp"
+#include "random_model.hpp"
+#include "tokenizers.hpp"
+#include "translator.hpp"
+
+namespace attend {
+
+struct Model::State {
+  std::shared_ptr<const runtime::Model> model;
+  runtime::Tokenizers tokenizers;
+  std::string directory;
+};
+
+struct Translator::State {
+  Model model;
+  TranslatorOptions options;
+  std::unique_ptr<runtime::Translator> translator;
+};
+
+namespace {
+
+runtime::LoadOptions runtime_options(const LoadOptions& o) {
+  runtime::LoadOptions r;
+  if (!o.isa.empty()) r.isa = ops::parse_isa(o.isa);
+  if (!ops::isa_available(r.isa)) throw Error("this CPU cannot run " + o.isa + " kernels");
+  return r;
+}
+
+runtime::DecodeOptions decode_options(const TranslationOptions& o) {
+  runtime::DecodeOptions d;
+  d.beam_size = o.beam_size, d.num_hypotheses = o.num_hypotheses, d.length_penalty = o.length_penalty;
+  d.max_length = o.max_length, d.min_length = o.min_length;
+  d.sampling.enabled = o.sampling, d.sampling.top_k = o.sampling_topk, d.sampling.top_p = o.sampling_topp;
+  d.sampling.temperature = o.temperature, d.sampling.seed = o.seed;
+  return d;
+}
+
+// The runtime's result as the API's, with text or tokens filled by `describe`.
+template <class Describe>
+TranslationResult to_api(runtime::SentenceResult&& r, const Describe& describe) {
+  TranslationResult out;
+  for (auto& h : r.hypotheses) {
+    Hypothesis a;
+    a.ids = std::move(h.tokens);
+    a.score = h.score, a.log_prob = h.log_prob, a.finished = h.finished;
+    a.token_log_probs = std::move(h.token_log_probs);
+    describe(a);
+    out.hypotheses.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace
+
+Model Model::load(const std::string& directory, const LoadOptions& options) {
+  auto state = std::make_shared<State>();
+  state->directory = directory;
+  state->model = runtime::load_model(directory, runtime_options(options));
+  std::string unk = "<unk>";
+  if (runtime::detect_model_format(directory) == runtime::ModelFormat::ctranslate2)
+    unk = runtime::read_ct2_model(directory).unk_token;
+  state->tokenizers = runtime::Tokenizers::from_directory(directory, state->model->config(), unk);
+  Model m;
+  m.state_ = std::move(state);
+  return m;
+}
+
+Model Model::preset(const std::string& name, std::uint64_t seed, const LoadOptions& options) {
+  const runtime::ModelConfig c = runtime::preset_config(name);
+  runtime::LoadReport report;
+  report.origin = "preset " + name;
+  report.format = "built-in preset '" + name + "' (random weights, seed " + std::to_string(seed) + ")";
+  auto state = std::make_shared<State>();
+  state->directory = report.origin;
+  auto weights = runtime::random_weights(c, seed);
+  weights->set_release_after_read(true);  // keep only the packed copy resident
+  state->model = runtime::Model::build(c, std::move(weights), report, runtime_options(options));
+  Model m;
+  m.state_ = std::move(state);
+  return m;
+}
+
+ModelInfo Model::info() const {
+  const auto& r = state_->model->report();
+  ModelInfo i;
+  i.directory = state_->directory, i.format = r.format, i.file_bytes = r.file_bytes, i.parameters = r.parameters;
+  i.config_json = state_->model->config().to_json();
+  for (const auto& t : r.tensors) i.tensors.push_back({t.name, t.dtype, t.shape, t.elements});
+  i.checks = r.checks;
+  i.text_tokenizer = state_->tokenizers.describe_text();
+  i.vocabulary = state_->tokenizers.describe_vocabulary();
+  i.isa = ops::isa_name(state_->model->isa());
+  return i;
+}
+
+bool Model::has_text_tokenizer() const { return state_->tokenizers.has_text(); }
+bool Model::has_vocabulary() const { return state_->tokenizers.has_vocabulary(); }
+std::int64_t Model::max_positions() const { return state_->model->config().max_positions; }
+std::int64_t Model::source_vocabulary_size() const { return state_->model->config().src_vocab_size; }
+std::int64_t Model::target_vocabulary_size() const { return state_->model->config().tgt_vocab_size; }
+
+Model::SpecialIds Model::special_ids() const {
+  const auto& c = state_->model->config();
+  return {c.pad_id, c.bos_id, c.eos_id, c.unk_id, c.decoder_start_id};
+}
+
+namespace {
+runtime::Side runtime_side(Model::Side side) {
+  return side == Model::Side::source ? runtime::Side::source : runtime::Side::target;
+}
+}  // namespace
+
+std::vector<std::int32_t> Model::encode_text(const std::string& line, Side side) const {
+  return state_->tokenizers.encode_text(line, runtime_side(side));
+}
+std::vector<std::int32_t> Model::encode_tokens(const std::vector<std::string>& tokens, Side side) const {
+  return state_->tokenizers.encode_tokens(tokens, runtime_side(side));
+}
+std::string Model::decode_text(const std::vector<std::int32_t>& ids) const { return state_->tokenizers.decode_text(ids); }
+std::vector<std::string> Model::decode_tokens(const std::vector<std::int32_t>& ids) const {
+  return state_->tokenizers.decode_tokens(ids);
+}
+
+bool Model::truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_length) const {
+  if (max_length < 0) throw Error("truncate_source: max_length must be ≥ 0");
+  if (static_cast<std::int64_t>(ids.size()) <= max_length) return false;
+  const auto& c = state_->model->config();
+  const bool keep_eos = c.add_source_eos && max_length > 0 && ids.back() == c.eos_id;
+  ids.resize(static_cast<std::size_t>(max_length));
+  if (keep_eos) ids.back() = c.eos_id;
+  return true;
+}
+
+Translator::Translator(const Model& model, const TranslatorOptions& options) : state_(std::make_unique<State>()) {
+  state_->model = model;
+  state_->options = options;
+  runtime::TranslatorConfig c;
+  c.threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  c.max_batch_size = options.max_batch_size;
+  c.max_batch_tokens = options.max_batch_tokens;
+  c.max_source_length = options.max_source_length > 0 ? options.max_source_length : model.max_positions();
+  c.max_target_length = options.max_target_length;
+  c.max_beam_size = options.max_beam_size;
+  state_->translator = std::make_unique<runtime::Translator>(model.state_->model, c);
+}
+
+Translator::~Translator() = default;
+Translator::Translator(Translator&&) noexcept = default;
+Translator& Translator::operator=(Translator&&) noexcept = default;
+
+const Model& Translator::model() const { return state_->model; }
+const TranslatorOptions& Translator::options() const { return state_->options; }
+std::int64_t Translator::max_source_length() const { return state_->translator->plan().limits().max_source_length; }
+std::string Translator::plan_description() const { return state_->translator->plan().describe(); }
+std::size_t Translator::arena_bytes() const { return state_->translator->plan().arena_bytes(); }
+
+namespace {
+
+// Runs already-encoded sources and fills each hypothesis with `describe` (text, tokens
+// or nothing), returning results or handing them to `on_result`.
+template <class Describe>
+std::vector<TranslationResult> run_translation(const runtime::Translator& translator,
+                                               const std::vector<std::vector<std::int32_t>>& sources,
+                                               const std::vector<std::vector<std::int32_t>>& prefixes,
+                                               const TranslationOptions& options, const Describe& describe,
+                                               const Translator::ResultCallback& on_result, std::size_t first_index) {
+  runtime::Translator::ResultSink sink;
+  if (on_result)
+    sink = [&](std::size_t i, runtime::SentenceResult&& r) { on_result(first_index + i, to_api(std::move(r), describe)); };
+  std::vector<TranslationResult> out;
+  for (auto& r : translator.translate(sources, decode_options(options), prefixes, first_index, sink))
+    out.push_back(to_api(std::move(r), describe));
+  return out;
+}
+
+template <class Input, class Encode>
+std::vector<std::vector<std::int32_t>> encode_all(const std::vector<Input>& inputs, const Encode& encode) {
+  std::vector<std::vector<std::int32_t>> ids;
+  ids.reserve(inputs.size());
+  for (const auto& input : inputs) ids.push_back(encode(input));
+  return ids;
+}
+
+}  // namespace
+
+std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<std::int32_t>>& sources,
+                                                         const TranslationOptions& options,
+                                                         const std::vector<std::vector<std::int32_t>>& prefixes,
+                                                         const ResultCallback& on_result, std::size_t first_index) const {
+  return run_translation(*state_->translator, sources, prefixes, options, [](Hypothesis&) {}, on_result, first_index);
+}
+
+std::vector<TranslationResult> Translator::translate_text(const std::vector<std::string>& sources,
+                                                          const TranslationOptions& options,
+                                                          const std::vector<std::string>& prefixes,
+                                                          const ResultCallback& on_result, std::size_t first_index) const {
+  const auto& tok = state_->model.state_->tokenizers;
+  return run_translation(
+      *state_->translator, encode_all(sources, [&](const std::string& s) { return tok.encode_text(s, runtime::Side::source); }),
+      encode_all(prefixes, [&](const std::string& p) { return tok.encode_text(p, runtime::Side::target); }), options,
+      [&](Hypothesis& h) { h.text = tok.decode_text(h.ids); }, on_result, first_index);
+}
+
+std::vector<TranslationResult> Translator::translate_tokens(const std::vector<std::vector<std::string>>& sources,
+                                                            const TranslationOptions& options,
+                                                            const std::vector<std::vector<std::string>>& prefixes,
+                                                            const ResultCallback& on_result, std::size_t first_index) const {
+  using Tokens = std::vector<std::string>;
+  const auto& tok = state_->model.state_->tokenizers;
+  return run_translation(
+      *state_->translator, encode_all(sources, [&](const Tokens& s) { return tok.encode_tokens(s, runtime::Side::source); }),
+      encode_all(prefixes, [&](const Tokens& p) { return tok.encode_tokens(p, runtime::Side::target); }), options,
+      [&](Hypothesis& h) { h.tokens = tok.decode_tokens(h.ids); }, on_result, first_index);
+}
+
+void Translator::set_profiling(bool on) const { state_->translator->set_profiling(on); }
+void Translator::reset_profile() const { state_->translator->reset_statistics(); }
+
+std::vector<StepProfile> Translator::profile() const {
+  const auto& plan = state_->translator->plan();
+  const auto seconds = state_->translator->step_seconds();
+  std::vector<StepProfile> out;
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    const auto& s = plan.steps()[i];
+    std::string kind = s.kind == runtime::StepKind::linear ? "gemm" : runtime::step_kind_name(s.kind);
+    out.push_back({s.phase == runtime::Phase::encoder ? "encoder" : "decoder", kind, s.name, seconds[i]});
+  }
+  out.push_back({"search", "search", "selection and bookkeeping", state_->translator->search_seconds()});
+  return out;
+}
+
+void convert_model(const std::string& input_directory, const std::string& output_directory) {
+  runtime::convert_model(input_directory, output_directory);
+}
+
+const char* version() { return ATTEND_VERSION; }
+
+}  // namespace attend

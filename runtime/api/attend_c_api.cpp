@@ -1,0 +1,170 @@
+// The C API (include/attend/attend.h) over the C++ API. Every entry point catches
+// everything: an exception becomes a status and a per-thread message.
+#include "attend/attend.h"
+
+#include <cmath>
+#include <limits>
+#include <new>
+#include <string>
+
+#include "attend/attend.hpp"
+
+struct attend_model {
+  attend::Model model;
+};
+struct attend_translator {
+  attend::Translator translator;
+};
+struct attend_result {
+  std::vector<attend::TranslationResult> sentences;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+attend_status fail(attend_status status, std::string message) {
+  g_last_error = std::move(message);
+  return status;
+}
+
+template <class F>
+attend_status guarded(F&& f) {
+  try {
+    f();
+    return ATTEND_OK;
+  } catch (const std::bad_alloc&) {
+    return fail(ATTEND_ERROR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(ATTEND_ERROR, e.what());
+  } catch (...) {
+    return fail(ATTEND_ERROR, "unknown error");
+  }
+}
+
+attend::TranslationOptions to_cpp(const attend_options* o) {
+  attend::TranslationOptions t;
+  if (o == nullptr) return t;
+  t.beam_size = o->beam_size, t.num_hypotheses = o->num_hypotheses, t.length_penalty = o->length_penalty;
+  t.max_length = o->max_length, t.min_length = o->min_length, t.sampling = o->sampling != 0;
+  t.sampling_topk = o->sampling_topk, t.sampling_topp = o->sampling_topp, t.temperature = o->temperature, t.seed = o->seed;
+  return t;
+}
+
+const attend::Hypothesis* hypothesis(const attend_result* r, size_t sentence, size_t k) {
+  if (r == nullptr || sentence >= r->sentences.size() || k >= r->sentences[sentence].hypotheses.size()) return nullptr;
+  return &r->sentences[sentence].hypotheses[k];
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* attend_version(void) { return attend::version(); }
+const char* attend_last_error(void) { return g_last_error.c_str(); }
+
+void attend_translator_options_init(attend_translator_options* o) {
+  if (o == nullptr) return;
+  const attend::TranslatorOptions d;
+  o->threads = d.threads, o->max_batch_size = d.max_batch_size, o->max_batch_tokens = d.max_batch_tokens;
+  o->max_source_length = d.max_source_length, o->max_target_length = d.max_target_length, o->max_beam_size = d.max_beam_size;
+}
+
+void attend_options_init(attend_options* o) {
+  if (o == nullptr) return;
+  const attend::TranslationOptions d;
+  o->beam_size = d.beam_size, o->num_hypotheses = d.num_hypotheses, o->length_penalty = d.length_penalty;
+  o->max_length = d.max_length, o->min_length = d.min_length, o->sampling = d.sampling;
+  o->sampling_topk = d.sampling_topk, o->sampling_topp = d.sampling_topp, o->temperature = d.temperature, o->seed = d.seed;
+}
+
+attend_status attend_model_load(const char* directory, const char* isa, attend_model** out) {
+  if (directory == nullptr || out == nullptr) return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_model_load: NULL argument");
+  *out = nullptr;
+  return guarded([&] {
+    attend::LoadOptions o;
+    if (isa != nullptr) o.isa = isa;
+    *out = new attend_model{attend::Model::load(directory, o)};
+  });
+}
+
+void attend_model_free(attend_model* m) { delete m; }
+
+int attend_model_has_text_tokenizer(const attend_model* m) { return m != nullptr && m->model.has_text_tokenizer(); }
+
+attend_status attend_translator_create(const attend_model* m, const attend_translator_options* o, attend_translator** out) {
+  if (m == nullptr || out == nullptr) return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_translator_create: NULL argument");
+  *out = nullptr;
+  return guarded([&] {
+    attend::TranslatorOptions t;
+    if (o != nullptr) {
+      t.threads = o->threads, t.max_batch_size = o->max_batch_size, t.max_batch_tokens = o->max_batch_tokens;
+      t.max_source_length = o->max_source_length, t.max_target_length = o->max_target_length, t.max_beam_size = o->max_beam_size;
+    }
+    *out = new attend_translator{attend::Translator(m->model, t)};
+  });
+}
+
+void attend_translator_free(attend_translator* t) { delete t; }
+
+attend_status attend_translate_ids(const attend_translator* t, const int32_t* const* sources, const size_t* lengths,
+                                   size_t count, const attend_options* o, attend_result** out) {
+  if (t == nullptr || out == nullptr || (count > 0 && (sources == nullptr || lengths == nullptr)))
+    return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_translate_ids: NULL argument");
+  *out = nullptr;
+  return guarded([&] {
+    std::vector<std::vector<int32_t>> ids(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (sources[i] == nullptr && lengths[i] > 0)
+        throw attend::Error("attend_translate_ids: sources[" + std::to_string(i) + "] is NULL");
+      ids[i].assign(sources[i], sources[i] + lengths[i]);
+    }
+    *out = new attend_result{t->translator.translate_ids(ids, to_cpp(o))};
+  });
+}
+
+attend_status attend_translate_text(const attend_translator* t, const char* const* lines, size_t count,
+                                    const attend_options* o, attend_result** out) {
+  if (t == nullptr || out == nullptr || (count > 0 && lines == nullptr))
+    return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_translate_text: NULL argument");
+  *out = nullptr;
+  return guarded([&] {
+    std::vector<std::string> text(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (lines[i] == nullptr) throw attend::Error("attend_translate_text: lines[" + std::to_string(i) + "] is NULL");
+      text[i] = lines[i];
+    }
+    *out = new attend_result{t->translator.translate_text(text, to_cpp(o))};
+  });
+}
+
+size_t attend_result_sentences(const attend_result* r) { return r ? r->sentences.size() : 0; }
+
+size_t attend_result_hypotheses(const attend_result* r, size_t sentence) {
+  return r && sentence < r->sentences.size() ? r->sentences[sentence].hypotheses.size() : 0;
+}
+
+const int32_t* attend_result_ids(const attend_result* r, size_t sentence, size_t k, size_t* length) {
+  const attend::Hypothesis* h = hypothesis(r, sentence, k);
+  if (length) *length = h ? h->ids.size() : 0;
+  return h ? h->ids.data() : nullptr;
+}
+
+const char* attend_result_text(const attend_result* r, size_t sentence, size_t k) {
+  const attend::Hypothesis* h = hypothesis(r, sentence, k);
+  return h ? h->text.c_str() : nullptr;
+}
+
+float attend_result_score(const attend_result* r, size_t sentence, size_t k) {
+  const attend::Hypothesis* h = hypothesis(r, sentence, k);
+  return h ? h->score : std::numeric_limits<float>::quiet_NaN();
+}
+
+float attend_result_log_prob(const attend_result* r, size_t sentence, size_t k) {
+  const attend::Hypothesis* h = hypothesis(r, sentence, k);
+  return h ? h->log_prob : std::numeric_limits<float>::quiet_NaN();
+}
+
+void attend_result_free(attend_result* r) { delete r; }
+
+}  // extern "C"

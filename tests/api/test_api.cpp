@@ -1,0 +1,239 @@
+// The public API as an embedding program sees it: libattend.so through
+// include/attend/attend.hpp and attend.h only.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "attend/attend.h"
+#include "attend/attend.hpp"
+
+namespace {
+
+using Catch::Matchers::Contains;
+
+const std::string kModel = std::string(ATTEND_CLI_FIXTURE) + "/model";
+
+std::vector<std::string> corpus(std::size_t n) {
+  std::ifstream in(std::string(ATTEND_CLI_FIXTURE) + "/corpus.txt");
+  std::vector<std::string> out;
+  for (std::string line; out.size() < n && std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+attend::TranslationOptions short_output() {
+  attend::TranslationOptions o;
+  o.max_length = 10;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("C++ API: text in, text out, the same as ids through encode/decode", "[api]") {
+  const attend::Model model = attend::Model::load(kModel);
+  REQUIRE(model.has_text_tokenizer());
+  REQUIRE(model.has_vocabulary());
+  CHECK(model.max_positions() == 64);
+  CHECK(model.source_vocabulary_size() == 150);
+  CHECK(model.target_vocabulary_size() == 120);
+  const auto special = model.special_ids();
+  CHECK(special.eos == 2);
+
+  const attend::Translator translator(model, {.threads = 2, .max_batch_size = 4});
+  const auto lines = corpus(9);
+  const auto text = translator.translate_text(lines, short_output());
+  REQUIRE(text.size() == lines.size());
+
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const auto& l : lines) {
+    ids.push_back(model.encode_text(l));
+    CHECK(ids.back().back() == special.eos);  // the model's config adds EOS to sources
+  }
+  const auto by_ids = translator.translate_ids(ids, short_output());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    REQUIRE(text[i].hypotheses.size() == 1);
+    const auto& h = text[i].hypotheses[0];
+    CHECK(h.ids == by_ids[i].hypotheses[0].ids);
+    CHECK(h.text == model.decode_text(h.ids));
+    CHECK(h.score == by_ids[i].hypotheses[0].score);
+    CHECK(h.log_prob < 0);
+    CHECK(h.token_log_probs.size() >= h.ids.size());
+    CHECK(h.ids.size() <= 10);
+  }
+
+  // Tokens: SentencePiece pieces serve as the vocabulary.
+  const auto tokens = translator.translate_tokens({{"▁The", "▁quick", "▁fox", "."}}, short_output());
+  REQUIRE(tokens.size() == 1);
+  CHECK(tokens[0].hypotheses[0].tokens == model.decode_tokens(tokens[0].hypotheses[0].ids));
+}
+
+TEST_CASE("C++ API: results by callback, n-best, truncation", "[api]") {
+  const attend::Model model = attend::Model::load(kModel);
+  const attend::Translator translator(model, {.threads = 1, .max_batch_size = 3, .max_beam_size = 3});
+  const auto lines = corpus(7);
+  const auto expected = translator.translate_text(lines, short_output());
+
+  std::set<std::size_t> seen;
+  const auto none = translator.translate_text(lines, short_output(), {},
+                                              [&](std::size_t i, attend::TranslationResult&& r) {
+                                                CHECK(seen.insert(i).second);
+                                                REQUIRE(i >= 100);
+                                                CHECK(r.hypotheses[0].text == expected[i - 100].hypotheses[0].text);
+                                              },
+                                              100);
+  CHECK(none.empty());
+  CHECK(seen.size() == lines.size());
+
+  attend::TranslationOptions beam = short_output();
+  beam.beam_size = 3, beam.num_hypotheses = 3;
+  const auto nbest = translator.translate_text({lines[0]}, beam);
+  REQUIRE(nbest[0].hypotheses.size() == 3);
+  CHECK(nbest[0].hypotheses[0].score >= nbest[0].hypotheses[1].score);
+  CHECK(nbest[0].hypotheses[1].score >= nbest[0].hypotheses[2].score);
+
+  std::vector<std::int32_t> ids = model.encode_text(lines[0] + " " + lines[1] + " " + lines[2]);
+  REQUIRE(ids.size() > 8);
+  CHECK(model.truncate_source(ids, 8));
+  CHECK(ids.size() == 8);
+  CHECK(ids.back() == model.special_ids().eos);
+  CHECK_FALSE(model.truncate_source(ids, 8));
+}
+
+TEST_CASE("C++ API: errors are attend::Error naming what is wrong", "[api]") {
+  CHECK_THROWS_WITH(attend::Model::load("/nonexistent/model"), Contains("/nonexistent/model"));
+  CHECK_THROWS_AS(attend::Model::load("/nonexistent/model"), attend::Error);
+  CHECK_THROWS_WITH(attend::Model::preset("huge"), Contains("unknown preset 'huge'"));
+
+  const attend::Model model = attend::Model::preset("tiny");
+  CHECK_FALSE(model.has_text_tokenizer());
+  CHECK_THROWS_WITH(model.encode_text("hello"), Contains("no SentencePiece model"));
+  const attend::Translator translator(model, {.threads = 1, .max_source_length = 16});
+  CHECK(translator.max_source_length() == 16);
+  CHECK_THROWS_WITH(translator.translate_ids({{5, 6}, {5, 1000}}), Contains("sentence 1: source token 1 has id 1000"));
+  CHECK_THROWS_WITH(translator.translate_ids({{5, 1000}}, {}, {}, {}, 40), Contains("sentence 40: source token 1"));
+  CHECK_THROWS_WITH(translator.translate_ids(std::vector<std::vector<std::int32_t>>(2, std::vector<std::int32_t>(17, 5))),
+                    Contains("sentence 0: source has 17 tokens, more than max_source_length 16"));
+  attend::TranslationOptions too_wide;
+  too_wide.beam_size = 5;
+  CHECK_THROWS_WITH(translator.translate_ids({{5}}, too_wide), Contains("beam_size"));
+  CHECK_FALSE(translator.plan_description().empty());
+  CHECK(translator.arena_bytes() > 0);
+}
+
+TEST_CASE("C++ API: one translator from many threads gives each the single-threaded answer", "[api]") {
+  const attend::Model model = attend::Model::load(kModel);
+  const attend::Translator translator(model, {.threads = 1});
+  const auto lines = corpus(12);
+  const auto expected = translator.translate_text(lines, short_output());
+  std::vector<std::vector<attend::TranslationResult>> got(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back([&, t] { got[t] = translator.translate_text(lines, short_output()); });
+  for (auto& t : threads) t.join();
+  for (const auto& g : got)
+    for (std::size_t i = 0; i < lines.size(); ++i) CHECK(g[i].hypotheses[0].text == expected[i].hypotheses[0].text);
+}
+
+TEST_CASE("C++ API: profiling and model information", "[api]") {
+  const attend::Model model = attend::Model::load(kModel);
+  const auto info = model.info();
+  CHECK(info.directory == kModel);
+  CHECK(info.parameters > 0);
+  CHECK(info.file_bytes > 0);
+  CHECK_THAT(info.text_tokenizer, Contains("source.spm"));
+  CHECK_THAT(info.config_json, Contains("\"max_positions\": 64"));
+  CHECK_FALSE(info.tensors.empty());
+  CHECK_FALSE(info.checks.empty());
+  const attend::Translator translator(model);
+  translator.set_profiling(true);
+  translator.translate_text(corpus(3), short_output());
+  double total = 0;
+  std::set<std::string> kinds;
+  for (const auto& p : translator.profile()) total += p.seconds, kinds.insert(p.kind);
+  CHECK(total > 0);
+  CHECK(kinds.count("gemm"));
+  CHECK(kinds.count("self_attention"));
+  translator.reset_profile();
+  for (const auto& p : translator.profile()) CHECK(p.seconds == 0);
+  CHECK(std::string(attend::version()) == std::string(attend_version()));
+}
+
+TEST_CASE("C API: status codes, messages, library-owned results", "[api]") {
+  attend_model* model = nullptr;
+  CHECK(attend_model_load("/nonexistent/model", nullptr, &model) == ATTEND_ERROR);
+  CHECK(model == nullptr);
+  CHECK_THAT(std::string(attend_last_error()), Contains("/nonexistent/model"));
+  CHECK(attend_model_load(nullptr, nullptr, &model) == ATTEND_ERROR_INVALID_ARGUMENT);
+  CHECK(attend_model_load(kModel.c_str(), "pentium", &model) == ATTEND_ERROR);
+  CHECK_THAT(std::string(attend_last_error()), Contains("pentium"));
+
+  REQUIRE(attend_model_load(kModel.c_str(), nullptr, &model) == ATTEND_OK);
+  CHECK(attend_model_has_text_tokenizer(model) == 1);
+  attend_translator_options topt;
+  attend_translator_options_init(&topt);
+  CHECK(topt.max_batch_size == 32);
+  topt.threads = 1;
+  attend_translator* translator = nullptr;
+  REQUIRE(attend_translator_create(model, &topt, &translator) == ATTEND_OK);
+  attend_model_free(model);  // the translator keeps what it needs
+
+  attend_options options;
+  attend_options_init(&options);
+  CHECK(options.beam_size == 1);
+  options.max_length = 10;
+  const auto lines = corpus(3);
+  const char* text[3] = {lines[0].c_str(), lines[1].c_str(), lines[2].c_str()};
+  attend_result* result = nullptr;
+  REQUIRE(attend_translate_text(translator, text, 3, &options, &result) == ATTEND_OK);
+  REQUIRE(attend_result_sentences(result) == 3);
+  CHECK(attend_result_hypotheses(result, 0) == 1);
+  CHECK(attend_result_text(result, 0, 0) != nullptr);
+  CHECK(attend_result_score(result, 0, 0) < 0);
+  CHECK(attend_result_log_prob(result, 0, 0) < 0);
+  std::size_t length = 0;
+  const int32_t* ids = attend_result_ids(result, 1, 0, &length);
+  CHECK(ids != nullptr);
+  CHECK((length >= 1 && length <= 10));
+  // Out of range: NULL, 0, NaN — never a crash.
+  CHECK(attend_result_text(result, 3, 0) == nullptr);
+  std::size_t no_length = 7;
+  CHECK(attend_result_ids(result, 0, 1, &no_length) == nullptr);
+  CHECK(no_length == 0);
+  CHECK(std::isnan(attend_result_score(result, 7, 0)));
+  CHECK(attend_result_hypotheses(result, 9) == 0);
+
+  // The ids path agrees with the text path.
+  const attend::Model cpp = attend::Model::load(kModel);
+  const std::vector<std::int32_t> encoded = cpp.encode_text(lines[1]);
+  const int32_t* sources[1] = {encoded.data()};
+  const std::size_t lengths[1] = {encoded.size()};
+  attend_result* by_ids = nullptr;
+  REQUIRE(attend_translate_ids(translator, sources, lengths, 1, &options, &by_ids) == ATTEND_OK);
+  std::size_t by_ids_length = 0;
+  const int32_t* got = attend_result_ids(by_ids, 0, 0, &by_ids_length);
+  CHECK(std::vector<int32_t>(got, got + by_ids_length) == std::vector<int32_t>(ids, ids + length));
+  attend_result_free(by_ids);
+
+  // Bad input: a status and a message, and the result stays NULL.
+  const int32_t bad[2] = {5, 100000};
+  const int32_t* bad_sources[1] = {bad};
+  const std::size_t bad_lengths[1] = {2};
+  attend_result* none = nullptr;
+  CHECK(attend_translate_ids(translator, bad_sources, bad_lengths, 1, &options, &none) == ATTEND_ERROR);
+  CHECK(none == nullptr);
+  CHECK_THAT(std::string(attend_last_error()), Contains("id 100000"));
+  CHECK(attend_translate_ids(translator, nullptr, bad_lengths, 1, &options, &none) == ATTEND_ERROR_INVALID_ARGUMENT);
+  const char* null_line[1] = {nullptr};
+  CHECK(attend_translate_text(translator, null_line, 1, &options, &none) == ATTEND_ERROR);
+  CHECK_THAT(std::string(attend_last_error()), Contains("lines[0] is NULL"));
+  options.beam_size = 0;
+  CHECK(attend_translate_text(translator, text, 1, &options, &none) == ATTEND_ERROR);
+  CHECK_THAT(std::string(attend_last_error()), Contains("beam_size"));
+
+  attend_result_free(result);
+  attend_translator_free(translator);
+  attend_result_free(nullptr);  // freeing NULL is allowed
+  attend_translator_free(nullptr);
+  attend_model_free(nullptr);
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the models the CLI, API and install tests translate with:
+#   OUT/model         separate source.spm / target.spm (SentencePiece, trained here with
+#                     Debian's spm_train), random weights, max_positions 64
+#   OUT/model-shared  one vocab.spm, shared embeddings
+#   OUT/corpus.txt    the text the tokenizers were trained on
+# Usage: make_cli_fixture.sh MAKE_TEST_MODEL OUT
+set -euo pipefail
+make_model=$1
+out=$2
+command -v spm_train >/dev/null || { echo "spm_train not found: install Debian's 'sentencepiece' (tools/bootstrap.sh does)" >&2; exit 1; }
+rm -rf "$out"
+mkdir -p "$out/model" "$out/model-shared"
+
+# A deterministic corpus with some non-ASCII words, so text really goes through UTF-8.
+awk 'BEGIN {
+  srand(7)
+  n = split("the quick brown fox jumps over lazy dog a an of to in is was he she it they we you cat house tree " \
+            "river stone light dark red green blue small large old new café naïve straße über smörgåsbord", w, " ")
+  for (i = 0; i < 3000; i++) {
+    l = 3 + int(rand() * 12); s = ""
+    for (j = 0; j < l; j++) s = s (j ? " " : "") w[1 + int(rand() * n)]
+    print toupper(substr(s, 1, 1)) substr(s, 2) "."
+  }
+}' > "$out/corpus.txt"
+awk '{ print toupper($0) }' "$out/corpus.txt" > "$out/corpus.upper.txt"
+
+train() {  # INPUT PREFIX VOCAB_SIZE
+  spm_train --input="$1" --model_prefix="$2" --vocab_size="$3" --model_type=bpe --character_coverage=1.0 \
+    --unk_id=0 --bos_id=1 --eos_id=2 --pad_id=3 --minloglevel=2 >/dev/null 2>&1 \
+    || { echo "spm_train failed for $2" >&2; exit 1; }
+}
+train "$out/corpus.txt" "$out/src" 150
+train "$out/corpus.upper.txt" "$out/tgt" 120
+train "$out/corpus.txt" "$out/shared" 150
+cp "$out/src.model" "$out/model/source.spm"
+cp "$out/tgt.model" "$out/model/target.spm"
+cp "$out/shared.model" "$out/model-shared/vocab.spm"
+
+"$make_model" "$out/model" 150 120 64 0 11
+"$make_model" "$out/model-shared" 150 150 64 1 12
+echo "fixture ready in $out"

@@ -1,0 +1,36 @@
+// Writes a small random model directory (config.json + model.safetensors) whose
+// vocabulary sizes and special ids match SentencePiece models trained by
+// make_cli_fixture.sh, for the CLI and API tests.
+//
+//   make_test_model DIR SRC_VOCAB TGT_VOCAB MAX_POSITIONS SHARED(0|1) SEED
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "model_io.hpp"
+#include "random_model.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 7) {
+    std::fprintf(stderr, "usage: make_test_model DIR SRC_VOCAB TGT_VOCAB MAX_POSITIONS SHARED SEED\n");
+    return 2;
+  }
+  try {
+    using namespace attend::runtime;
+    ModelConfig c = preset_config("tiny");
+    c.name = "cli-test";
+    c.src_vocab_size = std::atoll(argv[2]);
+    c.tgt_vocab_size = std::atoll(argv[3]);
+    c.max_positions = std::atoll(argv[4]);
+    c.shared_embeddings = std::atoi(argv[5]) != 0;
+    // SentencePiece trained with --unk_id=0 --bos_id=1 --eos_id=2 --pad_id=3.
+    c.unk_id = 0, c.bos_id = 1, c.eos_id = 2, c.pad_id = 3, c.decoder_start_id = 1;
+    c.add_source_eos = true;
+    c.validate(argv[1]);
+    save_model(argv[1], c, *random_weights(c, std::strtoull(argv[6], nullptr, 10)));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "make_test_model: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

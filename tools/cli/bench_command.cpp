@@ -1,0 +1,203 @@
+// attend bench: throughput of a model (a preset with random weights by default) on a
+// synthetic or real workload: generated and source tokens/s, sentences/s, batch
+// latency percentiles, peak RSS, and where the time goes by plan step.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "bench_workload.hpp"
+#include "commands.hpp"
+#include "model_choice.hpp"
+#include "process_stats.hpp"
+
+namespace attend::cli {
+namespace {
+
+struct BenchArgs {
+  ModelChoice model;
+  std::string input, input_format, src_len = "10:50";
+  std::int64_t sentences = 256, batch = 32, tgt_len = 48, beam = 1, warmup = 1, repeat = 1;
+  int threads = 0;
+  bool json = false, sentences_given = false;
+};
+
+struct Share {
+  std::string phase, kind, name;
+  int steps = 0;
+  double seconds = 0;
+};
+
+double percentile(std::vector<double> values, double p) {  // nearest rank
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+// Plan steps grouped across layers: "decoder gemm fc1" sums fc1 of every layer.
+std::vector<Share> time_shares(const std::vector<attend::StepProfile>& profile) {
+  std::map<std::string, Share> groups;
+  for (const auto& p : profile) {
+    const std::string role = p.name.substr(p.name.rfind('.') + 1);
+    Share& s = groups[p.phase + " " + p.kind + " " + role];
+    s.phase = p.phase, s.kind = p.kind, s.name = role;
+    ++s.steps;
+    s.seconds += p.seconds;
+  }
+  std::vector<Share> out;
+  for (auto& [key, share] : groups) out.push_back(share);
+  std::sort(out.begin(), out.end(), [](const Share& a, const Share& b) { return a.seconds > b.seconds; });
+  return out;
+}
+
+int run_bench(const BenchArgs& args) {
+  const LengthRange lengths = parse_length_range(args.src_len);
+  if (args.tgt_len < 1) throw UsageError("--tgt-len must be ≥ 1");
+
+  const auto load_start = std::chrono::steady_clock::now();
+  const attend::Model model = args.model.load();
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+
+  Sentences sentences;
+  if (args.input.empty()) {
+    sentences = synthetic_sentences(model, args.sentences, lengths, args.model.seed);
+  } else {
+    const Format format = parse_format(!args.input_format.empty() ? args.input_format
+                                       : model.has_text_tokenizer() ? "text" : "ids");
+    sentences = read_sentences(model, args.input, format, args.sentences_given ? args.sentences : 0);
+  }
+  std::int64_t longest = 1, source_tokens = 0;
+  for (const auto& s : sentences) {
+    longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(s.size()));
+    source_tokens += static_cast<std::int64_t>(s.size());
+  }
+
+  attend::TranslatorOptions topt;
+  topt.threads = args.threads, topt.max_batch_size = args.batch, topt.max_batch_tokens = 0;
+  topt.max_source_length = longest, topt.max_target_length = args.tgt_len, topt.max_beam_size = args.beam;
+  const attend::Translator translator(model, topt);
+  attend::TranslationOptions options;
+  options.beam_size = args.beam, options.min_length = options.max_length = args.tgt_len;  // exactly tgt_len tokens
+
+  const auto batches = length_sorted_batches(sentences, args.batch);
+  auto run_batch = [&](const std::vector<std::size_t>& batch, std::int64_t& generated) {
+    Sentences sources;
+    for (std::size_t i : batch) sources.push_back(sentences[i]);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto results = translator.translate_ids(sources, options);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& r : results) generated += static_cast<std::int64_t>(r.hypotheses.at(0).ids.size());
+    return s;
+  };
+
+  std::int64_t ignored = 0;
+  for (std::int64_t i = 0; i < args.warmup; ++i) run_batch(batches[static_cast<std::size_t>(i) % batches.size()], ignored);
+  translator.reset_profile();
+  translator.set_profiling(true);
+  std::vector<double> latencies;
+  std::int64_t generated = 0;
+  for (std::int64_t pass = 0; pass < args.repeat; ++pass)
+    for (const auto& batch : batches) latencies.push_back(run_batch(batch, generated));
+  translator.set_profiling(false);
+
+  double seconds = 0;
+  for (double s : latencies) seconds += s;
+  const double passes = static_cast<double>(args.repeat);
+  const auto info = model.info();
+  const int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto shares = time_shares(translator.profile());
+  double profiled = 0;
+  for (const auto& s : shares) profiled += s.seconds;
+
+  nlohmann::ordered_json j;
+  j["model"] = args.model.describe();
+  j["parameters"] = info.parameters;
+  j["isa"] = info.isa;
+  j["threads"] = threads;
+  j["workload"] = {{"sentences", sentences.size()},
+                   {"source", args.input.empty() ? "synthetic" : args.input},
+                   {"source_tokens", source_tokens},
+                   {"source_length", args.input.empty() ? args.src_len : "from input"},
+                   {"generated_tokens_per_sentence", args.tgt_len},
+                   {"beam", args.beam},
+                   {"batch", args.batch},
+                   {"batches_per_pass", batches.size()},
+                   {"warmup_batches", args.warmup},
+                   {"passes", args.repeat}};
+  j["load_seconds"] = load_seconds;
+  j["arena_mib"] = static_cast<double>(translator.arena_bytes()) / (1 << 20);
+  j["seconds"] = seconds;
+  j["generated_tokens"] = generated;
+  j["generated_tokens_per_second"] = static_cast<double>(generated) / seconds;
+  j["source_tokens_per_second"] = static_cast<double>(source_tokens) * passes / seconds;
+  j["sentences_per_second"] = static_cast<double>(sentences.size()) * passes / seconds;
+  j["batch_latency_ms"] = {{"p50", 1e3 * percentile(latencies, 50)},
+                           {"p90", 1e3 * percentile(latencies, 90)},
+                           {"p99", 1e3 * percentile(latencies, 99)}};
+  j["peak_rss_mib"] = peak_rss_mib();
+  auto& breakdown = j["time_by_step"] = nlohmann::ordered_json::array();
+  for (const auto& s : shares)
+    breakdown.push_back({{"phase", s.phase}, {"kind", s.kind}, {"name", s.name}, {"steps", s.steps},
+                         {"seconds", s.seconds}, {"percent", 100 * s.seconds / seconds}});
+  breakdown.push_back({{"phase", "other"}, {"kind", "other"}, {"name", "batching and API overhead"}, {"steps", 0},
+                       {"seconds", std::max(0.0, seconds - profiled)}, {"percent", 100 * std::max(0.0, seconds - profiled) / seconds}});
+
+  if (args.json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("attend bench: %s — %.1f M parameters, %s kernels, %d thread(s)\n", args.model.describe().c_str(),
+              static_cast<double>(info.parameters) / 1e6, info.isa.c_str(), threads);
+  std::printf("workload: %zu sentences (%s, %lld source tokens), %lld generated tokens each, %s, batches of %lld "
+              "(%zu per pass), %lld warm-up batch(es), %lld pass(es)\n",
+              sentences.size(), args.input.empty() ? ("synthetic, lengths " + args.src_len).c_str() : args.input.c_str(),
+              static_cast<long long>(source_tokens), static_cast<long long>(args.tgt_len),
+              args.beam == 1 ? "greedy" : ("beam " + std::to_string(args.beam)).c_str(), static_cast<long long>(args.batch),
+              batches.size(), static_cast<long long>(args.warmup), static_cast<long long>(args.repeat));
+  std::printf("model loaded in %.2f s; plan arena %.1f MiB\n\n", load_seconds, j["arena_mib"].get<double>());
+  std::printf("  generated tokens/s  %10.1f\n", j["generated_tokens_per_second"].get<double>());
+  std::printf("  source tokens/s     %10.1f\n", j["source_tokens_per_second"].get<double>());
+  std::printf("  sentences/s         %10.2f\n", j["sentences_per_second"].get<double>());
+  std::printf("  batch latency (ms)  p50 %.1f   p90 %.1f   p99 %.1f   (%zu batches)\n", 1e3 * percentile(latencies, 50),
+              1e3 * percentile(latencies, 90), 1e3 * percentile(latencies, 99), latencies.size());
+  std::printf("  peak RSS (MiB)      %10.1f\n", peak_rss_mib());
+  std::printf("  measured time (s)   %10.2f\n\ntime by plan step (summed over layers, %% of measured time):\n", seconds);
+  for (const auto& b : breakdown) {
+    const double percent = b["percent"].get<double>();
+    if (percent < 0.1) continue;
+    std::printf("  %5.1f%%  %-8s %-10s %s\n", percent, b["phase"].get<std::string>().c_str(),
+                b["kind"].get<std::string>().c_str(), b["name"].get<std::string>().c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_bench_command(CLI::App& parent) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* app = parent.add_subcommand("bench", "Measure translation throughput (default: the base preset, synthetic input)");
+  app->footer(
+      "Every sentence generates exactly --tgt-len tokens (end of sequence suppressed until then), so runs compare.\n"
+      "Batches are formed as `attend translate` forms them: sentences sorted by source length.\n");
+  args->model.add_flags(*app, "base");
+  app->add_option("--input", args->input, "Benchmark these sentences instead of synthetic ones");
+  app->add_option("--input-format", args->input_format, "text, tokens or ids (default: text if the model has a tokenizer)")
+      ->check(CLI::IsMember({"text", "tokens", "ids"}));
+  app->add_option("--sentences", args->sentences, "Sentences per pass (with --input: at most this many lines)")
+      ->check(CLI::PositiveNumber)->capture_default_str()->each([args](const std::string&) { args->sentences_given = true; });
+  app->add_option("--batch", args->batch, "Sentences per batch")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--src-len", args->src_len, "Synthetic source lengths MIN:MAX (uniform) or N")->capture_default_str();
+  app->add_option("--tgt-len", args->tgt_len, "Generated tokens per sentence (exactly)")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("--warmup", args->warmup, "Untimed batches before measuring")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("--repeat", args->repeat, "Timed passes over the workload")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_flag("--json", args->json, "Print the results as one JSON object");
+  return {app, [args] { return run_bench(*args); }};
+}
+
+}  // namespace attend::cli

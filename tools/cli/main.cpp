@@ -1,0 +1,40 @@
+// attend: batch text inference, throughput benchmarking and model inspection.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "attend/attend.hpp"
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace attend::cli;
+  CLI::App app{"attend — encoder-decoder transformer inference on x86 CPUs"};
+  app.set_version_flag("--version", std::string("attend ") + attend::version());
+  app.require_subcommand(1);
+  app.footer("Run `attend COMMAND --help` for a command's flags.\n");
+
+  const std::vector<Command> commands = {add_translate_command(app), add_bench_command(app), add_plan_command(app),
+                                         add_inspect_command(app), add_convert_command(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, the version, or the error and a hint
+    return code == 0 ? 0 : 2;
+  }
+
+  for (const Command& c : commands) {
+    if (!c.app->parsed()) continue;
+    const std::string who = "attend " + c.app->get_name();
+    try {
+      return c.run();
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", who.c_str(), e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: error: %s\n", who.c_str(), e.what());
+      return 1;
+    }
+  }
+  return 2;  // unreachable: require_subcommand(1)
+}

@@ -1,0 +1,34 @@
+#include "model_choice.hpp"
+
+#include "commands.hpp"
+
+namespace attend::cli {
+
+void ModelChoice::add_flags(CLI::App& app, const std::string& default_preset) {
+  default_preset_ = default_preset;
+  auto* model = app.add_option("-m,--model", directory, "Model directory (attend's format or CTranslate2's)");
+  std::string preset_help = "Built-in model with deterministic random weights: tiny, base (Transformer-base), big";
+  if (!default_preset.empty()) preset_help += " (default: " + default_preset + ")";
+  auto* preset_option = app.add_option("--preset", preset, preset_help)->check(CLI::IsMember({"tiny", "base", "big"}));
+  model->excludes(preset_option);
+  app.add_option("--seed", seed, "Seed of the preset's weights and of any random workload or sampling")
+      ->capture_default_str();
+  app.add_option("--isa", isa, "Kernels to use: avx512, avx2, sse2 (default: the best this CPU runs, or $ATTEND_ISA)")
+      ->check(CLI::IsMember({"avx512", "avx2", "sse2"}));
+}
+
+attend::Model ModelChoice::load() const {
+  attend::LoadOptions options;
+  options.isa = isa;
+  if (!directory.empty()) return attend::Model::load(directory, options);
+  const std::string name = preset.empty() ? default_preset_ : preset;
+  if (name.empty()) throw UsageError("give a model: --model DIR or --preset tiny|base|big");
+  return attend::Model::preset(name, seed, options);
+}
+
+std::string ModelChoice::describe() const {
+  if (!directory.empty()) return directory;
+  return "preset " + (preset.empty() ? default_preset_ : preset) + " (seed " + std::to_string(seed) + ")";
+}
+
+}  // namespace attend::cli

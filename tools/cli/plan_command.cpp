@@ -1,0 +1,38 @@
+// attend plan: the static execution plan a model compiles to for given limits.
+#include <cstdio>
+
+#include "commands.hpp"
+#include "model_choice.hpp"
+
+namespace attend::cli {
+namespace {
+
+struct PlanArgs {
+  ModelChoice model;
+  attend::TranslatorOptions limits;
+};
+
+}  // namespace
+
+Command add_plan_command(CLI::App& parent) {
+  auto args = std::make_shared<PlanArgs>();
+  args->limits.max_source_length = 256;
+  CLI::App* app = parent.add_subcommand("plan", "Show the static execution plan: steps, shapes, arena offsets, FLOPs, bytes");
+  args->model.add_flags(*app, "");
+  auto& l = args->limits;
+  app->add_option("--max-batch", l.max_batch_size, "Sentences per batch")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--max-src-len", l.max_source_length, "Tokens per source")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--max-tgt-len", l.max_target_length, "Generated tokens")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--max-batch-tokens", l.max_batch_tokens, "Padded source tokens per batch (0: batch × source length)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("--beam", l.max_beam_size, "Beam size")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("-t,--threads", l.threads, "Compute threads (0: one per core)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  return {app, [args] {
+            const attend::Model model = args->model.load();
+            const attend::Translator translator(model, args->limits);
+            std::printf("%s", translator.plan_description().c_str());
+            return 0;
+          }};
+}
+
+}  // namespace attend::cli

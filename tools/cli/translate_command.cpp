@@ -1,0 +1,278 @@
+// attend translate: batch inference over a text (or token, or id) file, streamed in
+// chunks so memory stays flat whatever the input's size, output in input order and
+// flushed as soon as it is ready.
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "commands.hpp"
+#include "model_choice.hpp"
+#include "ordered_output.hpp"
+#include "process_stats.hpp"
+#include "progress.hpp"
+#include "source_lines.hpp"
+#include "text_input.hpp"
+
+namespace attend::cli {
+namespace {
+
+// Chunks grow so that the first lines come out quickly and large inputs still fill
+// long length-sorted batches.
+constexpr std::size_t kFirstChunkLines = 64;
+constexpr std::size_t kMaxChunkLines = 4096;
+
+struct TranslateArgs {
+  ModelChoice model;
+  std::string input = "-", output = "-", input_format = "text", output_format;
+  std::string target_prefix, target_prefix_file;
+  std::int64_t beam = 1, n_best = 1, max_length = 256, min_length = 0, sample_topk = 0;
+  float length_penalty = 1.0f, sample_topp = 1.0f, temperature = 1.0f;
+  bool sampling = false, scores = false, strict = false, quiet = false;
+  int threads = 0;
+  std::int64_t max_batch_size = 32, max_batch_tokens = 4096;
+};
+
+using FilePtr = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+FilePtr open_file(const std::string& path, const char* mode, std::FILE* standard, const char* what) {
+  if (path == "-") return FilePtr(standard, [](std::FILE*) { return 0; });
+  std::FILE* f = std::fopen(path.c_str(), mode);
+  if (f == nullptr) throw attend::Error(std::string("cannot open the ") + what + " " + path + ": " + std::strerror(errno));
+  return FilePtr(f, std::fclose);
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += ' ';
+    out += p;
+  }
+  return out;
+}
+
+std::string format_score(float score) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6f", static_cast<double>(score));
+  return buffer;
+}
+
+class Translation {
+ public:
+  explicit Translation(const TranslateArgs& args) : args_(args) {}
+  int run();
+
+ private:
+  struct Totals {
+    std::uint64_t lines = 0, empty = 0, source_tokens = 0, generated = 0;
+  };
+
+  void check_usage() const;
+  attend::TranslationOptions translation_options() const;
+  void translate_chunk(const std::vector<std::string>& text, const std::vector<std::string>& prefix_text,
+                       std::uint64_t first, SourceLines& lines, OrderedOutput& output, Progress& progress);
+  std::string hypothesis_text(const attend::Hypothesis& h) const;
+  std::string output_for(std::uint64_t line, const attend::TranslationResult* result) const;
+  void print_summary(double seconds) const;
+
+  const TranslateArgs& args_;
+  std::optional<attend::Model> model_;
+  std::optional<attend::Translator> translator_;
+  attend::TranslationOptions options_;
+  Format output_format_ = Format::text;
+  std::vector<std::int32_t> common_prefix_;
+  Totals totals_;
+};
+
+void Translation::check_usage() const {
+  if (args_.n_best < 1) throw UsageError("--n-best must be ≥ 1");
+  if (args_.n_best > args_.beam) throw UsageError("--n-best " + std::to_string(args_.n_best) + " needs --beam ≥ " + std::to_string(args_.n_best));
+  if (args_.sampling && args_.beam > 1) throw UsageError("sampling (--sampling, --sample-topk, --sample-topp, --temperature) and --beam > 1 exclude each other");
+  if (!args_.target_prefix.empty() && !args_.target_prefix_file.empty())
+    throw UsageError("--target-prefix and --target-prefix-file exclude each other");
+}
+
+attend::TranslationOptions Translation::translation_options() const {
+  attend::TranslationOptions o;
+  o.beam_size = args_.beam, o.num_hypotheses = args_.n_best, o.length_penalty = args_.length_penalty;
+  o.max_length = args_.max_length, o.min_length = args_.min_length;
+  o.sampling = args_.sampling, o.sampling_topk = args_.sample_topk, o.sampling_topp = args_.sample_topp;
+  o.temperature = args_.temperature, o.seed = args_.model.seed;
+  return o;
+}
+
+std::string Translation::hypothesis_text(const attend::Hypothesis& h) const {
+  switch (output_format_) {
+    case Format::text: return model_->decode_text(h.ids);
+    case Format::tokens: return join(model_->decode_tokens(h.ids));
+    case Format::ids: {
+      std::string out;
+      for (std::int32_t id : h.ids) out.append(out.empty() ? "" : " ").append(std::to_string(id));
+      return out;
+    }
+  }
+  return {};
+}
+
+// The documented output formats (README.md, `attend translate --help`).
+std::string Translation::output_for(std::uint64_t line, const attend::TranslationResult* result) const {
+  std::string out;
+  for (std::int64_t k = 0; k < args_.n_best; ++k) {
+    const attend::Hypothesis* h =
+        result != nullptr && k < static_cast<std::int64_t>(result->hypotheses.size()) ? &result->hypotheses[k] : nullptr;
+    if (h == nullptr && result != nullptr) break;  // fewer finished hypotheses than asked
+    const std::string text = h != nullptr ? hypothesis_text(*h) : "";
+    const std::string score = format_score(h != nullptr ? h->score : 0.0f);
+    if (args_.n_best > 1) out.append(std::to_string(line)).append(" ||| ").append(text).append(" ||| ").append(score);
+    else if (args_.scores) out.append(score).append(" ||| ").append(text);
+    else out.append(text);
+    out += '\n';
+  }
+  return out;
+}
+
+int Translation::run() {
+  check_usage();
+  const Format input_format = parse_format(args_.input_format);
+  output_format_ = args_.output_format.empty() ? input_format : parse_format(args_.output_format);
+  FilePtr in = open_file(args_.input, "r", stdin, "input");
+  FilePtr prefix_in = args_.target_prefix_file.empty() ? FilePtr(nullptr, [](std::FILE*) { return 0; })
+                                                        : open_file(args_.target_prefix_file, "r", stdin, "target prefix file");
+  FilePtr out = open_file(args_.output, "w", stdout, "output");
+
+  model_ = args_.model.load();
+  attend::TranslatorOptions topt;
+  topt.threads = args_.threads, topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
+  topt.max_target_length = args_.max_length, topt.max_beam_size = args_.beam;
+  translator_.emplace(*model_, topt);
+  options_ = translation_options();
+
+  SourceLines lines(*model_, input_format, args_.strict, translator_->max_source_length(), "attend translate");
+  if (output_format_ == Format::text && !model_->has_text_tokenizer())
+    throw attend::Error("the model has no SentencePiece model to write text: use --output-format ids or tokens");
+  if (output_format_ == Format::tokens && !model_->has_vocabulary())
+    throw attend::Error("the model has no vocabulary files to write tokens: use --output-format ids");
+  if (!args_.target_prefix.empty()) common_prefix_ = lines.encode_prefix(args_.target_prefix, 0);
+
+  // Someone typing at a terminal gets each line back as soon as it is entered (and no
+  // progress line drawn over what they type).
+  const bool interactive = args_.input == "-" && is_terminal(0);
+  const bool show_progress = !args_.quiet && is_terminal(2) && !interactive;
+  Progress progress(show_progress, show_progress ? count_lines(args_.input) : std::nullopt);
+  OrderedOutput output(out.get());
+  LineReader reader(in.get()), prefix_reader(prefix_in.get());
+
+  for (std::size_t chunk = interactive ? 1 : kFirstChunkLines;; chunk = interactive ? 1 : std::min(chunk * 2, kMaxChunkLines)) {
+    const std::uint64_t first = reader.lines_read();
+    const std::vector<std::string> text = reader.read(chunk);
+    if (text.empty()) break;
+    std::vector<std::string> prefix_text;
+    if (prefix_in) {
+      prefix_text = prefix_reader.read(text.size());
+      if (prefix_text.size() != text.size())
+        throw attend::Error("the target prefix file " + args_.target_prefix_file + " has " +
+                            std::to_string(prefix_reader.lines_read()) + " lines, fewer than the input");
+    }
+    try {
+      translate_chunk(text, prefix_text, first, lines, output, progress);
+    } catch (...) {
+      progress.finish();
+      throw;
+    }
+  }
+  if (prefix_in && !prefix_reader.read(1).empty())
+    std::fprintf(stderr, "attend translate: warning: the target prefix file %s has more lines than the input\n",
+                 args_.target_prefix_file.c_str());
+  progress.finish();
+  lines.print_warnings(stderr);
+  if (!args_.quiet) print_summary(progress.seconds());
+  return 0;
+}
+
+// Lines first … first + text.size() - 1 (0-based). A line rejected under --strict stops
+// the run, but only after every line before it has been translated and written.
+void Translation::translate_chunk(const std::vector<std::string>& text, const std::vector<std::string>& prefix_text,
+                                  std::uint64_t first, SourceLines& lines, OrderedOutput& output, Progress& progress) {
+  std::vector<std::vector<std::int32_t>> sources, prefixes;
+  std::vector<std::uint64_t> line_of;  // sources[i] is input line line_of[i]
+  std::exception_ptr rejected;
+  for (std::size_t i = 0; i < text.size() && !rejected; ++i) {
+    const std::uint64_t line = first + i;
+    try {
+      auto ids = lines.encode(text[i], line + 1);
+      std::vector<std::int32_t> prefix = prefix_text.empty() ? common_prefix_ : lines.encode_prefix(prefix_text[i], line + 1);
+      if (!ids) {  // empty in, empty out
+        output.put(line, output_for(line, nullptr));
+        ++totals_.lines, ++totals_.empty;
+        continue;
+      }
+      totals_.source_tokens += ids->size();
+      sources.push_back(std::move(*ids));
+      line_of.push_back(line);
+      if (!prefix_text.empty() || !common_prefix_.empty()) prefixes.push_back(std::move(prefix));
+    } catch (const attend::Error&) {
+      rejected = std::current_exception();
+    }
+  }
+  translator_->translate_ids(sources, options_, prefixes,
+                             [&](std::size_t i, attend::TranslationResult&& r) {
+                               const std::uint64_t line = line_of[i - first];
+                               if (!r.hypotheses.empty()) totals_.generated += r.hypotheses[0].ids.size();
+                               output.put(line, output_for(line, &r));
+                               progress.update(++totals_.lines, totals_.generated);
+                             },
+                             first);
+  progress.update(totals_.lines, totals_.generated);
+  if (rejected) std::rethrow_exception(rejected);
+}
+
+void Translation::print_summary(double seconds) const {
+  const double s = std::max(seconds, 1e-9);
+  const Totals& t = totals_;
+  std::fprintf(stderr,
+               "attend translate: %llu lines (%llu empty) in %.2f s: %.1f lines/s, %llu source tokens (%.0f/s), "
+               "%llu generated tokens (%.0f/s), peak RSS %.0f MiB\n",
+               static_cast<unsigned long long>(t.lines), static_cast<unsigned long long>(t.empty), s, t.lines / s,
+               static_cast<unsigned long long>(t.source_tokens), t.source_tokens / s,
+               static_cast<unsigned long long>(t.generated), t.generated / s, peak_rss_mib());
+}
+
+}  // namespace
+
+Command add_translate_command(CLI::App& parent) {
+  auto args = std::make_shared<TranslateArgs>();
+  CLI::App* app = parent.add_subcommand("translate", "Translate lines of text (or tokens, or ids), in input order");
+  app->footer(
+      "Output: one line per input line. --scores: 'SCORE ||| TEXT'. --n-best K: K lines per input,\n"
+      "'INDEX ||| TEXT ||| SCORE' (INDEX: 0-based input line). Scores are log-probabilities, divided by\n"
+      "length^penalty for beam search. Empty input lines give empty output lines.\n");
+  args->model.add_flags(*app, "");
+  app->add_option("-i,--input", args->input, "Input file, one sentence per line ('-': stdin)")->capture_default_str();
+  app->add_option("-o,--output", args->output, "Output file ('-': stdout)")->capture_default_str();
+  const auto formats = CLI::IsMember({"text", "tokens", "ids"});
+  app->add_option("--input-format", args->input_format,
+                  "text (SentencePiece), tokens (vocabulary tokens separated by spaces) or ids (integers, given "
+                  "to the encoder as they are)")
+      ->check(formats)->capture_default_str();
+  app->add_option("--output-format", args->output_format, "text, tokens or ids (default: the input format)")->check(formats);
+  app->add_option("--target-prefix", args->target_prefix, "Force every output to start with this (in the input format)");
+  app->add_option("--target-prefix-file", args->target_prefix_file, "One forced target prefix per input line");
+  app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--n-best", args->n_best, "Hypotheses per input (≤ --beam)")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--length-penalty", args->length_penalty, "Beam scores are log_prob / length^penalty")->capture_default_str();
+  app->add_option("--max-length", args->max_length, "Most generated tokens per sentence")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--min-length", args->min_length, "End of sequence impossible before this many tokens")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_flag("--sampling", args->sampling, "Sample tokens instead of searching (implied by the next three)");
+  auto implies_sampling = [args](auto) { args->sampling = true; };
+  app->add_option("--sample-topk", args->sample_topk, "Sample among the k most likely tokens (0: all)")->check(CLI::NonNegativeNumber)->each(implies_sampling);
+  app->add_option("--sample-topp", args->sample_topp, "Sample among the most likely tokens of total probability p")->each(implies_sampling);
+  app->add_option("--temperature", args->temperature, "Sampling temperature")->each(implies_sampling);
+  app->add_flag("--scores", args->scores, "Prefix each output with its score");
+  app->add_flag("--strict", args->strict, "Reject invalid UTF-8, out-of-vocabulary ids and over-long lines instead of repairing them");
+  app->add_flag("-q,--quiet", args->quiet, "No progress bar and no summary");
+  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  return {app, [args] { return Translation(*args).run(); }};
+}
+
+}  // namespace attend::cli
