@@ -6,7 +6,7 @@
 Transformer-base (vocab 32000 shared, d 512, 8 heads, FFN 2048, ReLU, 6 + 6 layers,
 pre-LN, random weights), 256 sources of 10–50 tokens, batches of 32, exactly 48
 generated tokens each, 2 threads. attend runs `attend bench --json` (the CLI,
-build/release/tools/cli/attend, built if missing); PyTorch runs tools/reference.py's
+build/release/bin/attend, built if missing); PyTorch runs tools/reference.py's
 batched KV-cache decoder. Order per beam: attend, PyTorch, attend (attend's figure is the
 mean of its two runs, so drift during the long PyTorch run affects both sides alike). Prints a Markdown table with
 generated tokens/s, the ratio, and attend's peak RSS against 1.5 × fp32 weights + arena.
@@ -34,7 +34,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     a = p.parse_args()
 
-    attend = os.path.join(ROOT, "build", "release", "tools", "cli", "attend")
+    attend = os.path.join(ROOT, "build", "release", "bin", "attend")
     if not os.path.exists(attend):
         subprocess.run(["cmake", "--preset", "release"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         subprocess.run(["cmake", "--build", "--preset", "release", "--target", "attend_cli"], cwd=ROOT, check=True)

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attend/ops/argmax.hpp"
 #include "search.hpp"
 
 namespace attend::runtime {
@@ -23,27 +24,14 @@ bool better(const Selection& a, const Selection& b) {
   return a.token < b.token;
 }
 
-// The `want` best tokens of one row (by log p, ties to the lower id), best first.
-std::int64_t top_tokens(const float* lp, std::int64_t V, std::int64_t want, std::int32_t row, float base,
-                        Selection* out) {
-  std::int64_t n = 0;
-  for (std::int64_t v = 0; v < V; ++v) {
-    if (n == want && !(lp[v] > out[n - 1].token_log_prob)) continue;  // not better than the worst kept
-    const Selection s{row, static_cast<std::int32_t>(v), base + lp[v], lp[v]};
-    std::int64_t pos = n < want ? n++ : n - 1;
-    while (pos > 0 && out[pos - 1].token_log_prob < s.token_log_prob) {
-      out[pos] = out[pos - 1];
-      --pos;
-    }
-    out[pos] = s;
-  }
-  return n;
-}
-
 }  // namespace
 
 std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection* next) {
   const std::int64_t K = in.options->beam_size;
+  // Every row's 2·K most likely tokens (by log p, ties to the lower id), best first.
+  const std::int64_t per_row = std::min<std::int64_t>(2 * K, in.vocab);
+  ops::row_top_k(ops::ConstMatrix(in.log_probs, in.rows, in.vocab), per_row, scratch.top_ids_.data(),
+                 scratch.top_log_probs_.data(), scratch.threads_);
   std::int64_t n = 0;
   for (std::int64_t i = 0; i < in.rows;) {
     const std::int32_t sentence = in.live[i].sentence;
@@ -58,13 +46,12 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
     }
 
     std::int64_t count = 0;
-    for (std::int64_t r = i; r < j; ++r) {
-      Selection* row_best = scratch.per_row_.data() + r * 2 * K;
-      const std::int64_t got = top_tokens(in.log_probs + r * in.vocab, in.vocab, 2 * K, static_cast<std::int32_t>(r),
-                                          in.live[r].log_prob, row_best);
-      for (std::int64_t c = 0; c < got; ++c)
-        if (std::isfinite(row_best[c].log_prob)) scratch.candidates_[count++] = row_best[c];
-    }
+    for (std::int64_t r = i; r < j; ++r)
+      for (std::int64_t c = r * per_row; c < (r + 1) * per_row; ++c) {
+        const float lp = scratch.top_log_probs_[c];
+        const Selection s{static_cast<std::int32_t>(r), scratch.top_ids_[c], in.live[r].log_prob + lp, lp};
+        if (std::isfinite(s.log_prob)) scratch.candidates_[count++] = s;
+      }
     Selection* cand = scratch.candidates_.data();
     const std::int64_t keep = std::min<std::int64_t>(count, 2 * K);
     std::partial_sort(cand, cand + keep, cand + count, better);

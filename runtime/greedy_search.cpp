@@ -1,15 +1,13 @@
-// Greedy search: each row continues with its most likely token (the lowest id on ties).
+// Greedy search: each row continues with its most likely token (the lowest id on ties),
+// found for all rows at once by the vectorised, threaded ops::row_argmax.
+#include "attend/ops/argmax.hpp"
 #include "search.hpp"
 
 namespace attend::runtime {
 
-std::int64_t greedy_select(const SearchInput& in, Selection* next) {
-  return select_one_token_per_row(in, next, [&](std::int64_t, const float* lp) {
-    std::int64_t best = 0;
-    for (std::int64_t v = 1; v < in.vocab; ++v)
-      if (lp[v] > lp[best]) best = v;
-    return static_cast<std::int32_t>(best);
-  });
+std::int64_t greedy_select(const SearchInput& in, GreedyScratch& scratch, Selection* next) {
+  ops::row_argmax(ops::ConstMatrix(in.log_probs, in.rows, in.vocab), scratch.best_.data(), scratch.threads_);
+  return select_one_token_per_row(in, next, [&](std::int64_t r, const float*) { return scratch.best_[r]; });
 }
 
 }  // namespace attend::runtime

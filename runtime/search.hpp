@@ -53,7 +53,13 @@ struct SearchInput {
 };
 
 // Each returns the number of selections written to `next` (at most rows × beam).
-std::int64_t greedy_select(const SearchInput& in, Selection* next);
+class GreedyScratch {
+ public:
+  GreedyScratch(std::int64_t rows, int threads) : best_(rows), threads_(threads) {}
+  std::vector<std::int32_t> best_;  // each row's argmax
+  int threads_;
+};
+std::int64_t greedy_select(const SearchInput& in, GreedyScratch& scratch, Selection* next);
 
 // Greedy and sampling: every row continues with one token — its forced prefix token, or
 // choose(row, log_probs of the row) — unless that token is end-of-sequence, which ends
@@ -86,9 +92,12 @@ std::int64_t sampling_select(const SearchInput& in, SamplingScratch& scratch, Se
 
 class BeamScratch {
  public:
-  BeamScratch(std::int64_t rows, std::int64_t beam) : per_row_(rows * 2 * beam), candidates_(rows * 2 * beam) {}
-  std::vector<Selection> per_row_;     // each row's 2·beam best tokens
+  BeamScratch(std::int64_t rows, std::int64_t beam, int threads)
+      : top_ids_(rows * 2 * beam), top_log_probs_(rows * 2 * beam), candidates_(rows * 2 * beam), threads_(threads) {}
+  std::vector<std::int32_t> top_ids_;  // each row's 2·beam best tokens (ops::row_top_k)…
+  std::vector<float> top_log_probs_;   // …and their log p
   std::vector<Selection> candidates_;  // one sentence's candidates
+  int threads_;
 };
 std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection* next);
 

@@ -49,7 +49,8 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
       finish_scratch_(T_ + 1),
       source_lengths_(plan_->limits().max_batch),
       store_(plan_->limits().max_batch, store_capacity(plan_->limits()), T_),
-      beam_(plan_->limits().decoder_rows(), plan_->limits().beam_size),
+      greedy_(plan_->limits().decoder_rows(), plan_->limits().threads),
+      beam_(plan_->limits().decoder_rows(), plan_->limits().beam_size, plan_->limits().threads),
       sampling_(vocab_),
       step_seconds_(plan_->steps().size(), 0.0) {
   const std::int64_t R = plan_->limits().decoder_rows();
@@ -63,7 +64,7 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
 std::size_t Workspace::reserved_bytes() const {
   const std::int64_t R = plan_->limits().decoder_rows();
   return arena_.bytes() + 2 * R * (sizeof(LiveRow) + T_ * 8) + next_table_.size() * 4 + next_.size() * sizeof(Selection) +
-         beam_.per_row_.size() * 2 * sizeof(Selection) + sampling_.probs_.size() * 8;
+         greedy_.best_.size() * 4 + beam_.top_ids_.size() * 8 + beam_.candidates_.size() * sizeof(Selection) + sampling_.probs_.size() * 8;
 }
 
 void Workspace::reset_statistics() {
@@ -161,7 +162,7 @@ std::int64_t Workspace::select(std::int64_t step, std::int64_t rows, std::span<c
   in.eos = c.eos_id, in.options = &o, in.batch = batch, in.finisher = this;
   if (o.beam_size > 1) return beam_select(in, beam_, next_.data());
   if (o.sampling.enabled) return sampling_select(in, sampling_, next_.data());
-  return greedy_select(in, next_.data());
+  return greedy_select(in, greedy_, next_.data());
 }
 
 // The selected rows become the live rows: histories copied from their parents, the

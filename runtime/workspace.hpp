@@ -80,6 +80,7 @@ class Workspace final : private Finisher {
   std::int64_t num_hypotheses_ = 1;
 
   HypothesisStore store_;
+  GreedyScratch greedy_;
   BeamScratch beam_;
   SamplingScratch sampling_;
 

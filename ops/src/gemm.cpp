@@ -65,6 +65,20 @@ void fill_tile(const GemmProblem& g, detail::GemmTile& t, const float* a, index_
   t.c = g.c.row(i0) + n0;
   t.bias = g.ep.bias ? g.ep.bias + n0 : nullptr;
   t.residual = g.ep.residual.data && !g.residual_is_c ? g.ep.residual.row(i0) + n0 : nullptr;
+  t.prefetch = reinterpret_cast<const char*>(t.b);  // own panel: a no-op unless the driver says better
+  t.prefetch_step = NR * static_cast<index_t>(sizeof(float));
+}
+
+// Tile `tile` of `tiles` prefetches its share of panel `next` (the k0 slab: kc k-steps
+// of NR floats, contiguous) while it computes, so that panel's DRAM traffic overlaps the
+// compute of all tiles instead of stalling the first one to touch it.
+void prefetch_panel_share(const GemmProblem& g, detail::GemmTile& t, index_t k0, index_t kc, index_t next,
+                          index_t p_end, index_t tile, index_t tiles) {
+  if (tiles < 2 || next >= p_end) return;  // one tile is bandwidth-bound: measured slower
+  const index_t NR = g.kt->gemm_nr;
+  const index_t bytes = kc * NR * static_cast<index_t>(sizeof(float));
+  t.prefetch = reinterpret_cast<const char*>(g.b.panel(next) + k0 * NR) + tile * bytes / tiles;
+  t.prefetch_step = bytes / (tiles * kc);
 }
 
 // Few rows (decoding): every row tile of A packed at once, then each B panel goes
@@ -83,6 +97,7 @@ void run_block_few_rows(const GemmProblem& g, index_t i_begin, index_t i_end, in
     for (index_t p = p_begin; p < p_end; ++p)
       for (index_t tile = 0, i0 = i_begin; tile < tiles; i0 += tile_rows(rows, tiles, tile++)) {
         fill_tile(g, t, apack[tile], i0, k0, kc, p);
+        prefetch_panel_share(g, t, k0, kc, p + 1, p_end, tile, tiles);
         kt.gemm_kernels[tile_rows(rows, tiles, tile) - 1](t);
       }
     k0 += kc;

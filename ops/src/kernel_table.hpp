@@ -40,6 +40,10 @@ struct GemmTile {
   Activation activation = Activation::none;
   const float* residual = nullptr;  // at this tile's origin
   index_t ldr = 0;
+  // Bytes to pull towards L2 while computing: prefetch + k·prefetch_step for every
+  // k-step (the next weight panel, when the driver knows it; else this tile's own).
+  const char* prefetch = nullptr;
+  index_t prefetch_step = 0;
 };
 // Indexed by mr − 1: one specialisation per row count, so no row is wasted.
 using GemmMicroKernel = void (*)(const GemmTile&);
@@ -93,6 +97,8 @@ struct KernelTable {
   void (*activation_row)(Activation a, const float* x, float* y, index_t n);
   void (*softmax_row)(const float* x, float* y, index_t n);
   void (*log_softmax_row)(const float* x, float* y, index_t n);
+  index_t (*argmax_row)(const float* x, index_t n);  // lowest index of the maximum
+  void (*top_k_row)(const float* x, index_t n, index_t k, std::int32_t* indices, float* values);
   // y = x·scale + add (add may be null)
   void (*scale_add_row)(const float* x, float scale, const float* add, float* y, index_t n);
 };

@@ -28,7 +28,7 @@ cmake -S "$source/tools/examples" -B "$work/examples" -G Ninja -DCMAKE_PREFIX_PA
 cmake --build "$work/examples" >/dev/null
 
 head -n 12 "$fixture/corpus.txt" > "$work/input.txt"
-expected=$("$build/tools/cli/attend" translate -m "$fixture/model" --max-length 12 -q < "$work/input.txt")
+expected=$("$build/bin/attend" translate -m "$fixture/model" --max-length 12 -q < "$work/input.txt")
 # The installed CLI finds the installed library through its RPATH (no LD_LIBRARY_PATH).
 installed=$(env -u LD_LIBRARY_PATH "$prefix/bin/attend" translate -m "$fixture/model" --max-length 12 -q < "$work/input.txt")
 cpp=$("$work/examples/translate_lines" "$fixture/model" 12 < "$work/input.txt")

@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
 
 #include "attend/ops/activation.hpp"
+#include "attend/ops/argmax.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
 #include "attend/ops/reference.hpp"
@@ -158,6 +160,57 @@ OpCase embedding_case(Rng& rng, index_t vocab, index_t dim, index_t tokens, bool
   return c;
 }
 
+// row_argmax (k = 0) or row_top_k: indices compared exactly (as floats in the case's
+// buffers: every index < 2^24 is exact). Values are drawn from a few dozen levels, so
+// ties are everywhere and must go to the lower index; −inf entries stand for masked
+// tokens.
+OpCase selection_case(Rng& rng, index_t rows, index_t cols, index_t k, bool with_neg_inf) {
+  struct State {
+    Buffer2D x, got, expected;
+    std::vector<std::int32_t> indices;
+    std::vector<float> values;
+  };
+  auto s = std::make_shared<State>();
+  const index_t width = std::max<index_t>(k, 1);
+  s->x = Buffer2D(rows, cols, rng.uniform_int(0, 2));
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j)
+      s->x.at(i, j) = with_neg_inf && rng.uniform_int(0, 3) == 0 ? -std::numeric_limits<float>::infinity()
+                                                                 : 0.5f * static_cast<float>(rng.uniform_int(-30, 30));
+  s->got = Buffer2D(rows, 2 * width);
+  s->expected = Buffer2D(rows, 2 * width);
+  s->indices.resize(static_cast<size_t>(rows * width));
+  s->values.resize(static_cast<size_t>(rows * width));
+  // Row r of an output: the indices, then (top k) the values.
+  auto store = [s, width, k](Buffer2D& out) {
+    for (index_t r = 0; r < out.rows(); ++r)
+      for (index_t i = 0; i < width; ++i) {
+        out.at(r, i) = static_cast<float>(s->indices[r * width + i]);
+        out.at(r, width + i) = k == 0 ? 0.0f : s->values[r * width + i];
+      }
+  };
+  OpCase c;
+  c.op = k == 0 ? "row_argmax" : "row_top_k";
+  c.name = c.op + " " + std::to_string(rows) + "x" + std::to_string(cols) + (k ? " k=" + std::to_string(k) : "") +
+           (with_neg_inf ? " with -inf" : "");
+  c.flops = 1.0 * rows * cols;
+  c.bytes = 4.0 * rows * cols;
+  c.tolerance = 0;
+  c.run = [s, k, store](int threads) {
+    if (k == 0) ops::row_argmax(s->x.view(), s->indices.data(), threads);
+    else ops::row_top_k(s->x.view(), k, s->indices.data(), s->values.data(), threads);
+    store(s->got);
+  };
+  c.reference = [s, k, store] {
+    if (k == 0) ops::reference::row_argmax(s->x.view(), s->indices.data());
+    else ops::reference::row_top_k(s->x.view(), k, s->indices.data(), s->values.data());
+    store(s->expected);
+  };
+  c.outputs = {{&s->got, &s->expected}};
+  c.state = s;
+  return c;
+}
+
 OpCase positions_case(index_t first, index_t count, index_t dim, ops::PositionLayout layout) {
   struct State {
     Buffer2D out, out_ref;
@@ -191,6 +244,8 @@ std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
     out.push_back(row_case(rng, 8192, 2048, RowKind::activation, ops::Activation::relu, false));
     out.push_back(row_case(rng, 256, 32000, RowKind::softmax, {}, false));
     out.push_back(row_case(rng, 256, 32000, RowKind::log_softmax, {}, false));
+    out.push_back(selection_case(rng, 32, 32000, 0, false));
+    out.push_back(selection_case(rng, 128, 32000, 8, false));
     return out;
   }
   for (index_t cols : {1, 7, 32, 100, 512, 1031}) {
@@ -205,7 +260,13 @@ std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
     out.push_back(row_case(rng, rows, cols, RowKind::softmax, {}, cols > 1));
     out.push_back(row_case(rng, rows, cols, RowKind::log_softmax, {}, cols > 1));
     out.push_back(embedding_case(rng, 50, cols, rows, cols % 2 == 0));
+    out.push_back(selection_case(rng, rows, cols, 0, false));
+    out.push_back(selection_case(rng, rows, cols, 0, true));
+    out.push_back(selection_case(rng, rows, cols, std::min<index_t>(cols, 8), cols > 1));
+    out.push_back(selection_case(rng, rows, cols, cols, false));
   }
+  out.push_back(selection_case(rng, 5, 32000, 0, true));
+  out.push_back(selection_case(rng, 5, 32000, 8, true));
   // A large mean with a tiny spread: the centred values must keep their digits.
   out.push_back(norm_case(rng, 16, 512, {.mean = 1000.0f, .spread = 0.01f}));
   out.push_back(norm_case(rng, 16, 77, {.residual = true, .mean = -30000.0f, .spread = 0.5f}));

@@ -140,6 +140,13 @@ TEST_CASE("ops report bad arguments as attend::Error naming the problem", "[ops]
                       Contains("ids[1] = 9 is outside [0, 8)"));
     CHECK_THROWS_WITH(ops::sinusoidal_positions(ops::PositionLayout::interleaved, 0, ops::Matrix(c.data(), 2, 7)),
                       Contains("dimension 7 must be even"));
+    std::int32_t best[2];
+    CHECK_THROWS_WITH(ops::row_argmax(ops::ConstMatrix(a.data(), 2, 8), nullptr, 1), Contains("row_argmax: out is null"));
+    CHECK_THROWS_WITH(ops::row_argmax(ops::ConstMatrix(a.data(), 2, 0), best, 1), Contains("rows have no columns"));
+    CHECK_THROWS_WITH(ops::row_argmax(ops::ConstMatrix(a.data(), 2, 8), best, 0), Contains("thread count must be ≥ 1"));
+    float top[16];
+    CHECK_THROWS_WITH(ops::row_top_k(ops::ConstMatrix(a.data(), 2, 8), 9, best, top, 1), Contains("k = 9 is outside [1, 8]"));
+    CHECK_THROWS_WITH(ops::row_top_k(ops::ConstMatrix(a.data(), 2, 8), 2, best, nullptr, 1), Contains("indices or values is null"));
   }
 }
 

@@ -169,7 +169,7 @@ int run_bench(const BenchArgs& args) {
   for (const auto& b : breakdown) {
     const double percent = b["percent"].get<double>();
     if (percent < 0.1) continue;
-    std::printf("  %5.1f%%  %-8s %-10s %s\n", percent, b["phase"].get<std::string>().c_str(),
+    std::printf("  %5.1f%%  %-8s %-17s %s\n", percent, b["phase"].get<std::string>().c_str(),
                 b["kind"].get<std::string>().c_str(), b["name"].get<std::string>().c_str());
   }
   return 0;

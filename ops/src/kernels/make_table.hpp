@@ -30,6 +30,8 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   t.activation_row = &activation_row<A>;
   t.softmax_row = &softmax_row<A>;
   t.log_softmax_row = &log_softmax_row<A>;
+  t.argmax_row = &argmax_row<A>;
+  t.top_k_row = &top_k_row<A>;
   t.scale_add_row = &scale_add_row<A>;
   return t;
 }

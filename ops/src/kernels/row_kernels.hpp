@@ -188,6 +188,45 @@ void log_softmax_row(const float* x, float* y, index_t n) {
   for_each_vector<A>(n, [&](index_t c, index_t w) { store_n<A>(y + c, load_n<A>(x + c, w) - lse, w); });
 }
 
+// Two passes: the maximum (vector max), then the first vector holding it (one compare
+// and test per vector) and the first lane in it. The row is in L1/L2 for the second.
+template <class A>
+index_t argmax_row(const float* x, index_t n) {
+  using V = vfloat<A>;
+  constexpr index_t W = kLanes<A>;
+  const float mx = row_max<A>(x, n);
+  const V m(mx);
+  index_t c = 0;
+  while (c + W <= n && !xsimd::any(V::load_unaligned(x + c) == m)) c += W;
+  for (; c < n; ++c)
+    if (x[c] == mx) return c;
+  return 0;  // only NaN: no element equals the maximum
+}
+
+// Keeps the k best seen so far sorted (largest first; an equal value never passes one
+// found earlier, so ties keep the lower index). After the first k, whole vectors that
+// hold nothing above the k-th best are skipped with one compare: in a vocabulary-sized
+// row almost every vector is.
+template <class A>
+void top_k_row(const float* x, index_t n, index_t k, std::int32_t* idx, float* val) {
+  using V = vfloat<A>;
+  constexpr index_t W = kLanes<A>;
+  index_t have = 0;
+  auto offer = [&](index_t c) {
+    const float v = x[c];
+    if (have == k && !(v > val[k - 1])) return;
+    index_t pos = have < k ? have++ : k - 1;
+    for (; pos > 0 && val[pos - 1] < v; --pos) val[pos] = val[pos - 1], idx[pos] = idx[pos - 1];
+    val[pos] = v, idx[pos] = static_cast<std::int32_t>(c);
+  };
+  index_t c = 0;
+  for (; c < n && have < k; ++c) offer(c);
+  for (; c + W <= n; c += W)
+    if (xsimd::any(V::load_unaligned(x + c) > V(val[k - 1])))
+      for (index_t l = 0; l < W; ++l) offer(c + l);
+  for (; c < n; ++c) offer(c);
+}
+
 template <class A>
 void scale_add_row(const float* x, float scale, const float* add_row, float* y, index_t n) {
   using V = vfloat<A>;

@@ -1,5 +1,7 @@
 // Reference row ops: normalisation, activations, softmax, embeddings, positions.
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <limits>
 #include <vector>
 
@@ -91,6 +93,25 @@ void log_softmax(ConstMatrix x, Matrix y) {
     for (index_t c = 0; c < x.cols; ++c) sum += std::exp(x(r, c) - mx);
     const double lse = mx + std::log(sum);
     for (index_t c = 0; c < x.cols; ++c) y(r, c) = static_cast<float>(x(r, c) - lse);
+  }
+}
+
+void row_argmax(ConstMatrix x, std::int32_t* out) {
+  for (index_t r = 0; r < x.rows; ++r) {
+    index_t best = 0;
+    for (index_t c = 1; c < x.cols; ++c)
+      if (x(r, c) > x(r, best)) best = c;
+    out[r] = static_cast<std::int32_t>(best);
+  }
+}
+
+// A stable sort of each row's indices by decreasing value: ties keep the lower index.
+void row_top_k(ConstMatrix x, index_t k, std::int32_t* indices, float* values) {
+  std::vector<std::int32_t> order(static_cast<size_t>(x.cols));
+  for (index_t r = 0; r < x.rows; ++r) {
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) { return x(r, a) > x(r, b); });
+    for (index_t i = 0; i < k; ++i) indices[r * k + i] = order[i], values[r * k + i] = x(r, order[i]);
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include "attend/ops/activation.hpp"
 #include "attend/ops/aligned_buffer.hpp"
+#include "attend/ops/argmax.hpp"
 #include "attend/ops/attention.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/gemm.hpp"
