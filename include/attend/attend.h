@@ -47,7 +47,7 @@ typedef struct attend_translator_options {
   int64_t max_batch_size;      /* sentences per batch (default 32) */
   int64_t max_batch_tokens;    /* padded source tokens per batch (default 4096; 0: no cap) */
   int64_t max_source_length;   /* 0: the model's maximum */
-  int64_t max_target_length;   /* default 256 */
+  int64_t max_target_length;   /* default 256, at most the model's max_positions */
   int64_t max_beam_size;       /* default 4 */
 } attend_translator_options;
 
@@ -55,7 +55,7 @@ typedef struct attend_options {
   int64_t beam_size;           /* default 1 (greedy) */
   int64_t num_hypotheses;      /* n-best, <= beam_size (default 1) */
   float length_penalty;        /* default 1 */
-  int64_t max_length;          /* default 256 */
+  int64_t max_length;          /* default 0: the translator's max_target_length */
   int64_t min_length;          /* default 0 */
   int sampling;                /* nonzero: sample instead of search */
   int64_t sampling_topk;       /* 0: all tokens */

@@ -91,7 +91,8 @@ struct TranslatorOptions {
   std::int64_t max_batch_size = 32;      // sentences per batch
   std::int64_t max_batch_tokens = 4096;  // padded source tokens per batch (0: no cap)
   std::int64_t max_source_length = 0;    // longer sources are rejected; 0: the model's max_positions
-  std::int64_t max_target_length = 256;  // upper bound of TranslationOptions::max_length
+  std::int64_t max_target_length = 256;  // upper bound of TranslationOptions::max_length (and at
+                                         // most the model's max_positions)
   std::int64_t max_beam_size = 4;        // upper bound of TranslationOptions::beam_size
 };
 
@@ -99,7 +100,8 @@ struct TranslationOptions {
   std::int64_t beam_size = 1;
   std::int64_t num_hypotheses = 1;   // n-best, ≤ beam_size
   float length_penalty = 1.0f;       // beam search ranks by log_prob / length^penalty
-  std::int64_t max_length = 256;     // generated tokens, end-of-sequence excluded
+  std::int64_t max_length = 0;       // generated tokens, end-of-sequence excluded; 0: the
+                                     // translator's max_target_length
   std::int64_t min_length = 0;       // end-of-sequence impossible before this many tokens
   bool sampling = false;             // draw tokens instead of searching
   std::int64_t sampling_topk = 0;    // 0: all tokens

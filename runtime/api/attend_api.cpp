@@ -33,10 +33,14 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
   return r;
 }
 
-runtime::DecodeOptions decode_options(const TranslationOptions& o) {
+// max_length 0 is the translator's own limit, so default options suit any model, even
+// one whose max_positions is below the usual 256.
+runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Translator& translator) {
+  if (o.max_length < 0) throw Error("max_length = " + std::to_string(o.max_length) + ": must be ≥ 0 (0: the translator's limit)");
   runtime::DecodeOptions d;
   d.beam_size = o.beam_size, d.num_hypotheses = o.num_hypotheses, d.length_penalty = o.length_penalty;
-  d.max_length = o.max_length, d.min_length = o.min_length;
+  d.max_length = o.max_length > 0 ? o.max_length : translator.plan().limits().max_target_length;
+  d.min_length = o.min_length;
   d.sampling.enabled = o.sampling, d.sampling.top_k = o.sampling_topk, d.sampling.top_p = o.sampling_topp;
   d.sampling.temperature = o.temperature, d.sampling.seed = o.seed;
   return d;
@@ -175,7 +179,7 @@ std::vector<TranslationResult> run_translation(const runtime::Translator& transl
   if (on_result)
     sink = [&](std::size_t i, runtime::SentenceResult&& r) { on_result(first_index + i, to_api(std::move(r), describe)); };
   std::vector<TranslationResult> out;
-  for (auto& r : translator.translate(sources, decode_options(options), prefixes, first_index, sink))
+  for (auto& r : translator.translate(sources, decode_options(options, translator), prefixes, first_index, sink))
     out.push_back(to_api(std::move(r), describe));
   return out;
 }

@@ -122,6 +122,30 @@ TEST_CASE("C++ API: errors are attend::Error naming what is wrong", "[api]") {
   CHECK(translator.arena_bytes() > 0);
 }
 
+TEST_CASE("C++ API: default options suit a model with fewer positions than 256", "[api]") {
+  const attend::Model model = attend::Model::load(kModel);  // max_positions 64
+  REQUIRE(model.max_positions() < 256);
+  const attend::Translator translator(model, {.threads = 1});
+  attend::TranslationOptions defaults;
+  CHECK(defaults.max_length == 0);  // the translator's limit
+  attend::TranslationOptions force_long;
+  force_long.min_length = force_long.max_length = model.max_positions();
+  const auto results = translator.translate_text(corpus(2), defaults);
+  REQUIRE(results.size() == 2);
+  for (const auto& r : results) {
+    REQUIRE(r.hypotheses.size() == 1);
+    CHECK(static_cast<std::int64_t>(r.hypotheses[0].ids.size()) <= model.max_positions());
+  }
+  const auto longest = translator.translate_text(corpus(1), force_long);
+  CHECK(static_cast<std::int64_t>(longest[0].hypotheses[0].ids.size()) == model.max_positions());
+  attend::TranslationOptions negative;
+  negative.max_length = -1;
+  CHECK_THROWS_WITH(translator.translate_text(corpus(1), negative), Contains("max_length = -1: must be ≥ 0"));
+  attend::TranslationOptions too_long;
+  too_long.max_length = model.max_positions() + 1;
+  CHECK_THROWS_WITH(translator.translate_text(corpus(1), too_long), Contains("exceeds the plan's max_target_length 64"));
+}
+
 TEST_CASE("C++ API: one translator from many threads gives each the single-threaded answer", "[api]") {
   const attend::Model model = attend::Model::load(kModel);
   const attend::Translator translator(model, {.threads = 1});

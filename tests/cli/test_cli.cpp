@@ -92,6 +92,16 @@ TEST_CASE("translate: text goes through SentencePiece exactly as spm_encode / id
   CHECK(split_lines(pieces_decoded.out) == text_lines);
 }
 
+TEST_CASE("translate: the default flags suit a model with only 64 positions", "[cli]") {
+  const auto r = run_attend({"translate", "-m", kModel, "-q"}, corpus_lines(0, 3));
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK(split_lines(r.out).size() == 3);
+  const auto too_long = run_attend({"translate", "-m", kModel, "-q", "--max-length", "65"}, "hello\n");
+  CHECK(too_long.status == 1);
+  CHECK_THAT(too_long.err, Contains("max_length = 65: exceeds the plan's max_target_length 64"));
+}
+
 TEST_CASE("translate: ids in, ids out, within the vocabulary and --max-length", "[cli]") {
   std::mt19937 rng(3);
   std::string input;
@@ -258,7 +268,8 @@ TEST_CASE("CLI: bad flags get a clear message and exit status 2", "[cli]") {
   const std::vector<Case> cases = {
       {{}, "A subcommand is required"},
       {{"translate", "-m", kModel, "--frobnicate"}, "--frobnicate"},
-      {{"translate", "-m", kModel, "--beam", "0"}, "--beam"},
+      {{"translate", "-m", kModel, "--beam", "0"}, "--beam: must be an integer ≥ 1, got 0"},
+      {{"translate", "-m", kModel, "--max-batch-size", "2x"}, "--max-batch-size: '2x' is not an integer ≥ 1"},
       {{"translate", "-m", kModel, "--beam", "2", "--n-best", "3"}, "--n-best 3 needs --beam ≥ 3"},
       {{"translate", "-m", kModel, "--beam", "2", "--sample-topk", "5"}, "exclude each other"},
       {{"translate", "-m", kModel, "--input-format", "xml"}, "--input-format"},
@@ -267,7 +278,7 @@ TEST_CASE("CLI: bad flags get a clear message and exit status 2", "[cli]") {
       {{"bench", "--preset", "huge"}, "--preset"},
       {{"bench", "--preset", "tiny", "--src-len", "9:3"}, "--src-len 9:3"},
       {{"bench", "--preset", "tiny", "--src-len", "ten"}, "--src-len ten"},
-      {{"bench", "--threads", "-1"}, "--threads"},
+      {{"bench", "--threads", "-1"}, "--threads: must be an integer ≥ 0, got -1"},
       {{"plan", "--preset", "tiny", "--max-batch", "many"}, "--max-batch"},
       {{"convert", "only-one-directory"}, "output"},
   };

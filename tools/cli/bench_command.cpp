@@ -12,6 +12,7 @@
 
 #include "bench_workload.hpp"
 #include "commands.hpp"
+#include "flag_checks.hpp"
 #include "model_choice.hpp"
 #include "process_stats.hpp"
 
@@ -188,14 +189,14 @@ Command add_bench_command(CLI::App& parent) {
   app->add_option("--input-format", args->input_format, "text, tokens or ids (default: text if the model has a tokenizer)")
       ->check(CLI::IsMember({"text", "tokens", "ids"}));
   app->add_option("--sentences", args->sentences, "Sentences per pass (with --input: at most this many lines)")
-      ->check(CLI::PositiveNumber)->capture_default_str()->each([args](const std::string&) { args->sentences_given = true; });
-  app->add_option("--batch", args->batch, "Sentences per batch")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(at_least(1))->capture_default_str()->each([args](const std::string&) { args->sentences_given = true; });
+  app->add_option("--batch", args->batch, "Sentences per batch")->check(at_least(1))->capture_default_str();
   app->add_option("--src-len", args->src_len, "Synthetic source lengths MIN:MAX (uniform) or N")->capture_default_str();
-  app->add_option("--tgt-len", args->tgt_len, "Generated tokens per sentence (exactly)")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--warmup", args->warmup, "Untimed batches before measuring")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--repeat", args->repeat, "Timed passes over the workload")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--tgt-len", args->tgt_len, "Generated tokens per sentence (exactly)")->check(at_least(1))->capture_default_str();
+  app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(at_least(1))->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("--warmup", args->warmup, "Untimed batches before measuring")->check(at_least(0))->capture_default_str();
+  app->add_option("--repeat", args->repeat, "Timed passes over the workload")->check(at_least(1))->capture_default_str();
   app->add_flag("--json", args->json, "Print the results as one JSON object");
   return {app, [args] { return run_bench(*args); }};
 }

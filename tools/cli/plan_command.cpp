@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "flag_checks.hpp"
 #include "model_choice.hpp"
 
 namespace attend::cli {
@@ -20,13 +21,13 @@ Command add_plan_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("plan", "Show the static execution plan: steps, shapes, arena offsets, FLOPs, bytes");
   args->model.add_flags(*app, "");
   auto& l = args->limits;
-  app->add_option("--max-batch", l.max_batch_size, "Sentences per batch")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--max-src-len", l.max_source_length, "Tokens per source")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--max-tgt-len", l.max_target_length, "Generated tokens")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--max-batch", l.max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
+  app->add_option("--max-src-len", l.max_source_length, "Tokens per source")->check(at_least(1))->capture_default_str();
+  app->add_option("--max-tgt-len", l.max_target_length, "Generated tokens")->check(at_least(1))->capture_default_str();
   app->add_option("--max-batch-tokens", l.max_batch_tokens, "Padded source tokens per batch (0: batch × source length)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--beam", l.max_beam_size, "Beam size")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("-t,--threads", l.threads, "Compute threads (0: one per core)")->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(at_least(0))->capture_default_str();
+  app->add_option("--beam", l.max_beam_size, "Beam size")->check(at_least(1))->capture_default_str();
+  app->add_option("-t,--threads", l.threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
   return {app, [args] {
             const attend::Model model = args->model.load();
             const attend::Translator translator(model, args->limits);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "flag_checks.hpp"
 #include "model_choice.hpp"
 #include "ordered_output.hpp"
 #include "process_stats.hpp"
@@ -25,7 +26,7 @@ struct TranslateArgs {
   ModelChoice model;
   std::string input = "-", output = "-", input_format = "text", output_format;
   std::string target_prefix, target_prefix_file;
-  std::int64_t beam = 1, n_best = 1, max_length = 256, min_length = 0, sample_topk = 0;
+  std::int64_t beam = 1, n_best = 1, max_length = 0, min_length = 0, sample_topk = 0;
   float length_penalty = 1.0f, sample_topp = 1.0f, temperature = 1.0f;
   bool sampling = false, scores = false, strict = false, quiet = false;
   int threads = 0;
@@ -142,7 +143,7 @@ int Translation::run() {
   model_ = args_.model.load();
   attend::TranslatorOptions topt;
   topt.threads = args_.threads, topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
-  topt.max_target_length = args_.max_length, topt.max_beam_size = args_.beam;
+  topt.max_target_length = args_.max_length > 0 ? args_.max_length : 256, topt.max_beam_size = args_.beam;
   translator_.emplace(*model_, topt);
   options_ = translation_options();
 
@@ -256,22 +257,22 @@ Command add_translate_command(CLI::App& parent) {
   app->add_option("--output-format", args->output_format, "text, tokens or ids (default: the input format)")->check(formats);
   app->add_option("--target-prefix", args->target_prefix, "Force every output to start with this (in the input format)");
   app->add_option("--target-prefix-file", args->target_prefix_file, "One forced target prefix per input line");
-  app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--n-best", args->n_best, "Hypotheses per input (≤ --beam)")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(at_least(1))->capture_default_str();
+  app->add_option("--n-best", args->n_best, "Hypotheses per input (≤ --beam)")->check(at_least(1))->capture_default_str();
   app->add_option("--length-penalty", args->length_penalty, "Beam scores are log_prob / length^penalty")->capture_default_str();
-  app->add_option("--max-length", args->max_length, "Most generated tokens per sentence")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--min-length", args->min_length, "End of sequence impossible before this many tokens")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("--max-length", args->max_length, "Most generated tokens per sentence (0: 256, or the model's max positions if fewer)")->check(at_least(0))->capture_default_str();
+  app->add_option("--min-length", args->min_length, "End of sequence impossible before this many tokens")->check(at_least(0))->capture_default_str();
   app->add_flag("--sampling", args->sampling, "Sample tokens instead of searching (implied by the next three)");
   auto implies_sampling = [args](auto) { args->sampling = true; };
-  app->add_option("--sample-topk", args->sample_topk, "Sample among the k most likely tokens (0: all)")->check(CLI::NonNegativeNumber)->each(implies_sampling);
+  app->add_option("--sample-topk", args->sample_topk, "Sample among the k most likely tokens (0: all)")->check(at_least(0))->each(implies_sampling);
   app->add_option("--sample-topp", args->sample_topp, "Sample among the most likely tokens of total probability p")->each(implies_sampling);
   app->add_option("--temperature", args->temperature, "Sampling temperature")->each(implies_sampling);
   app->add_flag("--scores", args->scores, "Prefix each output with its score");
   app->add_flag("--strict", args->strict, "Reject invalid UTF-8, out-of-vocabulary ids and over-long lines instead of repairing them");
   app->add_flag("-q,--quiet", args->quiet, "No progress bar and no summary");
-  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
+  app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(at_least(0))->capture_default_str();
   return {app, [args] { return Translation(*args).run(); }};
 }
 
