@@ -184,7 +184,9 @@ std::vector<OpCase> attention_cases(Rng& rng, CaseScale scale) {
                                            rng.uniform_int(0, 1) == 1, layout}));
       }
   out.push_back(attention_case(rng, {2, 2, 40, 0, 16, false, false, Layout::separate}));  // no keys at all
-  for (index_t d : dims)
+  // Decoding keeps heads of up to 8 vectors in registers and wider ones in scratch:
+  // cover both sides of that line on every ISA, and partial last vectors.
+  for (index_t d : {1, 4, 17, 32, 64, 80, 128, 200, 256})
     for (RowTable t : {RowTable::none, RowTable::per_row, RowTable::per_key})
       out.push_back(decode_case(rng, rng.uniform_int(1, 9), rng.uniform_int(1, 4), d, rng.uniform_int(1, 150), t));
   return out;

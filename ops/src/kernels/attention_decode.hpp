@@ -38,9 +38,70 @@ inline void scale_axpy(float* y, float scale, float p, const float* x, index_t n
     xsimd::fma(V(p), load_partial<A>(x + c, n - c, 0.f), V::load_aligned(y + c) * V(scale)).store_aligned(y + c);
 }
 
+// Turns a tile's scaled scores s[0, n) into exp2(s − m_new) in place and returns their
+// sum; the last partial vector is masked (filled with −inf, which exp2 maps to 0).
 template <class A>
-void attention_decode(const detail::DecodeQuery& dq) {
+inline float exponentiate_tile(float* s, index_t n, float m_new) {
   using V = vfloat<A>;
+  constexpr int W = kLanes<A>;
+  V sum(0.0f);
+  index_t j = 0;
+  for (; j + W <= n; j += W) {
+    const V p = exp2_nonpositive<A>(V::load_aligned(s + j) - V(m_new));
+    p.store_aligned(s + j);
+    sum += p;
+  }
+  if (j < n) {
+    const V p = exp2_nonpositive<A>(load_partial<A>(s + j, n - j, -kInf) - V(m_new));
+    store_partial<A>(s + j, p, n - j);
+    sum += p;
+  }
+  return hsum<A>(sum);
+}
+
+// Head dims up to NV vectors (64 floats on AVX2, 128 on AVX-512): q and the output
+// accumulator stay in registers for the whole key loop. Keeping the accumulator in
+// memory put a store→load round trip (~15 cycles) on every key's critical path.
+template <class A, int NV>
+void attention_decode_registers(const detail::DecodeQuery& dq) {
+  using V = vfloat<A>;
+  constexpr int W = kLanes<A>, TK = detail::kAttentionKeyTile;
+  const index_t d = dq.head_dim, last = d - (NV - 1) * W;  // floats in the last vector, 1…W
+  auto load = [&](const float* p, int v) { return v < NV - 1 || last == W ? V::load_unaligned(p + v * W) : load_partial<A>(p + v * W, last, 0.0f); };
+
+  const float qscale = dq.scale * kLog2e;
+  V q[NV], o[NV];
+  for (int v = 0; v < NV; ++v) q[v] = load(dq.q, v) * V(qscale), o[v] = V(0.0f);
+  alignas(64) float s[TK];
+  float m = -kInf, l = 0.0f;
+  for (index_t j0 = 0; j0 < dq.kv_len; j0 += TK) {
+    const index_t jn = std::min<index_t>(TK, dq.kv_len - j0);
+    float mt = -kInf;
+    for (index_t j = 0; j < jn; ++j) {
+      const float* k = dq.k->at(dq.row, j0 + j, dq.head);
+      V acc = q[0] * load(k, 0);
+      for (int v = 1; v < NV; ++v) acc = xsimd::fma(q[v], load(k, v), acc);
+      s[j] = hsum<A>(acc);
+      mt = std::max(mt, s[j]);
+    }
+    const float m_new = std::max(m, mt);
+    const float alpha = std::exp2(m - m_new);  // 0 on the first tile (m = −inf)
+    l = l * alpha + exponentiate_tile<A>(s, jn, m_new);
+    for (int v = 0; v < NV; ++v) o[v] *= V(alpha);
+    for (index_t j = 0; j < jn; ++j) {
+      const float* val = dq.v->at(dq.row, j0 + j, dq.head);
+      for (int v = 0; v < NV; ++v) o[v] = xsimd::fma(V(s[j]), load(val, v), o[v]);
+    }
+    m = m_new;
+  }
+  const V inv_l(l > 0.0f ? 1.0f / l : 0.0f);
+  for (int v = 0; v < NV - 1; ++v) (o[v] * inv_l).store_unaligned(dq.out + v * W);
+  store_partial<A>(dq.out + (NV - 1) * W, o[NV - 1] * inv_l, last);
+}
+
+// Wider heads: the accumulator lives in aligned scratch.
+template <class A>
+void attention_decode_scratch(const detail::DecodeQuery& dq) {
   constexpr int W = kLanes<A>, TK = detail::kAttentionKeyTile;
   const index_t d = dq.head_dim;
   alignas(64) float o[detail::kMaxHeadDim + W] = {};
@@ -57,19 +118,7 @@ void attention_decode(const detail::DecodeQuery& dq) {
     }
     const float m_new = std::max(m, mt);
     const float alpha = std::exp2(m - m_new);  // 0 on the first tile (m = −inf)
-    index_t j = 0;
-    V sum(0.0f);
-    for (; j + W <= jn; j += W) {
-      const V p = exp2_nonpositive<A>(V::load_aligned(s + j) - V(m_new));
-      p.store_aligned(s + j);
-      sum += p;
-    }
-    float tail = 0.0f;
-    for (; j < jn; ++j) {
-      s[j] = std::exp2(s[j] - m_new);
-      tail += s[j];
-    }
-    l = l * alpha + hsum<A>(sum) + tail;
+    l = l * alpha + exponentiate_tile<A>(s, jn, m_new);
     // Rescale O by α once, folded into the first key's update.
     float scale = alpha;
     for (index_t jj = 0; jj < jn; ++jj) {
@@ -80,6 +129,22 @@ void attention_decode(const detail::DecodeQuery& dq) {
   }
   const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
   for (index_t c = 0; c < d; ++c) dq.out[c] = o[c] * inv_l;
+}
+
+template <class A>
+void attention_decode(const detail::DecodeQuery& dq) {
+  constexpr int W = kLanes<A>;
+  switch ((dq.head_dim + W - 1) / W) {
+    case 1: return attention_decode_registers<A, 1>(dq);
+    case 2: return attention_decode_registers<A, 2>(dq);
+    case 3: return attention_decode_registers<A, 3>(dq);
+    case 4: return attention_decode_registers<A, 4>(dq);
+    case 5: return attention_decode_registers<A, 5>(dq);
+    case 6: return attention_decode_registers<A, 6>(dq);
+    case 7: return attention_decode_registers<A, 7>(dq);
+    case 8: return attention_decode_registers<A, 8>(dq);
+    default: return attention_decode_scratch<A>(dq);
+  }
 }
 
 }  // namespace attend::ops::ATTEND_ISA_NS
