@@ -72,18 +72,34 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
   const float qscale = dq.scale * kLog2e;
   V q[NV], o[NV];
   for (int v = 0; v < NV; ++v) q[v] = load(dq.q, v) * V(qscale), o[v] = V(0.0f);
+  const V lanes = lane_index<A>(0.0f);
   alignas(64) float s[TK];
   float m = -kInf, l = 0.0f;
   for (index_t j0 = 0; j0 < dq.kv_len; j0 += TK) {
     const index_t jn = std::min<index_t>(TK, dq.kv_len - j0);
-    float mt = -kInf;
-    for (index_t j = 0; j < jn; ++j) {
+    auto key_products = [&](index_t j) {
       const float* k = dq.k->at(dq.row, j0 + j, dq.head);
       V acc = q[0] * load(k, 0);
       for (int v = 1; v < NV; ++v) acc = xsimd::fma(q[v], load(k, v), acc);
-      s[j] = hsum<A>(acc);
-      mt = std::max(mt, s[j]);
+      return acc;
+    };
+    // W keys at a time, reduced together (~3 vector ops per key instead of a ~8-op
+    // horizontal sum each); a last partial group is padded with zero products.
+    V tile_max(-kInf);
+    for (index_t j = 0; j < jn; j += W) {
+      const index_t n = std::min<index_t>(W, jn - j);
+      V products[W];
+      for (int k = 0; k < W; ++k) products[k] = k < n ? key_products(j + k) : V(0.0f);
+      const V scores = sum_each<A>(products);
+      if (n == W) {
+        scores.store_aligned(s + j);
+        tile_max = xsimd::max(tile_max, scores);
+      } else {
+        store_partial<A>(s + j, scores, n);
+        tile_max = xsimd::max(tile_max, xsimd::select(lanes < V(static_cast<float>(n)), scores, V(-kInf)));
+      }
     }
+    const float mt = hmax<A>(tile_max);
     const float m_new = std::max(m, mt);
     const float alpha = std::exp2(m - m_new);  // 0 on the first tile (m = −inf)
     l = l * alpha + exponentiate_tile<A>(s, jn, m_new);

@@ -44,6 +44,34 @@ inline float hmax(const vfloat<A>& v) {
   return m;
 }
 
+// out[i] = Σ lanes of rows[i], for all lanes rows at once: ~3 vector ops per row
+// instead of a full horizontal sum each. xsimd 8.1's AVX-512 haddp returns wrong sums
+// (its lane order is off), so AVX-512 has its own fold: 512 → 256 → 128 → 64 → 32-bit
+// halves, then one permute back to row order.
+template <class A>
+inline vfloat<A> sum_each(const vfloat<A>* rows) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes<A> == 16) {
+    __m512 s1[8], s2[4], s3[2];
+    for (int i = 0; i < 8; ++i) {  // rows i and i+8: their 256-bit halves added
+      const __m512 a = rows[i], b = rows[i + 8];
+      s1[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    for (int i = 0; i < 4; ++i)  // quarters now hold rows (i, i+8, i+4, i+12)
+      s2[i] = _mm512_add_ps(_mm512_shuffle_f32x4(s1[i], s1[i + 4], _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_f32x4(s1[i], s1[i + 4], _MM_SHUFFLE(3, 1, 3, 1)));
+    for (int i = 0; i < 2; ++i)
+      s3[i] = _mm512_add_ps(_mm512_shuffle_ps(s2[i], s2[i + 2], _MM_SHUFFLE(1, 0, 1, 0)),
+                            _mm512_shuffle_ps(s2[i], s2[i + 2], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512 s4 = _mm512_add_ps(_mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                    _mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    // s4 holds rows 0 2 1 3 | 8 10 9 11 | 4 6 5 7 | 12 14 13 15 (a self-inverse order).
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15), s4);
+  }
+#endif
+  return xsimd::haddp(rows);
+}
+
 // Partial vectors use the ISA's masked loads and stores where it has them: building a
 // vector from scalar stores and reloading it stalls on store forwarding (~15 cycles),
 // which made a head_dim-4 decode attention spend most of its time there.
