@@ -144,6 +144,13 @@ inline vfloat<A> exp2_nonpositive(const vfloat<A>& x) {
   const V q = xsimd::fma(f2, xsimd::fma(f2, V(0.0013264723f), xsimd::fma(V(0.0096715130f), f, V(0.055507336f))),
                          xsimd::fma(V(0.24022242f), f, V(0.69314700f)));
   const V p = xsimd::fma(f, q, V(1.0f));
+#if defined(__AVX512F__)
+  // scalef applies 2^n in one op and the mask zeroes x < −126 (and −inf, whose f is
+  // NaN): 9 vector ops instead of 14. Vector ops share the FMA ports on AVX-512, so this
+  // is time the attention and softmax loops give back to their FMAs.
+  if constexpr (kLanes<A> == 16)
+    return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-126.0f), _CMP_GE_OQ), p, n);
+#endif
   VI e = xsimd::to_int(n) + VI(127);
   e <<= 23;
   return xsimd::select(x >= V(-126.0f), p * xsimd::bitwise_cast<V>(e), V(0.0f));
