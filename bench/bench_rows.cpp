@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,9 +17,23 @@ namespace {
 
 using attend::ops::index_t;
 
+// 64-byte aligned, as every tensor in attend's arena: streaming stores need aligned
+// vectors, and a row start off that grid costs each row a partial line.
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  Aligned64(const Aligned64<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+  bool operator==(const Aligned64&) const { return true; }
+};
+using FloatVec = std::vector<float, Aligned64<float>>;
+
 struct Rows {
   index_t rows, cols;
-  std::vector<float> x, y, gamma, beta;
+  FloatVec x, y, gamma, beta;
   Rows(index_t r, index_t c) : rows(r), cols(c), x(r * c), y(r * c), gamma(c, 1.0f), beta(c, 0.0f) {
     std::mt19937 gen(5);
     std::uniform_real_distribution<float> u(-3, 3);

@@ -89,12 +89,13 @@ struct KernelTable {
   void (*attention_tile)(const AttentionTile&);
   void (*attention_decode)(const DecodeQuery&);
 
-  // Row kernels: n elements. Pointers may alias as the public ops allow.
+  // Row kernels: n elements. Pointers may alias as the public ops allow. `stream`: write
+  // y with streaming stores (the caller fences; see streaming.hpp).
   void (*layer_norm_row)(const float* x, const float* residual, float* sum_out, float* y,
-                         const float* gamma, const float* beta, float eps, index_t n);
+                         const float* gamma, const float* beta, float eps, index_t n, bool stream);
   void (*rms_norm_row)(const float* x, const float* residual, float* sum_out, float* y,
-                       const float* gamma, float eps, index_t n);
-  void (*activation_row)(Activation a, const float* x, float* y, index_t n);
+                       const float* gamma, float eps, index_t n, bool stream);
+  void (*activation_row)(Activation a, const float* x, float* y, index_t n, bool stream);
   void (*softmax_row)(const float* x, float* y, index_t n);
   void (*log_softmax_row)(const float* x, float* y, index_t n);
   index_t (*argmax_row)(const float* x, index_t n);  // lowest index of the maximum

@@ -6,6 +6,7 @@
 #include "check.hpp"
 #include "kernel_table.hpp"
 #include "parallel.hpp"
+#include "streaming.hpp"
 
 namespace attend::ops {
 namespace {
@@ -31,11 +32,14 @@ void check_norm(const char* op, ConstMatrix x, Matrix y, const NormWeights& w, i
   }
 }
 
+// row_fn(r, stream) for every row, rows split over threads.
 template <class RowFn>
 void for_rows(int threads, ConstMatrix x, const RowFn& row_fn) {
   const int nt = detail::useful_threads(threads, x.rows * x.cols, 32768);
+  const bool stream = detail::use_streaming_stores(static_cast<std::size_t>(x.rows * x.cols) * sizeof(float));
   detail::parallel_chunks(nt, x.rows, [&](index_t b, index_t e) {
-    for (index_t r = b; r < e; ++r) row_fn(r);
+    for (index_t r = b; r < e; ++r) row_fn(r, stream);
+    if (stream) detail::streaming_fence();
   });
 }
 
@@ -44,18 +48,18 @@ void for_rows(int threads, ConstMatrix x, const RowFn& row_fn) {
 void layer_norm(ConstMatrix x, Matrix y, const NormWeights& w, int threads, ConstMatrix residual, Matrix sum_out) {
   check_norm("layer_norm", x, y, w, threads, residual, sum_out);
   const auto& k = detail::active_kernels();
-  for_rows(threads, x, [&](index_t r) {
+  for_rows(threads, x, [&](index_t r, bool stream) {
     k.layer_norm_row(x.row(r), residual.data ? residual.row(r) : nullptr, sum_out.data ? sum_out.row(r) : nullptr,
-                     y.row(r), w.gamma, w.beta, w.epsilon, x.cols);
+                     y.row(r), w.gamma, w.beta, w.epsilon, x.cols, stream);
   });
 }
 
 void rms_norm(ConstMatrix x, Matrix y, const NormWeights& w, int threads, ConstMatrix residual, Matrix sum_out) {
   check_norm("rms_norm", x, y, w, threads, residual, sum_out);
   const auto& k = detail::active_kernels();
-  for_rows(threads, x, [&](index_t r) {
+  for_rows(threads, x, [&](index_t r, bool stream) {
     k.rms_norm_row(x.row(r), residual.data ? residual.row(r) : nullptr, sum_out.data ? sum_out.row(r) : nullptr,
-                   y.row(r), w.gamma, w.epsilon, x.cols);
+                   y.row(r), w.gamma, w.epsilon, x.cols, stream);
   });
 }
 

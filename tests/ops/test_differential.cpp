@@ -3,6 +3,7 @@
 // element must be written, and no padding between rows touched.
 #include <catch2/catch.hpp>
 
+#include "attend/ops/streaming_stores.hpp"
 #include "op_cases.hpp"
 #include "support/isa_scope.hpp"
 
@@ -40,5 +41,18 @@ void run_differential(CaseMaker make, std::uint64_t salt) {
 TEST_CASE("gemm matches the reference", "[ops][gemm]") { run_differential(&gemm_cases, 1); }
 TEST_CASE("attention matches the reference", "[ops][attention]") { run_differential(&attention_for, 2); }
 TEST_CASE("row ops match the reference", "[ops][rows]") { run_differential(&row_ops_for, 3); }
+
+// Outputs beyond the last-level cache are written with streaming stores; a threshold of
+// 0 sends every row of the cases above through that path (aligned heads, odd widths,
+// padded rows that start anywhere).
+TEST_CASE("row ops match the reference with streaming stores", "[ops][rows]") {
+  const std::size_t saved = ops::streaming_store_threshold();
+  ops::set_streaming_store_threshold(0);
+  struct Restore {
+    std::size_t bytes;
+    ~Restore() { ops::set_streaming_store_threshold(bytes); }
+  } restore{saved};
+  run_differential(&row_ops_for, 4);
+}
 
 }  // namespace attend::test

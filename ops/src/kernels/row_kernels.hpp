@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "kernel_table.hpp"
 #include "kernels/simd.hpp"
@@ -42,6 +43,30 @@ inline void for_each_vector(index_t n, const F& f) {
   }
   for (; c + W <= n; c += W) f(c, index_t{W});
   if (c < n) f(c, n - c);
+}
+
+// Output pass: y[c, c + w) = value(c, w) over the row. With `stream`, whole vectors go
+// out as streaming stores, which need vector-aligned addresses: a partial head vector
+// brings y + c to alignment first (value() already handles partial widths for tails).
+template <class A, class F>
+inline void for_each_output(float* y, index_t n, bool stream, const F& value) {
+  constexpr int W = kLanes<A>;
+  if (!stream) {
+    for_each_vector<A>(n, [&](index_t c, index_t w) { store_n<A>(y + c, value(c, w), w); });
+    return;
+  }
+  constexpr auto align = static_cast<std::uintptr_t>(W * sizeof(float));
+  const index_t head = std::min<index_t>(n, static_cast<index_t>((align - reinterpret_cast<std::uintptr_t>(y) % align) % align / sizeof(float)));
+  if (head > 0) store_partial<A>(y, value(0, head), head);
+  index_t c = head;
+  for (; c + 4 * W <= n; c += 4 * W) {
+    stream_vector<A>(y + c, value(c, index_t{W}));
+    stream_vector<A>(y + c + W, value(c + W, index_t{W}));
+    stream_vector<A>(y + c + 2 * W, value(c + 2 * W, index_t{W}));
+    stream_vector<A>(y + c + 3 * W, value(c + 3 * W, index_t{W}));
+  }
+  for (; c + W <= n; c += W) stream_vector<A>(y + c, value(c, index_t{W}));
+  if (c < n) store_partial<A>(y + c, value(c, n - c), n - c);
 }
 
 // Reduction pass: combine(acc, value(c, w)) over the row with four accumulators.
@@ -86,7 +111,7 @@ inline const float* add_residual(const float* x, const float* residual, float* d
 
 template <class A>
 void layer_norm_row(const float* x, const float* residual, float* sum_out, float* y,
-                    const float* gamma, const float* beta, float eps, index_t n) {
+                    const float* gamma, const float* beta, float eps, index_t n, bool stream) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>;
   const float* s = add_residual<A>(x, residual, sum_out ? sum_out : y, n);
@@ -113,16 +138,16 @@ void layer_norm_row(const float* x, const float* residual, float* sum_out, float
   const float mean_d = hsum<A>(s0 + s1) * inv_n;
   const float var = std::max(hsum<A>(q0 + q1) * inv_n - mean_d * mean_d, 0.0f);
   const V mu(mean_d), inv(1.0f / std::sqrt(var + eps));
-  for_each_vector<A>(n, [&](index_t c, index_t w) {
+  for_each_output<A>(y, n, stream, [&](index_t c, index_t w) {
     V out = ((load_n<A>(s + c, w) - shift) - mu) * inv * load_n<A>(gamma + c, w);
     if (beta) out += load_n<A>(beta + c, w);
-    store_n<A>(y + c, out, w);
+    return out;
   });
 }
 
 template <class A>
 void rms_norm_row(const float* x, const float* residual, float* sum_out, float* y,
-                  const float* gamma, float eps, index_t n) {
+                  const float* gamma, float eps, index_t n, bool stream) {
   using V = vfloat<A>;
   const float* s = add_residual<A>(x, residual, sum_out ? sum_out : y, n);
   const V sq = reduce_row<A>(
@@ -133,16 +158,17 @@ void rms_norm_row(const float* x, const float* residual, float* sum_out, float* 
       },
       add<A>);
   const V inv(1.0f / std::sqrt(hsum<A>(sq) / static_cast<float>(n) + eps));
-  for_each_vector<A>(n, [&](index_t c, index_t w) {
-    store_n<A>(y + c, load_n<A>(s + c, w) * inv * load_n<A>(gamma + c, w), w);
-  });
+  for_each_output<A>(y, n, stream,
+                     [&](index_t c, index_t w) { return load_n<A>(s + c, w) * inv * load_n<A>(gamma + c, w); });
 }
 
+// flatten: every loop below inlines its activation; a called 30-op body passes its
+// vector through memory each time.
 template <class A>
-void activation_row(Activation a, const float* x, float* y, index_t n) {
+__attribute__((flatten)) void activation_row(Activation a, const float* x, float* y, index_t n, bool stream) {
   // One switch per row, so each loop body is a single activation.
   auto apply = [&](auto act) {
-    for_each_vector<A>(n, [&](index_t c, index_t w) { store_n<A>(y + c, act(load_n<A>(x + c, w)), w); });
+    for_each_output<A>(y, n, stream, [&](index_t c, index_t w) { return act(load_n<A>(x + c, w)); });
   };
   switch (a) {
     case Activation::none: apply([](const vfloat<A>& v) { return v; }); break;

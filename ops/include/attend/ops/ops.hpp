@@ -10,4 +10,5 @@
 #include "attend/ops/isa.hpp"
 #include "attend/ops/normalization.hpp"
 #include "attend/ops/softmax.hpp"
+#include "attend/ops/streaming_stores.hpp"
 #include "attend/ops/types.hpp"
