@@ -11,7 +11,7 @@ IDS: one sentence per line, space-separated source token ids. `decode` prints on
 object per sentence: {"hypotheses": [{"tokens", "score", "log_prob", "finished"}],
 "logits": [[…] per step of the best hypothesis] (with --logits)}.
 
-Decoding follows attend's definitions (runtime/decoding.hpp, runtime/beam_search.cpp)
+Decoding follows attend's definitions (runtime/decoding/decoding.hpp, runtime/decoding/beam_search.cpp)
 so the two can be compared token for token:
   - greedy: argmax (lowest id on ties) until EOS or --max-length tokens; EOS impossible
     before --min-length tokens; log_prob sums log p of every generated token, EOS included.

@@ -3,12 +3,12 @@
 
 #include "attend/attend.hpp"
 #include "attend/ops/isa.hpp"
-#include "ct2_model.hpp"
-#include "model_conversion.hpp"
-#include "model_io.hpp"
-#include "random_model.hpp"
-#include "tokenizers.hpp"
-#include "translator.hpp"
+#include "formats/ct2_model.hpp"
+#include "formats/model_conversion.hpp"
+#include "formats/model_io.hpp"
+#include "model/random_model.hpp"
+#include "text/tokenizers.hpp"
+#include "translator/translator.hpp"
 
 namespace attend {
 

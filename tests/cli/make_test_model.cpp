@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <exception>
 
-#include "model_io.hpp"
-#include "random_model.hpp"
+#include "formats/model_io.hpp"
+#include "model/random_model.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 7) {

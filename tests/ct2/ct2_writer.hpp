@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ct2_model_file.hpp"
+#include "formats/ct2_model_file.hpp"
 
 namespace attend::test {
 

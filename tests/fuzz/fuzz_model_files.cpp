@@ -7,9 +7,9 @@
 #include <string_view>
 
 #include "attend/error.hpp"
-#include "ct2_model_file.hpp"
-#include "model_config.hpp"
-#include "safetensors.hpp"
+#include "formats/ct2_model_file.hpp"
+#include "model/model_config.hpp"
+#include "formats/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

@@ -11,8 +11,8 @@ mkdir -p "$out/corpus" "$out/findings"
 
 clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I "$src/runtime" -I "$src/ops/include" -I "$src/include" \
-  "$src/tests/fuzz/fuzz_model_files.cpp" "$src/runtime/model_config.cpp" "$src/runtime/safetensors.cpp" \
-  "$src/runtime/tensor_source.cpp" "$src/runtime/mapped_file.cpp" "$src/runtime/ct2_model_file.cpp" \
+  "$src/tests/fuzz/fuzz_model_files.cpp" "$src/runtime/model/model_config.cpp" "$src/runtime/formats/safetensors.cpp" \
+  "$src/runtime/formats/tensor_source.cpp" "$src/runtime/formats/mapped_file.cpp" "$src/runtime/formats/ct2_model_file.cpp" \
   "$src/ops/src/activation_names.cpp" \
   -o "$out/fuzz_model_files"
 

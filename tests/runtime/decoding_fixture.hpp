@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model_io.hpp"
+#include "formats/model_io.hpp"
 
 namespace attend::runtime::test {
 

@@ -12,12 +12,12 @@
 
 #include "attend/error.hpp"
 #include "ct2/ct2_writer.hpp"
-#include "ct2_model.hpp"
-#include "model_conversion.hpp"
-#include "model_io.hpp"
-#include "random_model.hpp"
-#include "translator.hpp"
-#include "vocabulary.hpp"
+#include "formats/ct2_model.hpp"
+#include "formats/model_conversion.hpp"
+#include "formats/model_io.hpp"
+#include "model/random_model.hpp"
+#include "translator/translator.hpp"
+#include "text/vocabulary.hpp"
 
 using Catch::Matchers::Contains;
 

@@ -7,10 +7,10 @@
 #include <thread>
 
 #include "attend/error.hpp"
-#include "batching.hpp"
+#include "translator/batching.hpp"
 #include "decoding_fixture.hpp"
-#include "plan_executor.hpp"
-#include "translator.hpp"
+#include "plan/plan_executor.hpp"
+#include "translator/translator.hpp"
 
 using Catch::Matchers::Contains;
 

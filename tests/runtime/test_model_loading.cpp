@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "attend/error.hpp"
-#include "model_io.hpp"
-#include "random_model.hpp"
-#include "safetensors.hpp"
-#include "translator.hpp"
+#include "formats/model_io.hpp"
+#include "model/random_model.hpp"
+#include "formats/safetensors.hpp"
+#include "translator/translator.hpp"
 
 using Catch::Matchers::Contains;
 

@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <new>
 
-#include "execution_plan.hpp"
-#include "model_io.hpp"
-#include "workspace.hpp"
+#include "plan/execution_plan.hpp"
+#include "formats/model_io.hpp"
+#include "decoding/workspace.hpp"
 
 namespace {
 std::atomic<bool> g_counting{false};

@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "execution_plan.hpp"
-#include "model_io.hpp"
-#include "workspace.hpp"
+#include "plan/execution_plan.hpp"
+#include "formats/model_io.hpp"
+#include "decoding/workspace.hpp"
 
 namespace attend::runtime {
 namespace {

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "attend/error.hpp"
-#include "execution_plan.hpp"
-#include "random_model.hpp"
+#include "plan/execution_plan.hpp"
+#include "model/random_model.hpp"
 
 using Catch::Matchers::Contains;
 

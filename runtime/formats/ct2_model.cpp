@@ -1,0 +1,417 @@
+#include "formats/ct2_model.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "attend/error.hpp"
+#include "formats/ct2_model_file.hpp"
+#include "formats/mapped_file.hpp"
+#include "formats/model_io.hpp"
+#include "text/vocabulary.hpp"
+
+namespace attend::runtime {
+namespace fs = std::filesystem;
+namespace {
+
+// Revision-1 files carry OpenNMT-tf's own variable names; this is CTranslate2's renaming.
+std::string map_v1_name(std::string name) {
+  auto replace = [&](const std::string& from, const std::string& to) {
+    if (const auto at = name.find(from); at != std::string::npos) name.replace(at, from.size(), to);
+  };
+  replace("transformer/", "");
+  replace(":0", "");
+  replace("w_embs", "embeddings/weight");
+  replace("kernel", "weight");
+  replace("LayerNorm", "layer_norm");
+  replace("dense", "projection");
+  replace("conv1d_", "linear_");
+  replace("conv1d", "linear_0");
+  if (name.find("encoder") != std::string::npos) {
+    replace("multi_head", "self_attention");
+  } else {
+    replace("masked_multi_head", "self_attention");
+    replace("multi_head", "attention");
+  }
+  return name;
+}
+
+// attend tensor name → CTranslate2 variable name.
+std::string ct2_name(const std::string& attend, const std::string& encoder_embeddings) {
+  static const std::vector<std::pair<std::string, std::string>> sublayers = {
+      {"self_attn.qkv_proj", "self_attention/linear_0"}, {"self_attn.out_proj", "self_attention/linear_1"},
+      {"self_attn_layer_norm", "self_attention/layer_norm"}, {"cross_attn.q_proj", "attention/linear_0"},
+      {"cross_attn.kv_proj", "attention/linear_1"}, {"cross_attn.out_proj", "attention/linear_2"},
+      {"cross_attn_layer_norm", "attention/layer_norm"}, {"fc1", "ffn/linear_0"},
+      {"fc2", "ffn/linear_1"}, {"final_layer_norm", "ffn/layer_norm"},
+      {"layernorm_embedding", "layernorm_embedding"}, {"layer_norm", "layer_norm"}};
+  if (attend == "output_projection.weight") return "decoder/projection/weight";
+  if (attend == "output_projection.bias") return "decoder/projection/bias";
+  if (attend == "encoder.embed_tokens.weight") return encoder_embeddings;
+  if (attend == "decoder.embed_tokens.weight") return "decoder/embeddings/weight";
+  const std::string stack = attend.substr(0, attend.find('.'));  // encoder | decoder
+  if (attend.ends_with("embed_positions.weight")) return stack + "/position_encodings/encodings";
+  std::string rest = attend.substr(stack.size() + 1), out = stack + "/";
+  static const std::regex layer(R"(layers\.(\d+)\.(.*))");
+  std::smatch m;
+  if (std::regex_match(rest, m, layer)) {
+    out += "layer_" + m[1].str() + "/";
+    rest = m[2].str();
+  }
+  const bool is_norm = rest.find("norm") != std::string::npos;
+  const std::string suffix = rest.substr(rest.rfind('.') + 1), module = rest.substr(0, rest.rfind('.'));
+  for (const auto& [from, to] : sublayers)
+    if (module == from) return out + to + "/" + (is_norm ? (suffix == "weight" ? "gamma" : "beta") : suffix);
+  throw error_of("internal: no CTranslate2 name for '", attend, "'");
+}
+
+// The CTranslate2 variables as attend tensors: float32/16 read in place, int8/int16
+// dequantized with their scales into memory of our own.
+class Ct2TensorSource final : public TensorSource {
+ public:
+  Ct2TensorSource(std::shared_ptr<MappedFile> file, Ct2ModelFile model) : file_(std::move(file)), model_(std::move(model)) {}
+
+  void add(const std::string& attend, const Ct2Variable& v) {
+    TensorRecord r;
+    r.name = attend;
+    r.shape = v.shape;
+    r.offset = v.offset;
+    switch (v.dtype) {
+      case Ct2DType::f32: r.dtype = DType::f32, r.data = v.data; break;
+      case Ct2DType::f16: r.dtype = DType::f16, r.data = v.data; break;
+      case Ct2DType::bf16: r.dtype = DType::bf16, r.data = v.data; break;
+      case Ct2DType::i8:
+      case Ct2DType::i16: {
+        owned_.push_back(dequantize(v));
+        r.dtype = DType::f32;
+        r.data = reinterpret_cast<const std::byte*>(owned_.back().data());
+        quantized_ = true;
+        break;
+      }
+      case Ct2DType::i32: throw error_of(origin(), ": variable '", v.name, "' is int32, not a weight type");
+    }
+    order_.push_back(attend);
+    records_[attend] = std::move(r);
+  }
+
+  const std::string& origin() const override { return file_->path(); }
+  const TensorRecord* find(const std::string& name) const override {
+    const auto it = records_.find(name);
+    return it == records_.end() ? nullptr : &it->second;
+  }
+  std::vector<std::string> names() const override { return order_; }
+  void release(const TensorRecord& t) const override {
+    if (t.offset) file_->release(t.offset, t.bytes());
+  }
+  std::size_t total_bytes() const override { return file_->size(); }
+  bool quantized() const { return quantized_; }
+
+ private:
+  // int8: per-row scales (w = q / scale[row]); int16: one scale (w = q / scale), 1000
+  // when the file predates saved int16 scales.
+  std::vector<float> dequantize(const Ct2Variable& v) const {
+    const Ct2Variable* scale = model_.find(v.name + "_scale");
+    const std::int64_t rows = v.shape.empty() ? 1 : v.shape[0], n = v.elements(), cols = rows ? n / rows : 0;
+    std::vector<float> row_scale(static_cast<size_t>(rows), 1000.0f);
+    if (scale == nullptr && v.dtype == Ct2DType::i8)
+      throw error_of(origin(), ": int8 variable '", v.name, "' has no '", v.name, "_scale'");
+    if (scale != nullptr) {
+      if (scale->dtype != Ct2DType::f32) throw error_of(origin(), ": '", scale->name, "' must be float32");
+      if (scale->is_scalar()) {
+        std::fill(row_scale.begin(), row_scale.end(), static_cast<float>(scale->scalar()));
+      } else if (scale->elements() == rows) {
+        std::memcpy(row_scale.data(), scale->data, row_scale.size() * 4);
+      } else {
+        throw error_of(origin(), ": '", scale->name, "' has shape ", scale->shape_string(), ", expected [", rows, "] or a scalar");
+      }
+    }
+    std::vector<float> out(static_cast<size_t>(n));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      if (!(std::isfinite(row_scale[r]) && row_scale[r] != 0.0f))
+        throw error_of(origin(), ": scale of row ", r, " of '", v.name, "' is ", row_scale[r]);
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const std::int64_t i = r * cols + c;
+        float q;
+        if (v.dtype == Ct2DType::i8) {
+          q = static_cast<float>(static_cast<std::int8_t>(std::to_integer<int>(v.data[i])));
+        } else {
+          std::int16_t h;
+          std::memcpy(&h, v.data + 2 * i, 2);
+          q = h;
+        }
+        out[i] = q / row_scale[r];
+      }
+    }
+    return out;
+  }
+
+  std::shared_ptr<MappedFile> file_;
+  Ct2ModelFile model_;
+  std::map<std::string, TensorRecord> records_;
+  std::vector<std::string> order_;
+  std::vector<std::vector<float>> owned_;
+  bool quantized_ = false;
+};
+
+// Reads configuration out of a parsed file: attribute variables (per stack, or at the
+// root for spec revisions before 5), spec-name defaults, aliases.
+class ConfigReader {
+ public:
+  ConfigReader(const Ct2ModelFile& m, const std::string& origin) : m_(m), origin_(origin) {}
+
+  const Ct2Variable* attribute(const std::string& stack, const std::string& name) const {
+    if (const Ct2Variable* v = m_.find(stack + "/" + name)) return v;
+    return m_.revision < 5 ? m_.find(name) : nullptr;
+  }
+  double number(const std::string& stack, const std::string& name, double fallback) const {
+    const Ct2Variable* v = attribute(stack, name);
+    return v ? v->scalar() : fallback;
+  }
+  const Ct2Variable& required(const std::string& name) const {
+    const Ct2Variable* v = m_.find(name);
+    if (v == nullptr) throw error_of(origin_, ": missing variable '", name, "'");
+    return *v;
+  }
+  bool has(const std::string& name) const { return m_.find(name) != nullptr; }
+  // Both names resolve to one variable (an alias made by CTranslate2's converter).
+  bool same(const std::string& a, const std::string& b) const {
+    const Ct2Variable *x = m_.find(a), *y = m_.find(b);
+    return x != nullptr && x == y;
+  }
+  std::int64_t layers(const std::string& stack) const {
+    std::int64_t n = 0;
+    while (has(stack + "/layer_" + std::to_string(n) + "/ffn/linear_0/weight")) ++n;
+    return n;
+  }
+  [[noreturn]] void unsupported(const std::string& what) const {
+    throw error_of(origin_, ": ", what, " — attend does not implement it");
+  }
+
+ private:
+  const Ct2ModelFile& m_;
+  const std::string& origin_;
+};
+
+ops::Activation activation_from_ct2(double id, const std::string& origin) {
+  switch (static_cast<int>(id)) {
+    case 0: return ops::Activation::relu;
+    case 1: return ops::Activation::gelu_tanh;
+    case 2: return ops::Activation::silu;
+    case 3: return ops::Activation::gelu;
+  }
+  throw error_of(origin, ": activation id ", id, " (GELUSigmoid = 4 or Tanh = 5) — attend does not implement it");
+}
+
+float embedding_scale(const ConfigReader& r, const std::string& stack, std::int64_t d_model) {
+  const Ct2Variable* v = r.attribute(stack, "scale_embeddings");
+  if (v == nullptr) v = r.attribute(stack, "embeddings/multiply_by_sqrt_depth");
+  const float sqrt_d = std::sqrt(static_cast<float>(d_model));
+  if (v == nullptr) return sqrt_d;  // CTranslate2's default
+  if (v->dtype == Ct2DType::i8) return v->scalar() != 0 ? sqrt_d : 1.0f;
+  return static_cast<float>(v->scalar());
+}
+
+std::string vocabulary_path(const std::string& dir, const std::string& stem) {
+  for (const char* ext : {".json", ".txt"})
+    if (fs::exists(fs::path(dir) / (stem + ext))) return (fs::path(dir) / (stem + ext)).string();
+  return {};
+}
+
+// Every variable must be a weight attend maps, its scale, or an attribute understood here.
+void reject_unknown_variables(const Ct2ModelFile& m, const std::set<std::string>& mapped, const std::string& origin) {
+  static const std::set<std::string> attributes = {
+      "num_heads", "pre_norm", "activation", "embeddings_merge", "alignment_layer", "alignment_heads",
+      "scale_embeddings", "multi_query_attention", "with_source_bos", "with_source_eos", "with_target_bos",
+      "alibi", "alibi_use_positive_positions", "scale_alibi", "start_from_zero_embedding", "scale_outputs",
+      "multiply_by_sqrt_depth"};
+  static const std::vector<std::pair<std::string, std::string>> features = {
+      {"relative_position", "relative position representations"}, {"relative_attention_bias", "T5 relative attention bias"},
+      {"linear_0_noact", "gated (GLU) feed-forward layers"}, {"project_in", "input/output projections"},
+      {"rotary", "rotary position embeddings"}, {"embeddings_1", "source factors (several source embeddings)"},
+      {"input_layer_norm", "parallel or pre-post layer norms"}, {"shared_layer_norm", "parallel residual blocks"}};
+  for (const auto& [name, v] : m.variables) {
+    if (mapped.count(name)) continue;
+    if (name.ends_with("_scale") && mapped.count(name.substr(0, name.size() - 6))) continue;
+    const std::string leaf = name.substr(name.rfind('/') + 1);
+    if (attributes.count(leaf) || attributes.count(name)) continue;
+    for (const auto& [key, feature] : features)
+      if (name.find(key) != std::string::npos)
+        throw error_of(origin, ": variable '", name, "' belongs to ", feature, " — attend does not implement them");
+    throw error_of(origin, ": unexpected variable '", name, "' ", v.shape_string(), " — not part of an encoder-decoder Transformer attend can run");
+  }
+}
+
+void check_attributes(const ConfigReader& r, const Ct2ModelFile& m) {
+  for (const char* stack : {"encoder", "decoder"}) {
+    if (r.number(stack, "embeddings_merge", 0) != 0 && r.has(std::string(stack) + "/embeddings_1/weight"))
+      r.unsupported("source factors (several source embeddings)");
+    if (r.number(stack, "alibi", 0) != 0) r.unsupported("ALiBi attention biases");
+    if (r.number(stack, "start_from_zero_embedding", 0) != 0) r.unsupported("a zero start embedding");
+    if (r.number(stack, "multi_query_attention", 0) != 0) r.unsupported("multi-query attention");
+  }
+  if (const Ct2Variable* v = m.find("decoder/scale_outputs"); v && v->scalar() != 1.0) r.unsupported("scaled decoder outputs");
+}
+
+}  // namespace
+
+Ct2Model read_ct2_model(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "model.bin").string();
+  auto file = std::make_shared<MappedFile>(path);
+  Ct2ModelFile m = parse_ct2_model({file->data(), file->size()}, path);
+  if (m.revision == 1) {  // OpenNMT-tf names
+    std::map<std::string, Ct2Variable> renamed;
+    for (auto& [name, v] : m.variables) {
+      v.name = map_v1_name(name);
+      renamed.emplace(v.name, std::move(v));
+    }
+    m.variables = std::move(renamed);
+  }
+  if (m.spec != "" && m.spec != "TransformerBase" && m.spec != "TransformerBig" && m.spec != "TransformerSpec")
+    throw error_of(path, ": spec '", m.spec, "' is not an encoder-decoder Transformer attend runs (TransformerSpec, TransformerBase, TransformerBig)");
+
+  nlohmann::json extra = nlohmann::json::object();  // config.json, from format version 5
+  if (const auto p = fs::path(dir) / "config.json"; fs::exists(p)) {
+    try {
+      extra = nlohmann::json::parse(read_text_file(p.string()));
+    } catch (const nlohmann::json::exception& e) {
+      throw error_of(p.string(), ": not valid JSON (", e.what(), ")");
+    }
+  }
+  auto text = [&](const char* key, const std::string& fallback) {
+    return extra.contains(key) && extra[key].is_string() ? extra[key].get<std::string>() : fallback;
+  };
+
+  const ConfigReader r(m, path);
+  check_attributes(r, m);
+  ModelConfig c;
+  c.name = "ctranslate2:" + (m.spec.empty() ? std::string("TransformerBase") : m.spec);
+  const std::string encoder_embeddings = r.has("encoder/embeddings/weight") ? "encoder/embeddings/weight" : "encoder/embeddings_0/weight";
+  const Ct2Variable& src_emb = r.required(encoder_embeddings);
+  const Ct2Variable& tgt_emb = r.required("decoder/embeddings/weight");
+  if (src_emb.shape.size() != 2 || tgt_emb.shape.size() != 2) throw error_of(path, ": embeddings must be matrices");
+  c.d_model = src_emb.shape[1];
+  c.src_vocab_size = src_emb.shape[0];
+  c.tgt_vocab_size = tgt_emb.shape[0];
+  c.encoder_layers = r.layers("encoder");
+  c.decoder_layers = r.layers("decoder");
+  if (c.encoder_layers == 0 || c.decoder_layers == 0) throw error_of(path, ": no encoder or no decoder layers found");
+  c.ffn_dim = r.required("encoder/layer_0/ffn/linear_0/weight").shape.at(0);
+
+  const double spec_heads = m.spec == "TransformerBig" ? 16 : 8;
+  if (m.spec == "TransformerSpec" && !r.attribute("encoder", "num_heads")) throw error_of(path, ": missing variable 'encoder/num_heads'");
+  c.num_heads = static_cast<std::int64_t>(r.number("encoder", "num_heads", spec_heads));
+  const bool pre_norm = r.number("encoder", "pre_norm", 1) != 0;
+  c.norm_placement = pre_norm ? NormPlacement::pre : NormPlacement::post;
+  c.activation = activation_from_ct2(r.number("encoder", "activation", 0), path);
+  if (r.number("decoder", "num_heads", double(c.num_heads)) != double(c.num_heads) ||
+      (r.number("decoder", "pre_norm", 1) != 0) != pre_norm ||
+      activation_from_ct2(r.number("decoder", "activation", 0), path) != c.activation)
+    r.unsupported("an encoder and a decoder with different heads, norm placement or activation");
+
+  c.linear_bias = r.has("encoder/layer_0/self_attention/linear_0/bias");
+  c.encoder_final_norm = r.has("encoder/layer_norm/gamma");
+  c.decoder_final_norm = r.has("decoder/layer_norm/gamma");
+  c.layernorm_embedding = r.has("encoder/layernorm_embedding/gamma");
+  if (r.has("encoder/layer_0/self_attention/layer_norm/gamma") && !r.has("encoder/layer_0/self_attention/layer_norm/beta"))
+    r.unsupported("RMSNorm (layer norms without beta)");
+  c.layer_norm_epsilon = extra.contains("layer_norm_epsilon") && extra["layer_norm_epsilon"].is_number()
+                             ? extra["layer_norm_epsilon"].get<float>()
+                             : 1e-6f;  // CTranslate2's default
+
+  if (r.has("encoder/position_encodings/encodings")) {
+    const Ct2Variable& table = r.required("encoder/position_encodings/encodings");
+    c.position_encoding = PositionEncoding::learned;
+    c.position_offset = 0;
+    c.max_positions = table.shape.at(0);
+    c.shared_position_table = r.same("encoder/position_encodings/encodings", "decoder/position_encodings/encodings");
+    if (!r.has("decoder/position_encodings/encodings")) r.unsupported("a stored position table on the encoder only");
+  } else {
+    // [sin | cos], frequency step ln(10000)/(d/2 − 1), evaluated at positions from 1.
+    c.position_encoding = PositionEncoding::sinusoidal_concatenated;
+    c.position_offset = 1;
+    c.max_positions = 2048;
+  }
+  c.embedding_scale = embedding_scale(r, "encoder", c.d_model);
+  if (embedding_scale(r, "decoder", c.d_model) != c.embedding_scale) r.unsupported("different embedding scales per stack");
+  c.shared_embeddings = r.same(encoder_embeddings, "decoder/embeddings/weight");
+  c.tie_output_projection = r.same("decoder/projection/weight", "decoder/embeddings/weight");
+  c.output_bias = r.has("decoder/projection/bias");
+
+  // Vocabularies and special tokens.
+  Ct2Model out;
+  out.unk_token = text("unk_token", "<unk>");
+  const std::string shared = vocabulary_path(dir, "shared_vocabulary");
+  out.source_vocabulary = shared.empty() ? vocabulary_path(dir, "source_vocabulary") : shared;
+  out.target_vocabulary = shared.empty() ? vocabulary_path(dir, "target_vocabulary") : shared;
+  if (out.source_vocabulary.empty() || out.target_vocabulary.empty())
+    throw error_of(dir, ": missing vocabulary (shared_vocabulary, or source_vocabulary and target_vocabulary, .txt or .json)");
+  const Vocabulary source = Vocabulary::from_file(out.source_vocabulary, out.unk_token);
+  const Vocabulary target = Vocabulary::from_file(out.target_vocabulary, out.unk_token);
+  if (source.size() != c.src_vocab_size)
+    throw error_of(out.source_vocabulary, ": ", source.size(), " tokens (", out.unk_token, " included) but the source embedding has ",
+                   c.src_vocab_size, " rows");
+  if (target.size() != c.tgt_vocab_size)
+    throw error_of(out.target_vocabulary, ": ", target.size(), " tokens (", out.unk_token, " included) but the target embedding has ",
+                   c.tgt_vocab_size, " rows");
+  auto special = [&](const Vocabulary& v, const std::string& token, const std::string& file) {
+    const auto id = v.find(token);
+    if (!id) throw error_of(file, ": special token '", token, "' is not in the vocabulary");
+    return *id;
+  };
+  c.bos_id = special(target, text("bos_token", "<s>"), out.target_vocabulary);
+  c.eos_id = special(target, text("eos_token", "</s>"), out.target_vocabulary);
+  c.unk_id = target.unk_id();
+  const bool with_target_bos = r.number("decoder", "with_target_bos", 1) != 0;
+  c.decoder_start_id = special(target, text("decoder_start_token", with_target_bos ? "<s>" : "</s>"), out.target_vocabulary);
+  c.pad_id = source.find("<blank>").value_or(0);
+  c.add_source_bos = extra.value("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
+  c.add_source_eos = extra.value("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;
+  c.validate(path);
+
+  // The tensors, under attend's names.
+  auto tensors = std::make_shared<Ct2TensorSource>(file, m);
+  std::set<std::string> mapped;
+  for (const auto& [name, shape] : expected_tensors(c)) {
+    const std::string ct2 = ct2_name(name, encoder_embeddings);
+    const Ct2Variable* v = m.find(ct2);
+    if (v == nullptr) throw error_of(path, ": missing variable '", ct2, "' (attend's ", name, ")");
+    if (v->shape != shape) {
+      TensorRecord want;
+      want.shape = shape;
+      throw error_of(path, ": variable '", ct2, "' has shape ", v->shape_string(), ", the model's other variables imply ",
+                     want.shape_string());
+    }
+    tensors->add(name, *v);
+    mapped.insert(ct2);
+    mapped.insert(v->name);
+  }
+  for (const char* also : {"decoder/embeddings/weight", "decoder/projection/weight", "decoder/position_encodings/encodings"})
+    if (const Ct2Variable* v = m.find(also)) mapped.insert(also), mapped.insert(v->name);
+  reject_unknown_variables(m, mapped, path);
+
+  out.config = c;
+  out.report.origin = dir;
+  out.report.format = "CTranslate2 model.bin v" + std::to_string(m.version) + " (spec " +
+                      (m.spec.empty() ? std::string("none") : m.spec) + ", revision " + std::to_string(m.revision) + ")" +
+                      (tensors->quantized() ? ", quantized weights dequantized to fp32" : "");
+  out.report.file_bytes = file->size();
+  for (const std::string& name : tensors->names()) {
+    const TensorRecord* t = tensors->find(name);
+    out.report.tensors.push_back({name, dtype_name(t->dtype), t->shape_string(), t->elements()});
+  }
+  out.report.checks.push_back("model.bin: version, spec, every variable's shape, dtype and byte count, aliases, no trailing bytes");
+  out.report.checks.push_back("no variable of an unsupported feature; attributes consistent between encoder and decoder");
+  out.report.checks.push_back("vocabularies match the embedding tables; special tokens present");
+  out.tensors = std::move(tensors);
+  return out;
+}
+
+std::shared_ptr<const Model> load_ct2_model(const std::string& dir, const LoadOptions& options) {
+  Ct2Model m = read_ct2_model(dir);
+  return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);
+}
+
+}  // namespace attend::runtime

@@ -1,0 +1,33 @@
+// CTranslate2 model directories: model.bin (+ config.json from format version 5) and
+// vocabularies (shared_vocabulary.{txt,json}, or source_/target_vocabulary.{txt,json}).
+//
+// Read directly: the variables are presented under attend's tensor names (int8 weights
+// with per-row scales and int16 with a global scale dequantized to fp32 at load,
+// float16/bfloat16 converted by the model builder), and the configuration is derived
+// from the spec name and revision, the attribute variables, the aliases (shared or tied
+// embeddings) and config.json. docs/model-format.md lists the mapping.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "model/model.hpp"
+#include "formats/tensor_source.hpp"
+
+namespace attend::runtime {
+
+struct Ct2Model {
+  ModelConfig config;
+  std::shared_ptr<const TensorSource> tensors;  // attend names
+  LoadReport report;
+  std::string source_vocabulary, target_vocabulary;  // file paths (equal when shared)
+  std::string unk_token;
+};
+
+// Reads and validates a CTranslate2 directory without building the model (the
+// converter writes it out as attend's format; load_ct2_model builds it).
+Ct2Model read_ct2_model(const std::string& dir);
+
+std::shared_ptr<const Model> load_ct2_model(const std::string& dir, const LoadOptions& options);
+
+}  // namespace attend::runtime

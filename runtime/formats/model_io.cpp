@@ -1,0 +1,91 @@
+#include "formats/model_io.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "attend/error.hpp"
+#include "formats/ct2_model.hpp"
+#include "formats/safetensors.hpp"
+
+namespace attend::runtime {
+namespace fs = std::filesystem;
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error_of(path, ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) throw error_of(path, ": read error");
+  return s.str();
+}
+
+ModelFormat detect_model_format(const std::string& dir) {
+  if (!fs::is_directory(dir)) throw error_of(dir, ": model directory does not exist");
+  // By the weights file: CTranslate2 directories carry a config.json too (format ≥ 5).
+  if (fs::exists(fs::path(dir) / "model.safetensors")) return ModelFormat::attend;
+  if (fs::exists(fs::path(dir) / "model.bin")) return ModelFormat::ctranslate2;
+  if (fs::exists(fs::path(dir) / "config.json")) return ModelFormat::attend;  // reported as missing its weights
+  throw error_of(dir, ": not a model directory (expected config.json + model.safetensors, or a CTranslate2 model.bin)");
+}
+
+std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options) {
+  if (detect_model_format(dir) == ModelFormat::ctranslate2) return load_ct2_model(dir, options);
+  const std::string config_path = (fs::path(dir) / "config.json").string();
+  const std::string weights_path = (fs::path(dir) / "model.safetensors").string();
+  if (!fs::exists(config_path)) throw error_of(dir, ": missing config.json");
+  if (!fs::exists(weights_path)) throw error_of(dir, ": missing model.safetensors");
+  ModelConfig config = ModelConfig::from_json(read_text_file(config_path), config_path);
+  auto source = std::make_shared<SafetensorsFile>(weights_path);
+  LoadReport report;
+  report.origin = dir;
+  report.format = "attend (config.json + safetensors)";
+  report.file_bytes = source->total_bytes();
+  for (const std::string& name : source->names()) {
+    const TensorRecord* t = source->find(name);
+    report.tensors.push_back({name, dtype_name(t->dtype), t->shape_string(), t->elements()});
+  }
+  report.checks.push_back("config.json: every field known, typed and in range");
+  report.checks.push_back("model.safetensors: header well-formed; dtypes, shapes and byte ranges consistent, inside the file, not overlapping");
+  return Model::build(std::move(config), std::move(source), std::move(report), options);
+}
+
+void write_safetensors(const std::string& path, const TensorSource& tensors) {
+  nlohmann::ordered_json header;
+  std::uint64_t offset = 0;
+  for (const std::string& name : tensors.names()) {
+    const TensorRecord* t = tensors.find(name);
+    const std::uint64_t bytes = static_cast<std::uint64_t>(t->elements()) * 4;  // written as F32
+    header[name] = {{"dtype", "F32"}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  header["__metadata__"] = {{"format", "pt"}, {"written_by", "attend"}};
+  std::string text = header.dump();
+  text.append((64 - (8 + text.size()) % 64) % 64, ' ');  // data section 64-byte aligned
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw error_of(path, ": cannot create");
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((text.size() >> (8 * i)) & 0xff);
+  out.write(reinterpret_cast<const char*>(len), 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (const std::string& name : tensors.names()) {
+    const TensorRecord* t = tensors.find(name);
+    if (t->dtype == DType::f32) {
+      out.write(reinterpret_cast<const char*>(t->data), static_cast<std::streamsize>(t->bytes()));
+    } else {
+      const std::vector<float> v = to_f32(*t);
+      out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+    }
+  }
+  if (!out) throw error_of(path, ": write failed");
+}
+
+void save_model(const std::string& dir, const ModelConfig& config, const TensorSource& tensors) {
+  fs::create_directories(dir);
+  const std::string config_path = (fs::path(dir) / "config.json").string();
+  std::ofstream(config_path) << config.to_json();
+  write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors);
+}
+
+}  // namespace attend::runtime

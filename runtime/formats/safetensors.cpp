@@ -1,0 +1,117 @@
+#include "formats/safetensors.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "attend/error.hpp"
+
+namespace attend::runtime {
+namespace {
+
+constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;  // as the reference implementation
+
+DType parse_dtype(const std::string& s, const std::string& origin, const std::string& name) {
+  if (s == "F32") return DType::f32;
+  if (s == "F16") return DType::f16;
+  if (s == "BF16") return DType::bf16;
+  throw error_of(origin, ": tensor '", name, "' has dtype '", s, "'; attend reads F32, F16 and BF16");
+}
+
+std::uint64_t as_count(const nlohmann::json& v, const std::string& origin, const std::string& name,
+                       const char* what) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+    throw error_of(origin, ": tensor '", name, "': ", what, " must be a non-negative integer, got ", v.dump());
+  return v.get<std::uint64_t>();
+}
+
+}  // namespace
+
+SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::string& origin) {
+  if (file.size() < 8) throw error_of(origin, ": too short for a safetensors file (", file.size(), " bytes)");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(file[i]);
+  if (n > kMaxHeaderBytes) throw error_of(origin, ": header length ", n, " is implausible (limit ", kMaxHeaderBytes, ")");
+  if (n > file.size() - 8)
+    throw error_of(origin, ": header length ", n, " runs past the end of the file (", file.size(), " bytes): truncated?");
+
+  const char* text = reinterpret_cast<const char*>(file.data() + 8);
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text, text + n);
+  } catch (const nlohmann::json::exception& e) {
+    throw error_of(origin, ": header is not valid JSON (", e.what(), ")");
+  }
+  if (!header.is_object()) throw error_of(origin, ": header must be a JSON object");
+
+  SafetensorsHeader out;
+  out.data_offset = 8 + n;
+  const std::size_t data_size = file.size() - out.data_offset;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      if (!entry.is_object()) throw error_of(origin, ": __metadata__ must be an object");
+      for (const auto& [k, v] : entry.items()) {
+        if (!v.is_string()) throw error_of(origin, ": __metadata__ value '", k, "' must be a string");
+        out.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
+      throw error_of(origin, ": tensor '", name, "' needs dtype, shape and data_offsets");
+    if (!entry["dtype"].is_string()) throw error_of(origin, ": tensor '", name, "': dtype must be a string");
+    const auto& shape = entry["shape"];
+    const auto& offsets = entry["data_offsets"];
+    if (!shape.is_array()) throw error_of(origin, ": tensor '", name, "': shape must be an array");
+    if (!offsets.is_array() || offsets.size() != 2)
+      throw error_of(origin, ": tensor '", name, "': data_offsets must be [begin, end]");
+
+    TensorRecord t;
+    t.name = name;
+    t.dtype = parse_dtype(entry["dtype"].get<std::string>(), origin, name);
+    std::uint64_t elements = 1;
+    for (const auto& d : shape) {
+      const std::uint64_t dim = as_count(d, origin, name, "a dimension");
+      if (dim != 0 && elements > std::numeric_limits<std::int64_t>::max() / 8 / dim)
+        throw error_of(origin, ": tensor '", name, "' is impossibly large");
+      elements *= dim;
+      t.shape.push_back(static_cast<std::int64_t>(dim));
+    }
+    const std::uint64_t begin = as_count(offsets[0], origin, name, "data_offsets[0]");
+    const std::uint64_t end = as_count(offsets[1], origin, name, "data_offsets[1]");
+    if (begin > end) throw error_of(origin, ": tensor '", name, "': data_offsets [", begin, ", ", end, "] are reversed");
+    if (end > data_size)
+      throw error_of(origin, ": tensor '", name, "' ends at byte ", end, " of a ", data_size,
+                     "-byte data section: the file is truncated or corrupt");
+    if (end - begin != elements * dtype_size(t.dtype))
+      throw error_of(origin, ": tensor '", name, "' has ", end - begin, " bytes but shape ", t.shape_string(), " of ",
+                     dtype_name(t.dtype), " needs ", elements * dtype_size(t.dtype));
+    t.offset = out.data_offset + begin;
+    t.data = file.data() + t.offset;
+    ranges.emplace_back(begin, end);
+    out.tensors.emplace(name, std::move(t));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second && ranges[i].first != ranges[i].second)
+      throw error_of(origin, ": tensor data ranges overlap at byte ", ranges[i].first);
+  return out;
+}
+
+SafetensorsFile::SafetensorsFile(const std::string& path)
+    : file_(path), header_(parse_safetensors({file_.data(), file_.size()}, path)) {}
+
+const TensorRecord* SafetensorsFile::find(const std::string& name) const {
+  const auto it = header_.tensors.find(name);
+  return it == header_.tensors.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> SafetensorsFile::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, _] : header_.tensors) out.push_back(name);
+  return out;
+}
+
+}  // namespace attend::runtime

@@ -1,0 +1,43 @@
+// The safetensors format: 8-byte little-endian header length N, N bytes of JSON
+// ({"name": {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {…}}),
+// then the data; offsets are relative to the data's start.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "formats/mapped_file.hpp"
+#include "formats/tensor_source.hpp"
+
+namespace attend::runtime {
+
+struct SafetensorsHeader {
+  std::map<std::string, TensorRecord> tensors;  // data pointers into the parsed bytes
+  std::map<std::string, std::string> metadata;
+  std::size_t data_offset = 0;                  // where the data section starts
+};
+
+// Parses and validates the header against the bytes: JSON well-formed, dtypes known
+// (F32, F16, BF16), shapes non-negative, byte ranges consistent with shape × dtype,
+// inside the file and not overlapping. Every failure names `origin` and the tensor.
+SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::string& origin);
+
+class SafetensorsFile final : public TensorSource {
+ public:
+  explicit SafetensorsFile(const std::string& path);
+
+  const std::string& origin() const override { return file_.path(); }
+  const TensorRecord* find(const std::string& name) const override;
+  std::vector<std::string> names() const override;
+  void release(const TensorRecord& t) const override { file_.release(t.offset, t.bytes()); }
+  std::size_t total_bytes() const override { return file_.size(); }
+  const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
+
+ private:
+  MappedFile file_;
+  SafetensorsHeader header_;
+};
+
+}  // namespace attend::runtime

@@ -1,0 +1,122 @@
+// An encoder-decoder transformer ready to run: configuration plus weights, GEMM
+// weights packed for the kernels. Immutable once built, so many threads can share it
+// (each with its own Workspace).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attend/ops/gemm.hpp"
+#include "attend/ops/normalization.hpp"
+#include "model/model_config.hpp"
+#include "formats/tensor_source.hpp"
+
+namespace attend::runtime {
+
+struct Linear {
+  ops::PackedWeight weight;  // [out, in], packed
+  std::vector<float> bias;   // [out], or empty
+  const float* bias_data() const { return bias.empty() ? nullptr : bias.data(); }
+};
+
+struct LayerNormWeights {
+  std::vector<float> gamma, beta;
+  bool present() const { return !gamma.empty(); }
+  ops::NormWeights with_epsilon(float eps) const { return {gamma.data(), beta.data(), eps}; }
+};
+
+// An fp32 [rows, cols] table owned by the model, or read in place from the model file
+// (F32 data, 4-byte aligned) — a 32000 × 512 embedding is then never copied, and only
+// the rows actually looked up become resident.
+class Table {
+ public:
+  Table() = default;
+  Table(std::vector<float> owned, std::int64_t rows, std::int64_t cols);
+  Table(const float* in_place, std::int64_t rows, std::int64_t cols);
+  ops::ConstMatrix view() const { return {data_, rows_, cols_}; }
+  std::int64_t rows() const { return rows_; }
+  bool empty() const { return data_ == nullptr; }
+
+ private:
+  std::vector<float> owned_;
+  const float* data_ = nullptr;
+  std::int64_t rows_ = 0, cols_ = 0;
+};
+
+struct EncoderLayer {
+  Linear qkv, out, fc1, fc2;
+  LayerNormWeights self_attn_norm, ffn_norm;
+};
+
+struct DecoderLayer {
+  Linear qkv, self_out, cross_q, cross_out, fc1, fc2;
+  LayerNormWeights self_attn_norm, cross_attn_norm, ffn_norm;
+};
+
+struct TensorSummary {
+  std::string name, dtype, shape;
+  std::int64_t elements = 0;
+};
+
+// What loading found and checked, for `attend inspect` and logs.
+struct LoadReport {
+  std::string origin;
+  std::string format;                   // "attend (safetensors)", "CTranslate2 model.bin v2", …
+  std::uint64_t file_bytes = 0;
+  std::int64_t parameters = 0;
+  std::vector<TensorSummary> tensors;
+  std::vector<std::string> checks;      // one line per check that passed
+};
+
+struct LoadOptions {
+  ops::Isa isa = ops::active_isa();     // kernels the GEMM weights are packed for
+};
+
+class Model {
+ public:
+  // Builds from a configuration and a tensor source; `source` is kept alive for the
+  // tables read in place. Throws attend::Error naming the origin and the tensor.
+  static std::shared_ptr<const Model> build(ModelConfig config, std::shared_ptr<const TensorSource> source,
+                                            LoadReport report, const LoadOptions& options = {});
+
+  const ModelConfig& config() const { return config_; }
+  const LoadReport& report() const { return report_; }
+  ops::Isa isa() const { return isa_; }
+
+  Table source_embedding, target_embedding;  // target_embedding is empty when shared
+  Table source_positions, target_positions;  // [position_offset + max_positions, d_model];
+                                             // target_positions is empty when shared
+  const Table& target_embedding_table() const {
+    return config_.shared_embeddings ? source_embedding : target_embedding;
+  }
+  const Table& target_position_table() const {
+    return target_positions.empty() ? source_positions : target_positions;
+  }
+  LayerNormWeights source_embedding_norm, target_embedding_norm;
+  std::vector<EncoderLayer> encoder;
+  LayerNormWeights encoder_norm;
+  std::vector<DecoderLayer> decoder;
+  Linear cross_kv;  // every decoder layer's K and V projections, stacked: [L·2D, D]
+  LayerNormWeights decoder_norm;
+  Linear output;    // [tgt_vocab, D]
+
+ private:
+  Model() = default;
+  ModelConfig config_;
+  LoadReport report_;
+  ops::Isa isa_ = ops::Isa::sse2;
+  std::shared_ptr<const TensorSource> source_;
+};
+
+// Tensor names of attend's format (docs/model-format.md).
+namespace tensor_names {
+std::string encoder_layer(std::int64_t i);  // "encoder.layers.3."
+std::string decoder_layer(std::int64_t i);
+}  // namespace tensor_names
+
+// Every tensor name and shape a configuration implies, in file order.
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> expected_tensors(const ModelConfig& c);
+
+}  // namespace attend::runtime

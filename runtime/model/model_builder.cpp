@@ -1,0 +1,204 @@
+// Model::build: validate every tensor against the configuration, convert to fp32, pack
+// the GEMM weights, release the source's pages tensor by tensor.
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include "attend/error.hpp"
+#include "attend/ops/embedding.hpp"
+#include "model/model.hpp"
+
+namespace attend::runtime {
+namespace {
+
+// Hands out tensors by name, checking each against the shape the configuration
+// implies, and remembers which were used so leftovers can be reported.
+class WeightReader {
+ public:
+  WeightReader(const TensorSource& source, const ModelConfig& config) : source_(source) {
+    for (auto& [name, shape] : expected_tensors(config)) expected_[name] = shape;
+  }
+
+  const TensorRecord& record(const std::string& name) {
+    const auto want = expected_.find(name);
+    if (want == expected_.end()) throw error_of("internal: tensor '", name, "' is not implied by the configuration");
+    const TensorRecord* t = source_.find(name);
+    if (t == nullptr) throw error_of(source_.origin(), ": missing tensor '", name, "' (expected shape ", shape_string(want->second), ")");
+    if (t->shape != want->second)
+      throw error_of(source_.origin(), ": tensor '", name, "' has shape ", t->shape_string(), ", the configuration implies ",
+                     shape_string(want->second));
+    used_.insert(name);
+    return *t;
+  }
+
+  // The tensor as fp32, checked finite; its source pages are released afterwards.
+  std::vector<float> floats(const std::string& name) {
+    const TensorRecord& t = record(name);
+    std::vector<float> v = to_f32(t);
+    check_finite(name, v.data(), v.size());
+    source_.release(t);
+    return v;
+  }
+
+  Linear linear(const std::string& name, bool bias, ops::Isa isa) {
+    Linear l;
+    const TensorRecord& t = record(name + ".weight");
+    const std::vector<float> w = floats(name + ".weight");
+    l.weight = ops::pack_weight(ops::ConstMatrix(w.data(), t.shape[0], t.shape[1]), isa);
+    if (bias) l.bias = floats(name + ".bias");
+    return l;
+  }
+
+  LayerNormWeights norm(const std::string& name) { return {floats(name + ".weight"), floats(name + ".bias")}; }
+
+  // A table read in place when the file holds aligned F32, else converted.
+  Table table(const std::string& name) {
+    const TensorRecord& t = record(name);
+    if (t.dtype == DType::f32 && reinterpret_cast<std::uintptr_t>(t.data) % alignof(float) == 0) {
+      const float* data = reinterpret_cast<const float*>(t.data);
+      check_finite(name, data, static_cast<size_t>(t.elements()));
+      return Table(data, t.shape[0], t.shape[1]);
+    }
+    return Table(floats(name), t.shape[0], t.shape[1]);
+  }
+
+  void check_finite(const std::string& name, const float* v, size_t n) const {
+    for (size_t i = 0; i < n; ++i)
+      if (!std::isfinite(v[i])) throw error_of(source_.origin(), ": tensor '", name, "' has a non-finite value (", v[i], ") at index ", i);
+  }
+
+  // Tensors in the source that the configuration does not use.
+  std::vector<std::string> unexpected() const {
+    std::vector<std::string> out;
+    for (const std::string& n : source_.names())
+      if (!used_.count(n)) out.push_back(n);
+    return out;
+  }
+
+  std::int64_t parameters() const {
+    std::int64_t n = 0;
+    for (const std::string& name : used_) n += source_.find(name)->elements();
+    return n;
+  }
+
+ private:
+  static std::string shape_string(const std::vector<std::int64_t>& s) {
+    TensorRecord t;
+    t.shape = s;
+    return t.shape_string();
+  }
+  const TensorSource& source_;
+  std::map<std::string, std::vector<std::int64_t>> expected_;
+  std::set<std::string> used_;
+};
+
+Table sinusoidal_table(const ModelConfig& c) {
+  const std::int64_t rows = c.position_offset + c.max_positions;
+  std::vector<float> t(static_cast<size_t>(rows * c.d_model));
+  ops::sinusoidal_positions(c.position_encoding == PositionEncoding::sinusoidal_interleaved
+                                ? ops::PositionLayout::interleaved
+                                : ops::PositionLayout::concatenated,
+                            0, ops::Matrix(t.data(), rows, c.d_model));
+  return Table(std::move(t), rows, c.d_model);
+}
+
+// The decoder's K and V projections for all layers as one [L·2D, D] weight, so one
+// GEMM computes every layer's cross-attention keys and values from the encoder output.
+Linear stacked_cross_kv(WeightReader& r, const ModelConfig& c, ops::Isa isa) {
+  const std::int64_t D = c.d_model, L = c.decoder_layers;
+  std::vector<float> w(static_cast<size_t>(L * 2 * D * D)), b;
+  for (std::int64_t l = 0; l < L; ++l) {
+    const std::string name = tensor_names::decoder_layer(l) + "cross_attn.kv_proj";
+    const std::vector<float> wl = r.floats(name + ".weight");
+    std::copy(wl.begin(), wl.end(), w.begin() + l * 2 * D * D);
+    if (c.linear_bias) {
+      const std::vector<float> bl = r.floats(name + ".bias");
+      b.insert(b.end(), bl.begin(), bl.end());
+    }
+  }
+  return {ops::pack_weight(ops::ConstMatrix(w.data(), L * 2 * D, D), isa), std::move(b)};
+}
+
+}  // namespace
+
+Table::Table(std::vector<float> owned, std::int64_t rows, std::int64_t cols)
+    : owned_(std::move(owned)), data_(owned_.data()), rows_(rows), cols_(cols) {}
+Table::Table(const float* in_place, std::int64_t rows, std::int64_t cols) : data_(in_place), rows_(rows), cols_(cols) {}
+
+std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<const TensorSource> source, LoadReport report,
+                                          const LoadOptions& options) {
+  config.validate(source->origin());
+  std::shared_ptr<Model> m(new Model());
+  m->config_ = config;
+  m->isa_ = options.isa;
+  m->source_ = source;
+  const ModelConfig& c = m->config_;
+  const ops::Isa isa = options.isa;
+  const bool bias = c.linear_bias;
+  WeightReader r(*source, c);
+
+  m->source_embedding = r.table("encoder.embed_tokens.weight");
+  if (!c.shared_embeddings) m->target_embedding = r.table("decoder.embed_tokens.weight");
+  if (c.position_encoding == PositionEncoding::learned) {
+    m->source_positions = r.table("encoder.embed_positions.weight");
+    if (!c.shared_position_table) m->target_positions = r.table("decoder.embed_positions.weight");
+  } else {
+    m->source_positions = sinusoidal_table(c);
+  }
+  if (c.layernorm_embedding) {
+    m->source_embedding_norm = r.norm("encoder.layernorm_embedding");
+    m->target_embedding_norm = r.norm("decoder.layernorm_embedding");
+  }
+  // The self-attention and feed-forward blocks, alike in both stacks.
+  auto read_common = [&](const std::string& p, Linear& qkv, Linear& out, LayerNormWeights& attn_norm, Linear& fc1,
+                         Linear& fc2, LayerNormWeights& ffn_norm) {
+    qkv = r.linear(p + "self_attn.qkv_proj", bias, isa);
+    out = r.linear(p + "self_attn.out_proj", bias, isa);
+    attn_norm = r.norm(p + "self_attn_layer_norm");
+    fc1 = r.linear(p + "fc1", bias, isa);
+    fc2 = r.linear(p + "fc2", bias, isa);
+    ffn_norm = r.norm(p + "final_layer_norm");
+  };
+  for (std::int64_t i = 0; i < c.encoder_layers; ++i) {
+    EncoderLayer l;
+    read_common(tensor_names::encoder_layer(i), l.qkv, l.out, l.self_attn_norm, l.fc1, l.fc2, l.ffn_norm);
+    m->encoder.push_back(std::move(l));
+  }
+  if (c.encoder_final_norm) m->encoder_norm = r.norm("encoder.layer_norm");
+  for (std::int64_t i = 0; i < c.decoder_layers; ++i) {
+    const std::string p = tensor_names::decoder_layer(i);
+    DecoderLayer l;
+    read_common(p, l.qkv, l.self_out, l.self_attn_norm, l.fc1, l.fc2, l.ffn_norm);
+    l.cross_q = r.linear(p + "cross_attn.q_proj", bias, isa);
+    l.cross_out = r.linear(p + "cross_attn.out_proj", bias, isa);
+    l.cross_attn_norm = r.norm(p + "cross_attn_layer_norm");
+    m->decoder.push_back(std::move(l));
+  }
+  m->cross_kv = stacked_cross_kv(r, c, isa);
+  if (c.decoder_final_norm) m->decoder_norm = r.norm("decoder.layer_norm");
+
+  if (c.tie_output_projection) {
+    m->output.weight = ops::pack_weight(m->target_embedding_table().view(), isa);
+  } else {
+    m->output = r.linear("output_projection", false, isa);
+  }
+  if (c.output_bias) m->output.bias = r.floats("output_projection.bias");
+
+  if (const auto extra = r.unexpected(); !extra.empty()) {
+    std::string list;
+    for (size_t i = 0; i < extra.size() && i < 5; ++i) list += (i ? ", '" : "'") + extra[i] + "'";
+    throw error_of(source->origin(), ": ", extra.size(), " unexpected tensor(s) the configuration does not use: ", list,
+                   extra.size() > 5 ? ", …" : "");
+  }
+
+  report.parameters = r.parameters();
+  report.checks.push_back("every tensor the configuration implies is present, with the implied shape");
+  report.checks.push_back("no unexpected tensors");
+  report.checks.push_back("every weight value is finite");
+  report.checks.push_back(std::string("GEMM weights packed for ") + ops::isa_name(isa));
+  m->report_ = std::move(report);
+  return m;
+}
+
+}  // namespace attend::runtime

@@ -1,0 +1,386 @@
+#include "plan/execution_plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "plan/arena_planner.hpp"
+#include "attend/error.hpp"
+#include "attend/ops/isa.hpp"
+
+namespace attend::runtime {
+
+const char* step_kind_name(StepKind k) {
+  switch (k) {
+    case StepKind::embed_source: return "embed_source";
+    case StepKind::embed_target: return "embed_target";
+    case StepKind::layer_norm: return "layer_norm";
+    case StepKind::linear: return "linear";
+    case StepKind::encoder_attention: return "encoder_attention";
+    case StepKind::cache_store: return "cache_store";
+    case StepKind::self_attention: return "self_attention";
+    case StepKind::cross_attention: return "cross_attention";
+    case StepKind::log_softmax: return "log_softmax";
+  }
+  return "?";
+}
+
+void PlanLimits::validate(const ModelConfig& c) const {
+  auto check = [](bool ok, const char* what, std::int64_t v, const char* why) {
+    if (!ok) throw error_of("plan limits: ", what, " = ", v, " ", why);
+  };
+  check(max_batch >= 1, "max_batch", max_batch, "must be ≥ 1");
+  check(max_source_length >= 1, "max_source_length", max_source_length, "must be ≥ 1");
+  check(max_source_length <= c.max_positions, "max_source_length", max_source_length,
+        ("exceeds the model's max_positions " + std::to_string(c.max_positions)).c_str());
+  check(max_target_length >= 1, "max_target_length", max_target_length, "must be ≥ 1");
+  check(max_target_length <= c.max_positions, "max_target_length", max_target_length,
+        ("exceeds the model's max_positions " + std::to_string(c.max_positions)).c_str());
+  check(beam_size >= 1 && beam_size <= 256, "beam_size", beam_size, "must be in [1, 256]");
+  check(max_batch_tokens >= 0, "max_batch_tokens", max_batch_tokens, "must be ≥ 0");
+  check(batch_tokens() >= max_source_length, "max_batch_tokens", max_batch_tokens, "must hold one longest source");
+  check(threads >= 1, "threads", threads, "must be ≥ 1");
+}
+
+// Emits steps in program order, then derives lifetimes and places buffers.
+class PlanBuilder {
+ public:
+  PlanBuilder(std::shared_ptr<const Model> model, const PlanLimits& limits) : plan_(new ExecutionPlan()) {
+    plan_->model_ = std::move(model);
+    plan_->limits_ = limits;
+  }
+
+  std::shared_ptr<const ExecutionPlan> build() {
+    emit_encoder();
+    emit_decoder();
+    place_buffers();
+    return std::shared_ptr<const ExecutionPlan>(plan_.release());
+  }
+
+ private:
+  const Model& m() const { return *plan_->model_; }
+  const ModelConfig& c() const { return m().config(); }
+  const PlanLimits& limits() const { return plan_->limits_; }
+
+  int buffer(const std::string& name, ElementType type, std::int64_t rows, std::int64_t cols, bool persistent = false) {
+    PlanBuffer b;
+    b.name = name, b.type = type, b.rows = rows, b.cols = cols, b.persistent = persistent;
+    b.bytes = static_cast<std::size_t>(rows * cols) * 4;
+    b.first_use = b.last_use = -1;
+    plan_->buffers_.push_back(b);
+    return static_cast<int>(plan_->buffers_.size()) - 1;
+  }
+  Operand all(int b) const { return {b, 0, plan_->buffers_[b].cols}; }
+  Operand cols(int b, std::int64_t col, std::int64_t n) const { return {b, col, n}; }
+
+  std::int64_t rows_of(Phase p) const { return p == Phase::encoder ? limits().batch_tokens() : limits().decoder_rows(); }
+
+  void add(PlanStep s) {
+    s.threads = limits().threads;
+    const double rows = static_cast<double>(rows_of(s.phase));
+    const double D = static_cast<double>(c().d_model);
+    switch (s.kind) {
+      case StepKind::linear: {
+        const double N = static_cast<double>(s.linear->weight.n()), K = static_cast<double>(s.linear->weight.k());
+        s.flops = 2 * rows * N * K;
+        s.bytes = 4 * (N * K + rows * (K + N * (s.residual.buffer >= 0 ? 2 : 1)));
+        break;
+      }
+      case StepKind::encoder_attention: {
+        const double S = static_cast<double>(limits().max_source_length);
+        s.flops = 4 * rows * S * D;
+        s.bytes = 4 * rows * 4 * D;
+        break;
+      }
+      case StepKind::self_attention:
+      case StepKind::cross_attention: {
+        const double L = static_cast<double>(s.kind == StepKind::self_attention ? limits().max_target_length
+                                                                                : limits().max_source_length);
+        s.flops = 4 * rows * L * D;
+        s.bytes = 4 * rows * (2 * L * D + 2 * D);
+        break;
+      }
+      case StepKind::log_softmax:
+        s.flops = 4 * rows * static_cast<double>(s.in.cols);
+        s.bytes = 8 * rows * static_cast<double>(s.in.cols);
+        break;
+      default:
+        s.flops = 8 * rows * D;
+        s.bytes = 12 * rows * D;
+    }
+    const int index = static_cast<int>(plan_->steps_.size());
+    for (const Operand* o : {&s.in, &s.out, &s.residual}) touch(o->buffer, index);
+    for (int b : implicit_buffers(s.kind)) touch(b, index);
+    plan_->steps_.push_back(std::move(s));
+  }
+
+  // Buffers a step kind reads besides its operands.
+  std::vector<int> implicit_buffers(StepKind k) const {
+    const auto& io = plan_->io_;
+    switch (k) {
+      case StepKind::embed_source: return {io.source_positions};
+      case StepKind::encoder_attention: return {io.source_lengths};
+      case StepKind::embed_target: return {io.target_positions};
+      case StepKind::cache_store: return {io.self_keys, io.self_values};
+      case StepKind::self_attention: return {io.self_keys, io.self_values, io.self_rows, io.self_lengths};
+      case StepKind::cross_attention: return {io.cross_kv, io.cross_rows, io.cross_lengths};
+      default: return {};
+    }
+  }
+
+  void touch(int b, int step) {
+    if (b < 0) return;
+    PlanBuffer& buf = plan_->buffers_[b];
+    if (buf.first_use < 0) buf.first_use = step;
+    buf.last_use = std::max(buf.last_use, step);
+  }
+
+  PlanStep step(StepKind kind, Phase phase, std::string name, Operand in, Operand out) {
+    PlanStep s;
+    s.kind = kind, s.phase = phase, s.name = std::move(name), s.in = in, s.out = out;
+    return s;
+  }
+  void norm(Phase p, const std::string& name, const LayerNormWeights& w, Operand in, Operand out, std::int64_t layer) {
+    PlanStep s = step(StepKind::layer_norm, p, name, in, out);
+    s.norm = &w, s.layer = layer;
+    add(s);
+  }
+  void linear(Phase p, const std::string& name, const Linear& l, Operand in, Operand out, std::int64_t layer,
+              bool residual = false, ops::Activation act = ops::Activation::none) {
+    PlanStep s = step(StepKind::linear, p, name, in, out);
+    s.linear = &l, s.layer = layer, s.activation = act;
+    if (residual) s.residual = out;  // out = in·Wᵀ + b + out
+    add(s);
+  }
+
+  // One residual sublayer: x += body(LN(x)) when pre-LN, x = LN(x + body(x)) when
+  // post-LN. `body` gets the operand to read and must end with a residual linear into x.
+  template <class Body>
+  void sublayer(Phase p, const std::string& norm_name, const LayerNormWeights& w, int x, int normed, std::int64_t layer,
+                const Body& body) {
+    const bool pre = c().norm_placement == NormPlacement::pre;
+    if (pre) norm(p, norm_name, w, all(x), all(normed), layer);
+    body(all(pre ? normed : x));
+    if (!pre) norm(p, norm_name, w, all(x), all(x), layer);
+  }
+
+  void feed_forward(Phase p, const std::string& prefix, const Linear& fc1, const Linear& fc2,
+                    const LayerNormWeights& w, int x, int normed, int hidden, std::int64_t layer) {
+    sublayer(p, prefix + "final_layer_norm", w, x, normed, layer, [&](Operand in) {
+      linear(p, prefix + "fc1", fc1, in, all(hidden), layer, false, c().activation);
+      linear(p, prefix + "fc2", fc2, all(hidden), all(x), layer, true);
+    });
+  }
+
+  void emit_encoder() {
+    const Phase P = Phase::encoder;
+    const std::int64_t T = limits().batch_tokens(), D = c().d_model, F = c().ffn_dim, L = c().decoder_layers;
+    auto& io = plan_->io_;
+    io.source_tokens = buffer("source.tokens", ElementType::i32, T, 1);
+    io.source_positions = buffer("source.positions", ElementType::i32, T, 1);
+    io.source_lengths = buffer("source.lengths", ElementType::i32, limits().max_batch, 1);
+    const int x = buffer("encoder.x", ElementType::f32, T, D);
+    // Post-LN layers normalise in place; a separate normed copy serves pre-LN and the final norm.
+    const bool normed = c().norm_placement == NormPlacement::pre || c().encoder_final_norm;
+    const int h = normed ? buffer("encoder.normed", ElementType::f32, T, D) : -1;
+    const int qkv = buffer("encoder.qkv", ElementType::f32, T, 3 * D);
+    const int ctx = buffer("encoder.context", ElementType::f32, T, D);
+    const int ffn = buffer("encoder.ffn", ElementType::f32, T, F);
+    io.cross_kv = buffer("cross.kv", ElementType::f32, T, L * 2 * D, true);
+
+    add(step(StepKind::embed_source, P, "encoder.embed", all(io.source_tokens), all(x)));
+    if (c().layernorm_embedding) norm(P, "encoder.layernorm_embedding", m().source_embedding_norm, all(x), all(x), -1);
+    for (std::int64_t l = 0; l < c().encoder_layers; ++l) {
+      const EncoderLayer& w = m().encoder[l];
+      const std::string p = tensor_names::encoder_layer(l);
+      sublayer(P, p + "self_attn_layer_norm", w.self_attn_norm, x, h, l, [&](Operand in) {
+        linear(P, p + "self_attn.qkv_proj", w.qkv, in, all(qkv), l);
+        PlanStep a = step(StepKind::encoder_attention, P, p + "self_attn", all(qkv), all(ctx));
+        a.layer = l;
+        add(a);
+        linear(P, p + "self_attn.out_proj", w.out, all(ctx), all(x), l, true);
+      });
+      feed_forward(P, p, w.fc1, w.fc2, w.ffn_norm, x, h, ffn, l);
+    }
+    int memory = x;
+    if (c().encoder_final_norm) {
+      norm(P, "encoder.layer_norm", m().encoder_norm, all(x), all(h), -1);
+      memory = h;
+    }
+    linear(P, "decoder.cross_attn.kv_proj (all layers)", m().cross_kv, all(memory), all(io.cross_kv), -1);
+  }
+
+  void emit_decoder() {
+    const Phase P = Phase::decoder;
+    const std::int64_t R = limits().decoder_rows(), T = limits().max_target_length;
+    const std::int64_t D = c().d_model, F = c().ffn_dim, L = c().decoder_layers, V = c().tgt_vocab_size;
+    auto& io = plan_->io_;
+    io.target_tokens = buffer("target.tokens", ElementType::i32, R, 1, true);
+    io.target_positions = buffer("target.positions", ElementType::i32, R, 1, true);
+    io.self_rows = buffer("self.row_table", ElementType::i32, R, T, true);
+    io.self_lengths = buffer("self.lengths", ElementType::i32, R, 1, true);
+    io.cross_rows = buffer("cross.rows", ElementType::i32, R, 1, true);
+    io.cross_lengths = buffer("cross.lengths", ElementType::i32, R, 1, true);
+    io.self_keys = buffer("self.keys", ElementType::f32, L * T * R, D, true);
+    io.self_values = buffer("self.values", ElementType::f32, L * T * R, D, true);
+    const int y = buffer("decoder.x", ElementType::f32, R, D);
+    const bool normed = c().norm_placement == NormPlacement::pre || c().decoder_final_norm;
+    const int g = normed ? buffer("decoder.normed", ElementType::f32, R, D) : -1;
+    const int qkv = buffer("decoder.qkv", ElementType::f32, R, 3 * D);
+    const int ctx = buffer("decoder.context", ElementType::f32, R, D);
+    const int q = buffer("decoder.cross_q", ElementType::f32, R, D);
+    const int ffn = buffer("decoder.ffn", ElementType::f32, R, F);
+    io.logits = buffer("decoder.logits", ElementType::f32, R, V, true);  // readable after the step
+    io.log_probs = buffer("decoder.log_probs", ElementType::f32, R, V, true);
+
+    add(step(StepKind::embed_target, P, "decoder.embed", all(io.target_tokens), all(y)));
+    if (c().layernorm_embedding) norm(P, "decoder.layernorm_embedding", m().target_embedding_norm, all(y), all(y), -1);
+    for (std::int64_t l = 0; l < L; ++l) {
+      const DecoderLayer& w = m().decoder[l];
+      const std::string p = tensor_names::decoder_layer(l);
+      sublayer(P, p + "self_attn_layer_norm", w.self_attn_norm, y, g, l, [&](Operand in) {
+        linear(P, p + "self_attn.qkv_proj", w.qkv, in, all(qkv), l);
+        PlanStep store = step(StepKind::cache_store, P, p + "self_attn.cache_store", cols(qkv, D, 2 * D), Operand{});
+        store.layer = l;
+        add(store);
+        PlanStep sa = step(StepKind::self_attention, P, p + "self_attn", cols(qkv, 0, D), all(ctx));
+        sa.layer = l;
+        add(sa);
+        linear(P, p + "self_attn.out_proj", w.self_out, all(ctx), all(y), l, true);
+      });
+      sublayer(P, p + "cross_attn_layer_norm", w.cross_attn_norm, y, g, l, [&](Operand in) {
+        linear(P, p + "cross_attn.q_proj", w.cross_q, in, all(q), l);
+        PlanStep ca = step(StepKind::cross_attention, P, p + "cross_attn", all(q), all(ctx));
+        ca.layer = l;
+        add(ca);
+        linear(P, p + "cross_attn.out_proj", w.cross_out, all(ctx), all(y), l, true);
+      });
+      feed_forward(P, p, w.fc1, w.fc2, w.ffn_norm, y, g, ffn, l);
+    }
+    int last = y;
+    if (c().decoder_final_norm) {
+      norm(P, "decoder.layer_norm", m().decoder_norm, all(y), all(g), -1);
+      last = g;
+    }
+    linear(P, "output_projection", m().output, all(last), all(io.logits), -1);
+    add(step(StepKind::log_softmax, P, "decoder.log_softmax", all(io.logits), all(io.log_probs)));
+  }
+
+  void place_buffers() {
+    auto& steps = plan_->steps_;
+    const int first_decoder = static_cast<int>(std::find_if(steps.begin(), steps.end(), [](const PlanStep& s) {
+                                                 return s.phase == Phase::decoder;
+                                               }) - steps.begin());
+    const int last = static_cast<int>(steps.size()) - 1;
+    std::vector<ArenaRequest> requests;
+    for (PlanBuffer& b : plan_->buffers_) {
+      if (b.first_use < 0) throw error_of("internal: plan buffer ", b.name, " is never used");
+      // Inputs the driver fills are alive from their phase's first step.
+      if (b.name.rfind("source.", 0) == 0) b.first_use = 0;
+      if (b.persistent) {
+        b.first_use = std::min(b.first_use, first_decoder);
+        b.last_use = last;
+      }
+      requests.push_back({b.bytes, b.first_use, b.last_use});
+    }
+    const ArenaLayout layout = plan_arena(requests);
+    for (size_t i = 0; i < plan_->buffers_.size(); ++i) plan_->buffers_[i].offset = layout.offsets[i];
+    plan_->arena_bytes_ = layout.arena_bytes;
+    plan_->buffers_bytes_ = layout.requested_bytes;
+  }
+
+  std::unique_ptr<ExecutionPlan> plan_;
+};
+
+std::shared_ptr<const ExecutionPlan> ExecutionPlan::compile(std::shared_ptr<const Model> model, const PlanLimits& limits) {
+  limits.validate(model->config());
+  return PlanBuilder(std::move(model), limits).build();
+}
+
+namespace {
+std::string human_bytes(double b) {
+  char s[32];
+  if (b >= 1 << 30) std::snprintf(s, sizeof s, "%.2f GiB", b / (1 << 30));
+  else if (b >= 1 << 20) std::snprintf(s, sizeof s, "%.2f MiB", b / (1 << 20));
+  else if (b >= 1 << 10) std::snprintf(s, sizeof s, "%.1f KiB", b / (1 << 10));
+  else std::snprintf(s, sizeof s, "%.0f B", b);
+  return s;
+}
+std::string human_count(double v) {
+  char s[32];
+  if (v >= 1e9) std::snprintf(s, sizeof s, "%.2fG", v / 1e9);
+  else if (v >= 1e6) std::snprintf(s, sizeof s, "%.2fM", v / 1e6);
+  else if (v >= 1e3) std::snprintf(s, sizeof s, "%.1fk", v / 1e3);
+  else std::snprintf(s, sizeof s, "%.0f", v);
+  return s;
+}
+}  // namespace
+
+std::string ExecutionPlan::describe() const {
+  const ModelConfig& c = model_->config();
+  std::ostringstream o;
+  char line[512];
+  o << "model: " << (c.name.empty() ? "(unnamed)" : c.name) << " — d_model " << c.d_model << ", " << c.num_heads
+    << " heads, ffn " << c.ffn_dim << ", " << c.encoder_layers << "+" << c.decoder_layers << " layers, vocab "
+    << c.src_vocab_size << "/" << c.tgt_vocab_size << ", " << norm_placement_name(c.norm_placement) << "-LN, "
+    << ops::activation_name(c.activation) << ", kernels " << ops::isa_name(model_->isa()) << "\n";
+  o << "limits: batch " << limits_.max_batch << ", source ≤ " << limits_.max_source_length << " tokens, "
+    << limits_.batch_tokens() << " padded source tokens per batch, target ≤ " << limits_.max_target_length
+    << " tokens, beam " << limits_.beam_size << ", " << limits_.threads << " thread(s)\n";
+  o << "arena: " << human_bytes(double(arena_bytes_)) << " for " << buffers_.size() << " buffers totalling "
+    << human_bytes(double(buffers_bytes_)) << " (liveness sharing saves "
+    << (buffers_bytes_ ? 100 - 100 * arena_bytes_ / buffers_bytes_ : 0) << "%)\n\n";
+
+  o << "buffers (offsets in the arena; live = first..last step):\n";
+  std::snprintf(line, sizeof line, "  %-3s %-22s %-5s %-18s %12s %12s  %s\n", "#", "name", "type", "shape", "bytes", "offset",
+                "live");
+  o << line;
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    const PlanBuffer& b = buffers_[i];
+    std::string shape = "[";
+    shape.append(std::to_string(b.rows)).append(", ").append(std::to_string(b.cols)).append("]");
+    std::snprintf(line, sizeof line, "  %-3zu %-22s %-5s %-18s %12s %12zu  %d..%d%s\n", i, b.name.c_str(),
+                  b.type == ElementType::f32 ? "f32" : "i32", shape.c_str(), human_bytes(double(b.bytes)).c_str(), b.offset,
+                  b.first_use, b.last_use, b.persistent ? " (carried across decoder steps)" : "");
+    o << line;
+  }
+
+  auto operand = [&](const Operand& op) -> std::string {
+    if (op.buffer < 0) return "-";
+    const PlanBuffer& b = buffers_[op.buffer];
+    std::string s = b.name;
+    if (op.col != 0 || op.cols != b.cols) s += "[:, " + std::to_string(op.col) + ":" + std::to_string(op.col + op.cols) + "]";
+    return s + "@" + std::to_string(b.offset + static_cast<std::size_t>(op.col) * 4);
+  };
+  double totals[2][2] = {};
+  for (const Phase phase : {Phase::encoder, Phase::decoder}) {
+    o << (phase == Phase::encoder ? "\nencoder phase (once per batch; rows = padded source tokens ≤ "
+                                  : "\ndecoder phase (once per generated token; rows = live hypotheses ≤ ")
+      << (phase == Phase::encoder ? limits_.batch_tokens() : limits_.decoder_rows()) << "):\n";
+    std::snprintf(line, sizeof line, "  %-3s %-44s %-18s %-34s %-30s %9s %10s %3s\n", "#", "step", "kernel", "in", "out",
+                  "FLOPs", "bytes", "thr");
+    o << line;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const PlanStep& s = steps_[i];
+      if (s.phase != phase) continue;
+      std::string kernel = step_kind_name(s.kind);
+      if (s.kind == StepKind::linear) {
+        kernel = "gemm ";
+        kernel.append(std::to_string(s.linear->weight.n())).append("x").append(std::to_string(s.linear->weight.k()));
+        if (s.activation != ops::Activation::none) kernel += "+" + std::string(ops::activation_name(s.activation));
+        if (s.residual.buffer >= 0) kernel += "+res";
+      }
+      std::snprintf(line, sizeof line, "  %-3zu %-44s %-18s %-34s %-30s %9s %10s %3d\n", i, s.name.c_str(), kernel.c_str(),
+                    operand(s.in).c_str(), operand(s.out).c_str(), human_count(s.flops).c_str(),
+                    human_bytes(s.bytes).c_str(), s.threads);
+      o << line;
+      totals[int(phase)][0] += s.flops;
+      totals[int(phase)][1] += s.bytes;
+    }
+    o << "  total: " << human_count(totals[int(phase)][0]) << " FLOPs, " << human_bytes(totals[int(phase)][1])
+      << (phase == Phase::encoder ? " per batch at the limits\n" : " per decoder step at the limits\n");
+  }
+  return o.str();
+}
+
+}  // namespace attend::runtime

@@ -1,0 +1,117 @@
+// The static execution plan: a model compiled for shape limits into a flat list of
+// steps, every intermediate buffer at a fixed offset of one arena.
+//
+// Two phases: the encoder (once per batch: embed, layers, the stacked cross-attention
+// K/V projection) and the decoder step (once per generated token: embed one token per
+// row, layers against the KV cache, output projection, log-softmax). Steps name their
+// operands as columns of arena buffers; the phase gives the row count at run time
+// (padded source tokens, or live decoder rows). Buffers are placed by liveness
+// (arena_planner.hpp); decoder state carried from one step to the next (KV caches,
+// row tables, cross K/V) is alive for the whole decoder phase.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+
+namespace attend::runtime {
+
+struct PlanLimits {
+  std::int64_t max_batch = 32;          // sentences in one batch
+  std::int64_t max_source_length = 256; // tokens of one source
+  std::int64_t max_target_length = 256; // generated tokens (decoder steps)
+  std::int64_t beam_size = 1;
+  std::int64_t max_batch_tokens = 0;    // padded source tokens per batch; 0: max_batch × max_source_length
+  int threads = 1;
+
+  std::int64_t batch_tokens() const { return max_batch_tokens > 0 ? max_batch_tokens : max_batch * max_source_length; }
+  std::int64_t decoder_rows() const { return max_batch * beam_size; }
+  // Throws attend::Error naming the limit at fault.
+  void validate(const ModelConfig& config) const;
+};
+
+enum class Phase { encoder, decoder };
+enum class ElementType { f32, i32 };
+
+struct PlanBuffer {
+  std::string name;
+  ElementType type = ElementType::f32;
+  std::int64_t rows = 0, cols = 0;  // at the limits
+  bool persistent = false;          // carried across decoder steps
+  std::size_t bytes = 0, offset = 0;
+  int first_use = 0, last_use = 0;  // step indices
+};
+
+// Columns [col, col + cols) of a buffer; the row count is the phase's.
+struct Operand {
+  int buffer = -1;
+  std::int64_t col = 0, cols = 0;
+};
+
+enum class StepKind {
+  embed_source,     // out = embedding(tokens)·scale + positions (+ LayerNorm)
+  embed_target,
+  layer_norm,       // out = LN(in); in place allowed
+  linear,           // out = act(in·Wᵀ + b) (+ residual)
+  encoder_attention,// out = attention(q, k, v = columns of the fused QKV `in`), source lengths masked
+  cache_store,      // self K/V cache[layer][step][row] = K, V columns of `in`
+  self_attention,   // out = attention(Q columns of `in`, cached K/V through the row table)
+  cross_attention,  // out = attention(in, the layer's columns of the cross K/V)
+  log_softmax,      // out = log_softmax(in)
+};
+const char* step_kind_name(StepKind k);
+
+struct PlanStep {
+  StepKind kind = StepKind::linear;
+  Phase phase = Phase::encoder;
+  std::string name;             // "decoder.layers.3.fc1"
+  std::int64_t layer = -1;
+  Operand in, out, residual;
+  const Linear* linear = nullptr;
+  ops::Activation activation = ops::Activation::none;
+  const LayerNormWeights* norm = nullptr;
+  int threads = 1;
+  double flops = 0, bytes = 0;  // at the limits
+};
+
+class ExecutionPlan {
+ public:
+  static std::shared_ptr<const ExecutionPlan> compile(std::shared_ptr<const Model> model, const PlanLimits& limits);
+
+  const Model& model() const { return *model_; }
+  const std::shared_ptr<const Model>& model_ptr() const { return model_; }
+  const PlanLimits& limits() const { return limits_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+  const std::vector<PlanBuffer>& buffers() const { return buffers_; }
+  std::size_t arena_bytes() const { return arena_bytes_; }
+  std::size_t buffers_bytes() const { return buffers_bytes_; }  // with no sharing
+  // Human-readable: buffers with offsets and lifetimes, steps with kernels, shapes,
+  // FLOPs and bytes at the limits.
+  std::string describe() const;
+
+  // Buffers the decoding driver fills before a phase runs or reads after.
+  struct Io {
+    int source_tokens, source_positions, source_lengths;             // [batch tokens], [batch]
+    int target_tokens, target_positions;                             // [rows]
+    int self_rows, self_lengths;                                     // [rows, max target], [rows]
+    int cross_rows, cross_lengths;                                   // [rows]
+    int self_keys, self_values;                                      // [layers·max target·rows, D]
+    int cross_kv;                                                    // [batch tokens, layers·2D]
+    int logits, log_probs;                                           // [rows, target vocab]
+  };
+  const Io& io() const { return io_; }
+
+ private:
+  friend class PlanBuilder;
+  std::shared_ptr<const Model> model_;
+  PlanLimits limits_;
+  std::vector<PlanStep> steps_;
+  std::vector<PlanBuffer> buffers_;
+  std::size_t arena_bytes_ = 0, buffers_bytes_ = 0;
+  Io io_{};
+};
+
+}  // namespace attend::runtime

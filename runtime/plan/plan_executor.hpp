@@ -1,0 +1,41 @@
+// Runs one phase of an execution plan over a workspace's arena. Stateless apart from
+// the arena: the decoding driver fills the plan's input buffers, runs a phase, and
+// reads the outputs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "plan/execution_plan.hpp"
+
+namespace attend::runtime {
+
+struct PhaseShape {
+  std::int64_t rows = 0;           // encoder: batch × source_length; decoder: live rows
+  std::int64_t batch = 0;          // sentences in the batch
+  std::int64_t source_length = 0;  // padded source length of the batch
+  std::int64_t step = 0;           // decoder: index of the token being produced
+};
+
+class PlanExecutor {
+ public:
+  PlanExecutor(const ExecutionPlan& plan, std::byte* arena) : plan_(plan), arena_(arena) {}
+
+  template <class T>
+  T* buffer(int id) const {
+    return reinterpret_cast<T*>(arena_ + plan_.buffers()[id].offset);
+  }
+
+  // Runs every step of `phase`. With `step_seconds` (one entry per plan step), adds each
+  // step's wall time to its entry: the per-step profile of `attend bench`.
+  void run(Phase phase, const PhaseShape& shape, double* step_seconds = nullptr) const;
+
+ private:
+  void run_step(const PlanStep& s, const PhaseShape& shape) const;
+  ops::Matrix matrix(const Operand& o, std::int64_t rows) const;
+
+  const ExecutionPlan& plan_;
+  std::byte* arena_;
+};
+
+}  // namespace attend::runtime

@@ -1,0 +1,56 @@
+// The text and token front-ends of a model directory: SentencePiece models
+// (source.spm + target.spm, or one vocab.spm) and token vocabularies
+// (source_/target_vocabulary or shared_vocabulary, .txt or .json). Vocabularies fall
+// back to the SentencePiece models' pieces, so tokens work wherever text does.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model_config.hpp"
+#include "text/vocabulary.hpp"
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace attend::runtime {
+
+enum class Side { source, target };
+
+class Tokenizers {
+ public:
+  Tokenizers() = default;
+  ~Tokenizers();
+  Tokenizers(Tokenizers&&) noexcept;
+  Tokenizers& operator=(Tokenizers&&) noexcept;
+
+  // Whatever `dir` holds; checked against the model's vocabulary sizes (errors name the
+  // file). `unk` is the unknown token appended to vocabularies that lack it.
+  static Tokenizers from_directory(const std::string& dir, const ModelConfig& config, const std::string& unk = "<unk>");
+
+  bool has_text() const { return source_spm_ != nullptr; }
+  bool has_vocabulary() const { return source_vocab_.has_value(); }
+  std::string describe_text() const { return text_files_; }
+  std::string describe_vocabulary() const { return vocab_files_; }
+
+  // Source text or tokens → ids, with the BOS/EOS the model asks for.
+  std::vector<std::int32_t> encode_text(const std::string& text, Side side) const;
+  std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side) const;
+  std::string decode_text(const std::vector<std::int32_t>& ids) const;               // target side
+  std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& ids) const;  // target side
+
+ private:
+  std::vector<std::int32_t> with_source_specials(std::vector<std::int32_t> ids, Side side) const;
+
+  std::shared_ptr<sentencepiece::SentencePieceProcessor> source_spm_, target_spm_;
+  std::optional<Vocabulary> source_vocab_, target_vocab_;
+  std::string text_files_, vocab_files_;
+  std::int32_t bos_ = 0, eos_ = 0;
+  bool add_bos_ = false, add_eos_ = false;
+};
+
+}  // namespace attend::runtime

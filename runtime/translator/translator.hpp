@@ -1,0 +1,69 @@
+// Translating any number of sentences with a shared model: batching (sorted by length,
+// capped by sentences and padded tokens), a pool of workspaces so that concurrent calls
+// from several threads each get their own, results in input order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "translator/batching.hpp"
+#include "decoding/decoding.hpp"
+#include "plan/execution_plan.hpp"
+#include "decoding/workspace.hpp"
+
+namespace attend::runtime {
+
+struct TranslatorConfig {
+  int threads = 1;                      // compute threads per call
+  std::int64_t max_batch_size = 32;     // sentences per batch
+  std::int64_t max_batch_tokens = 0;    // padded source tokens per batch (0: no cap beyond the plan's)
+  std::int64_t max_source_length = 256; // longer sources are rejected (the CLI truncates first)
+  std::int64_t max_target_length = 256; // upper bound for DecodeOptions::max_length
+  std::int64_t max_beam_size = 1;       // upper bound for DecodeOptions::beam_size
+
+  PlanLimits plan_limits(const ModelConfig& model) const;
+};
+
+class Translator {
+ public:
+  Translator(std::shared_ptr<const Model> model, const TranslatorConfig& config);
+
+  // Receives sentence i's result as soon as its batch finishes (batches run in length
+  // order, so any order of i).
+  using ResultSink = std::function<void(std::size_t i, SentenceResult&& result)>;
+
+  // Thread-safe. `prefixes`, if given, has one (possibly empty) forced target prefix per
+  // source. Sentence i draws its samples with id first_id + i. With a `sink`, results go
+  // there and the returned vector is empty.
+  std::vector<SentenceResult> translate(std::span<const std::vector<std::int32_t>> sources, const DecodeOptions& options,
+                                        std::span<const std::vector<std::int32_t>> prefixes = {},
+                                        std::uint64_t first_id = 0, const ResultSink& sink = {}) const;
+
+  const ExecutionPlan& plan() const { return *plan_; }
+  const TranslatorConfig& config() const { return config_; }
+  const Model& model() const { return plan_->model(); }
+
+  // Profile and counters summed over every workspace (for `attend bench`).
+  void set_profiling(bool on) const;
+  std::vector<double> step_seconds() const;
+  double search_seconds() const;
+  DecodeCounters counters() const;
+  void reset_statistics() const;
+
+ private:
+  std::unique_ptr<Workspace> acquire() const;
+  void release(std::unique_ptr<Workspace> w) const;
+
+  TranslatorConfig config_;
+  std::shared_ptr<const ExecutionPlan> plan_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<Workspace>> idle_;
+  mutable std::vector<Workspace*> all_;  // for statistics
+  mutable bool profiling_ = false;
+};
+
+}  // namespace attend::runtime
