@@ -26,6 +26,11 @@ class Translator;
 
 struct LoadOptions {
   std::string isa;  // "avx512", "avx2", "sse2"; empty: the best this CPU has (or $ATTEND_ISA)
+  // The arithmetic of the GEMMs, with CTranslate2's names: "default" (the type the model
+  // is stored in: int8 models compute in int8, the others in float32), "auto" (the
+  // fastest this CPU supports), "float32", "int8" (alias "int8_float32": int8 weights and
+  // activations, int32 accumulation, float32 elsewhere), "bfloat16", "int8_bfloat16".
+  std::string compute_type = "default";
 };
 
 struct TensorInfo {
@@ -43,6 +48,8 @@ struct ModelInfo {
   std::string text_tokenizer;      // "SentencePiece (source.spm, target.spm)", or empty
   std::string vocabulary;          // "source_vocabulary.txt, target_vocabulary.txt", or empty
   std::string isa;                 // kernels the weights are packed for
+  std::string compute_type;        // "float32", "int8", "bfloat16", … (the one chosen)
+  std::string compute_type_reason; // why: asked for, the model's stored type, the CPU's best
 };
 
 // A loaded model: weights packed for the kernels, tokenizers if the directory has them.
@@ -87,7 +94,10 @@ class ATTEND_API Model {
 };
 
 struct TranslatorOptions {
-  int threads = 0;                       // 0: one per core
+  int threads = 0;                       // all compute threads (0: one per core), split into
+                                         // inter × intra unless those are given
+  int inter_threads = 0;                 // batches translated at once (0: chosen for the cores)
+  int intra_threads = 0;                 // compute threads per batch (0: threads / inter_threads)
   std::int64_t max_batch_size = 32;      // sentences per batch
   std::int64_t max_batch_tokens = 4096;  // padded source tokens per batch (0: no cap)
   std::int64_t max_source_length = 0;    // longer sources are rejected; 0: the model's max_positions
@@ -108,6 +118,22 @@ struct TranslationOptions {
   float sampling_topp = 1.0f;
   float temperature = 1.0f;
   std::uint64_t seed = 0;            // with the sentence's index, fixes every draw
+
+  // CTranslate2's decoding options, with its semantics and defaults (translate_batch).
+  float patience = 1.0f;                  // beam: stop after beam_size·patience finished hypotheses
+  float coverage_penalty = 0.0f;          // beam: Wu et al. (2016) coverage penalty β
+  float repetition_penalty = 1.0f;        // > 1 penalises tokens already generated (CTRL)
+  std::int64_t no_repeat_ngram_size = 0;  // forbid repeating any n-gram of this size (0: off)
+  bool disable_unk = false;               // never generate the unknown token
+  std::vector<std::vector<std::string>> suppress_sequences;  // token sequences never generated
+  std::vector<std::string> end_token;     // tokens that end a hypothesis (empty: the model's EOS)
+  bool return_end_token = false;          // keep the end token in the output
+  float prefix_bias_beta = 0.0f;          // > 0: the target prefix biases instead of forcing
+  std::int64_t max_input_length = 1024;   // sources are truncated to this many tokens (0: no limit)
+  bool return_attention = false;          // fill Hypothesis::attention
+  bool return_alternatives = false;       // alternatives at the first position after the prefix
+  float min_alternative_expansion_prob = 0.0f;
+  bool replace_unknowns = false;          // replace <unk> by the source token of most attention
 };
 
 struct Hypothesis {
@@ -118,6 +144,7 @@ struct Hypothesis {
   float log_prob = 0;                  // Σ log p, end-of-sequence included
   std::vector<float> token_log_probs;  // one per id, then end-of-sequence's if finished
   bool finished = false;               // ended with end-of-sequence (not cut at max_length)
+  std::vector<std::vector<float>> attention;  // return_attention: [target token][source token]
 };
 
 struct TranslationResult {

@@ -27,6 +27,9 @@ struct Translator::State {
 namespace {
 
 runtime::LoadOptions runtime_options(const LoadOptions& o) {
+  // TODO(issue 11): int8 and bfloat16 compute; until then only float32 arithmetic exists.
+  if (o.compute_type != "default" && o.compute_type != "auto" && o.compute_type != "float32")
+    throw Error("compute_type '" + o.compute_type + "' is not implemented yet (float32, default, auto)");
   runtime::LoadOptions r;
   if (!o.isa.empty()) r.isa = ops::parse_isa(o.isa);
   if (!ops::isa_available(r.isa)) throw Error("this CPU cannot run " + o.isa + " kernels");
@@ -35,7 +38,27 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
 
 // max_length 0 is the translator's own limit, so default options suit any model, even
 // one whose max_positions is below the usual 256.
+// TODO(issue 12): CTranslate2's decoding options; each is refused until it is implemented.
+void reject_unimplemented(const TranslationOptions& o) {
+  const TranslationOptions d;
+  auto refuse = [](const char* name) { throw Error(std::string("decoding option ") + name + " is not implemented yet"); };
+  if (o.patience != d.patience) refuse("patience");
+  if (o.coverage_penalty != d.coverage_penalty) refuse("coverage_penalty");
+  if (o.repetition_penalty != d.repetition_penalty) refuse("repetition_penalty");
+  if (o.no_repeat_ngram_size != d.no_repeat_ngram_size) refuse("no_repeat_ngram_size");
+  if (o.disable_unk) refuse("disable_unk");
+  if (!o.suppress_sequences.empty()) refuse("suppress_sequences");
+  if (!o.end_token.empty()) refuse("end_token");
+  if (o.return_end_token) refuse("return_end_token");
+  if (o.prefix_bias_beta != d.prefix_bias_beta) refuse("prefix_bias_beta");
+  if (o.return_attention) refuse("return_attention");
+  if (o.return_alternatives) refuse("return_alternatives");
+  if (o.min_alternative_expansion_prob != d.min_alternative_expansion_prob) refuse("min_alternative_expansion_prob");
+  if (o.replace_unknowns) refuse("replace_unknowns");
+}
+
 runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Translator& translator) {
+  reject_unimplemented(o);
   if (o.max_length < 0) throw Error("max_length = " + std::to_string(o.max_length) + ": must be ≥ 0 (0: the translator's limit)");
   runtime::DecodeOptions d;
   d.beam_size = o.beam_size, d.num_hypotheses = o.num_hypotheses, d.length_penalty = o.length_penalty;
@@ -101,6 +124,8 @@ ModelInfo Model::info() const {
   i.text_tokenizer = state_->tokenizers.describe_text();
   i.vocabulary = state_->tokenizers.describe_vocabulary();
   i.isa = ops::isa_name(state_->model->isa());
+  i.compute_type = "float32";  // TODO(issue 11): the compute type chosen at load
+  i.compute_type_reason = "the only compute type implemented";
   return i;
 }
 
@@ -146,7 +171,12 @@ Translator::Translator(const Model& model, const TranslatorOptions& options) : s
   state_->model = model;
   state_->options = options;
   runtime::TranslatorConfig c;
-  c.threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // TODO(issue 11): several batches at once (inter_threads > 1).
+  if (options.inter_threads > 1) throw Error("inter_threads > 1 is not implemented yet");
+  if (options.inter_threads < 0 || options.intra_threads < 0) throw Error("inter_threads and intra_threads must be ≥ 0");
+  c.threads = options.intra_threads > 0 ? options.intra_threads
+              : options.threads > 0    ? options.threads
+                                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.max_batch_size = options.max_batch_size;
   c.max_batch_tokens = options.max_batch_tokens;
   c.max_source_length = options.max_source_length > 0 ? options.max_source_length : model.max_positions();
