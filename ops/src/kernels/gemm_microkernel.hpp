@@ -1,4 +1,5 @@
-// The GEMM micro-kernel: an MR×(NV·lanes) register tile, k-loop of broadcast-FMAs.
+// The fp32 GEMM micro-kernel: an MR×(NV·lanes) register tile, k-loop of broadcast-FMAs.
+// store_row, the epilogue, is shared with the bf16 and s8 kernels.
 //
 // acc[r][v] += A[r][k] · B[k][v·lanes … ]: per k, NV aligned loads of the packed B
 // panel and MR broadcasts from A's packed rows (a fixed stride apart, so one pointer
@@ -43,6 +44,31 @@ inline void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
 
 inline constexpr int kPrefetchK = 32;  // k-steps ahead the panel is prefetched
 
+// The accumulators of a tile: KU sets of MR×NV vectors (always inlined: they must stay
+// in registers).
+template <class A, int KU, int MR, int NV>
+ATTEND_VECTOR_MATH void zero_tile(vfloat<A> (&acc)[KU][MR][NV]) {
+#pragma GCC unroll 64
+  for (int u = 0; u < KU; ++u)
+#pragma GCC unroll 64
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[u][r][v] = vfloat<A>(0.0f);
+}
+
+// Adds the KU sets and stores every row through the epilogue.
+template <class A, int KU, int MR, int NV>
+ATTEND_VECTOR_MATH void reduce_and_store_tile(vfloat<A> (&acc)[KU][MR][NV], const detail::GemmTile& t) {
+#pragma GCC unroll 64
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 8
+    for (int u = 1; u < KU; ++u)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[0][r][v] += acc[u][r][v];
+    store_row<A, NV>(acc[0][r], t, r);
+  }
+}
+
 // KU independent accumulator sets over k (KU = 1 for tall tiles).
 template <class A, int MR, int NV, int KU>
 void gemm_tile(const detail::GemmTile& t) {
@@ -50,16 +76,11 @@ void gemm_tile(const detail::GemmTile& t) {
   constexpr int W = kLanes<A>;
   constexpr int NR = NV * W;
   V acc[KU][MR][NV];
-#pragma GCC unroll 64
-  for (int u = 0; u < KU; ++u)
-#pragma GCC unroll 64
-    for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[u][r][v] = V(0.0f);
+  zero_tile<A>(acc);
 
   constexpr index_t S = detail::kGemmAStride;
-  const float* a = t.a;
-  const float* b = t.b;
+  const float* a = static_cast<const float*>(t.a);
+  const float* b = static_cast<const float*>(t.b);
   index_t k = 0;
   for (; k + KU <= t.kc; k += KU) {
 #pragma GCC unroll 8
@@ -97,24 +118,30 @@ void gemm_tile(const detail::GemmTile& t) {
     ++a;
     b += NR;
   }
-#pragma GCC unroll 64
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 8
-    for (int u = 1; u < KU; ++u)
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[0][r][v] += acc[u][r][v];
-    store_row<A, NV>(acc[0][r], t, r);
-  }
+  reduce_and_store_tile<A>(acc, t);
 }
 
 // Accumulator sets needed to keep ~8 independent FMA chains in flight.
 template <int MR, int NV>
 inline constexpr int kKUnroll = MR * NV >= 8 ? 1 : (MR * NV >= 4 ? 2 : 4);
 
-template <class A, int NV, int... MRs>
-constexpr void fill_gemm_kernels(detail::GemmMicroKernel* out,
-                                 std::integer_sequence<int, MRs...>) {
-  ((out[MRs] = &gemm_tile<A, MRs + 1, NV, kKUnroll<MRs + 1, NV>>), ...);
+// A table entry: kernels[mr − 1] = kernel_for.operator()<mr>() for mr = 1 … MR.
+template <int MR, class KernelFor>
+detail::GemmKernels make_gemm_kernels(int nr, const char* name, const KernelFor& kernel_for) {
+  static_assert(MR <= 16, "GemmKernels holds 16 row counts");
+  detail::GemmKernels k;
+  k.mr = MR;
+  k.nr = nr;
+  k.name = name;
+  [&]<int... R>(std::integer_sequence<int, R...>) {
+    ((k.kernels[R] = kernel_for.template operator()<R + 1>()), ...);
+  }(std::make_integer_sequence<int, MR>{});
+  return k;
+}
+
+template <class A, int MR, int NV>
+detail::GemmKernels f32_gemm_kernels(const char* name) {
+  return make_gemm_kernels<MR>(NV * kLanes<A>, name, []<int R>() { return &gemm_tile<A, R, NV, kKUnroll<R, NV>>; });
 }
 
 }  // namespace attend::ops::ATTEND_ISA_NS
