@@ -252,7 +252,8 @@ void s8_quantize_a(const float* a, index_t lda, int mr, index_t k, index_t kp, i
     for (i = 0; i < kp; i += W) {
       const int n = static_cast<int>(std::min<index_t>(W, kp - i));
       const index_t have = std::max<index_t>(0, std::min<index_t>(W, k - i));
-      const V v = have == W ? V::load_unaligned(x + i) : load_partial<A>(x + i, have, 0.0f);
+      // (A row that is not finite is all zeros: inf·0 would be NaN.)
+      const V v = !usable ? V(0.0f) : have == W ? V::load_unaligned(x + i) : load_partial<A>(x + i, have, 0.0f);
       const VI q = xsimd::to_int(xsimd::nearbyint(v * V(inv)));
       sum += q;
       store_groups<A>(q, dst, r, mr, i / 4, n);
