@@ -22,7 +22,7 @@
 namespace attend::ops::detail {
 namespace {
 
-constexpr index_t kBBlockBytes = 1 << 20;   // NC panels of B: a share of L2
+constexpr index_t kBBlockBytes = 1 << 19;   // NC panels of B: half of a 1 MiB L2
 constexpr index_t kFewRowABytes = 1 << 18;  // quantized A of a thread's rows up to this: NC = 1
 
 index_t round_up_64(index_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -48,6 +48,9 @@ struct S8Problem {
   const KernelTable* kt;
   QuantizedA qa;
   index_t kp, m_tiles;
+  index_t panel_bytes;
+
+  const std::byte* panel(index_t p) const { return static_cast<const std::byte*>(b.data) + p * panel_bytes; }
 };
 
 void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
@@ -59,21 +62,29 @@ void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
   }
 }
 
-void fill_tile(const S8Problem& g, GemmTile& t, index_t i0, index_t p) {
-  const index_t NR = g.kt->s8.nr, n0 = p * NR;
+// The fields every tile of the problem shares.
+GemmTile tile_template(const S8Problem& g) {
+  GemmTile t;
   t.kc = g.kp;
-  t.a = g.qa.q + i0 * g.kp;
-  t.b = g.b.panel(p);
-  t.nr = static_cast<int>(std::min(NR, g.b.n - n0));
-  t.c = g.c.row(i0) + n0;
   t.ldc = g.c.ld;
   t.accumulate = g.residual_is_c;
   t.last = true;
   t.alpha = 1.0f;  // folded into row_scale
-  t.bias = g.ep.bias ? g.ep.bias + n0 : nullptr;
   t.activation = g.ep.activation;
-  t.residual = g.ep.residual.data && !g.residual_is_c ? g.ep.residual.row(i0) + n0 : nullptr;
   t.ldr = g.ep.residual.ld;
+  t.prefetch_step = 4 * g.kt->s8.nr;
+  return t;
+}
+
+// Rows from i0 × panel p.
+void fill_tile(const S8Problem& g, GemmTile& t, index_t i0, index_t p) {
+  const index_t NR = g.kt->s8.nr, n0 = p * NR;
+  t.a = g.qa.q + i0 * g.kp;
+  t.b = g.panel(p);
+  t.nr = static_cast<int>(std::min(NR, g.b.n - n0));
+  t.c = g.c.row(i0) + n0;
+  t.bias = g.ep.bias ? g.ep.bias + n0 : nullptr;
+  t.residual = g.ep.residual.data && !g.residual_is_c ? g.ep.residual.row(i0) + n0 : nullptr;
   t.row_scale = g.qa.row_scale + i0;
   t.row_offset = g.qa.row_offset + i0;
   t.col_scale = g.b.scales + n0;
@@ -85,11 +96,11 @@ void fill_tile(const S8Problem& g, GemmTile& t, index_t i0, index_t p) {
 // Shares are at least a cache line per k group, so with many tiles only the first few
 // prefetch (the rest would fetch the same lines again).
 void prefetch_next_panel(const S8Problem& g, GemmTile& t, index_t next, index_t tile, index_t tiles) {
-  const index_t bytes = static_cast<index_t>(g.b.panel_bytes()), groups = g.kp / 4;
+  const index_t bytes = g.panel_bytes, groups = g.kp / 4;
   if (tiles < 2 || groups == 0) return;  // one tile is bandwidth-bound: the fp32 path measured it slower
   const index_t sharers = std::clamp<index_t>(bytes / (64 * groups), 1, tiles);
   if (tile >= sharers) return;
-  t.prefetch = reinterpret_cast<const char*>(g.b.panel(next)) + tile * bytes / sharers;
+  t.prefetch = reinterpret_cast<const char*>(g.panel(next)) + tile * bytes / sharers;
   t.prefetch_step = bytes / (sharers * groups);
 }
 
@@ -97,11 +108,10 @@ void prefetch_next_panel(const S8Problem& g, GemmTile& t, index_t next, index_t 
 void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_begin, index_t p_end) {
   const index_t M = g.a.rows;
   const index_t rows = tile_start(M, g.m_tiles, t_end) - tile_start(M, g.m_tiles, t_begin);
-  const index_t panel_bytes = static_cast<index_t>(g.b.panel_bytes());
   const bool few_rows = rows * g.kp <= kFewRowABytes;
-  const index_t nc = few_rows ? 1 : std::max<index_t>(1, kBBlockBytes / std::max<index_t>(panel_bytes, 1));
+  const index_t nc = few_rows ? 1 : std::max<index_t>(1, kBBlockBytes / std::max<index_t>(g.panel_bytes, 1));
   const auto& kernels = g.kt->s8.kernels;
-  GemmTile t;
+  GemmTile t = tile_template(g);
   for (index_t p0 = p_begin; p0 < p_end; p0 += nc) {
     const index_t p1 = std::min(p_end, p0 + nc);
     for (index_t tile = t_begin; tile < t_end; ++tile) {
@@ -135,7 +145,8 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
   const KernelTable& kt = kernels_for(b.isa);
   const index_t M = a.rows, kp = b.k_padded();
   const S8Problem g{a,   b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data, &kt,
-                    QuantizedA(scratch, M, kp), kp, (M + kt.s8.mr - 1) / kt.s8.mr};
+                    QuantizedA(scratch, M, kp), kp, (M + kt.s8.mr - 1) / kt.s8.mr,
+                    static_cast<index_t>(b.panel_bytes())};
   const int nt = gemm_threads(threads, M, b.n, b.k, b.n * b.k);
   if (nt == 1) {
     quantize_tiles(g, 0, g.m_tiles);

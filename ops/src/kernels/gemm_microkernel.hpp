@@ -1,5 +1,5 @@
 // The fp32 GEMM micro-kernel: an MR×(NV·lanes) register tile, k-loop of broadcast-FMAs.
-// store_row, the epilogue, is shared with the bf16 and s8 kernels.
+// store_tile, the epilogue, is shared with the bf16 and s8 kernels.
 //
 // acc[r][v] += A[r][k] · B[k][v·lanes … ]: per k, NV aligned loads of the packed B
 // panel and MR broadcasts from A's packed rows (a fixed stride apart, so one pointer
@@ -14,8 +14,8 @@
 namespace attend::ops::ATTEND_ISA_NS {
 
 // Applies the epilogue to one row and stores its first `nr` columns.
-template <class A, int NV>
-inline void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
+template <class A, int NV, Activation Act>
+ATTEND_VECTOR_MATH void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>;
   float* c = t.c + r * t.ldc;
@@ -31,7 +31,7 @@ inline void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
     if (t.last) {
       if (t.alpha != 1.0f) x *= V(t.alpha);
       if (t.bias) x += full ? V::load_unaligned(t.bias + col) : load_partial<A>(t.bias + col, n, 0.f);
-      x = activate<A>(t.activation, x);
+      x = activate<A>(Act, x);
       if (res) x += full ? V::load_unaligned(res + col) : load_partial<A>(res + col, n, 0.f);
     }
     if (full) {
@@ -39,6 +39,33 @@ inline void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
     } else {
       store_partial<A>(c + col, x, n);
     }
+  }
+}
+
+template <class A, int NV, Activation Act>
+void store_tile_as(const float* sums, int mr, const detail::GemmTile& t) {
+  constexpr int NR = NV * kLanes<A>;
+  for (int r = 0; r < mr; ++r) {
+    vfloat<A> x[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) x[v] = vfloat<A>::load_aligned(sums + r * NR + v * kLanes<A>);
+    store_row<A, NV, Act>(x, t, r);
+  }
+}
+
+// The epilogue of a whole tile in one call: the kernel stores its sums to `sums` (rows
+// NV·lanes floats apart, in L1), and they are read back row by row with the activation
+// resolved once. (Calling an epilogue per row, which the activations make too large to
+// inline, cost each row a call, a vzeroupper and the tile's accumulators spilled around
+// it: ~30% of an s8 tile, whose k loop is 4× shorter than fp32's.)
+template <class A, int NV>
+void store_tile(const float* sums, int mr, const detail::GemmTile& t) {
+  switch (t.last ? t.activation : Activation::none) {
+    case Activation::none: return store_tile_as<A, NV, Activation::none>(sums, mr, t);
+    case Activation::relu: return store_tile_as<A, NV, Activation::relu>(sums, mr, t);
+    case Activation::gelu: return store_tile_as<A, NV, Activation::gelu>(sums, mr, t);
+    case Activation::gelu_tanh: return store_tile_as<A, NV, Activation::gelu_tanh>(sums, mr, t);
+    case Activation::silu: return store_tile_as<A, NV, Activation::silu>(sums, mr, t);
   }
 }
 
@@ -56,17 +83,20 @@ ATTEND_VECTOR_MATH void zero_tile(vfloat<A> (&acc)[KU][MR][NV]) {
       for (int v = 0; v < NV; ++v) acc[u][r][v] = vfloat<A>(0.0f);
 }
 
-// Adds the KU sets and stores every row through the epilogue.
+// Adds the KU sets and stores the tile through the epilogue.
 template <class A, int KU, int MR, int NV>
 ATTEND_VECTOR_MATH void reduce_and_store_tile(vfloat<A> (&acc)[KU][MR][NV], const detail::GemmTile& t) {
+  constexpr int W = kLanes<A>;
+  alignas(64) float sums[MR * NV * W];
 #pragma GCC unroll 64
-  for (int r = 0; r < MR; ++r) {
+  for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
-    for (int u = 1; u < KU; ++u)
+    for (int v = 0; v < NV; ++v) {
 #pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[0][r][v] += acc[u][r][v];
-    store_row<A, NV>(acc[0][r], t, r);
-  }
+      for (int u = 1; u < KU; ++u) acc[0][r][v] += acc[u][r][v];
+      acc[0][r][v].store_aligned(sums + (r * NV + v) * W);
+    }
+  store_tile<A, NV>(sums, MR, t);
 }
 
 // KU independent accumulator sets over k (KU = 1 for tall tiles).
