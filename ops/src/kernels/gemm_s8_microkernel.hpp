@@ -222,10 +222,12 @@ inline RowQuantization row_quantization(float amax, bool finite, int levels, flo
 }
 
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-// AVX-512: rows quantized 4 at a time, so a k group of those 4 rows — 16 bytes of the
-// [groups][mr][4] tile — is one transpose of 4 dwords and one store, instead of 16
-// single-dword stores per row (which made quantization 13% of a 32×512×512 GEMM).
-// NaN is caught in the second pass: it converts to INT_MIN, which no |q| ≤ 127 is.
+// AVX-512: rows quantized 4 at a time. Two in-lane packs (32 → 16 → 8 bits) of the 4
+// rows' int32 vectors leave, in 128-bit lane l, k group l of rows 0…3 — exactly 16
+// contiguous bytes of the [groups][mr][4] tile — so 64 quantized values take 3
+// shuffles and 4 stores (a per-row narrowing and 16 single-group stores made
+// quantization 13% of a 32×512×512 GEMM). A NaN converts to INT_MIN, which the packs
+// saturate to −128, which no |q| ≤ 127 is: that is how NaN rows are caught.
 inline void s8_quantize_a_avx512(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels, float alpha,
                                  std::int8_t* dst, float* row_scale, std::int32_t* row_offset) {
   float inv[16];
@@ -245,39 +247,48 @@ inline void s8_quantize_a_avx512(const float* a, index_t lda, int mr, index_t k,
     inv[r] = rq.inv;
     row_scale[r] = rq.row_scale;
   }
+  const __m512i minus_128 = _mm512_set1_epi8(-128);
   for (int r0 = 0; r0 < mr; r0 += 4) {
     const int rows = std::min(4, mr - r0);
     const auto row_bytes = static_cast<__mmask16>((1u << (4 * rows)) - 1u);
-    __m512i sum[4], low[4];
+    __m512i sum[4];
     __m512 scale[4];
     const float* x[4];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {  // rows past mr repeat the last one, their results unused
-      sum[j] = low[j] = _mm512_setzero_si512();
+      sum[j] = _mm512_setzero_si512();
       scale[j] = _mm512_set1_ps(inv[r0 + std::min(j, rows - 1)]);
       x[j] = a + (r0 + std::min(j, rows - 1)) * lda;
     }
+    __mmask64 nan_bytes = 0;
     for (index_t i = 0; i < kp; i += 16) {
       const auto mask = static_cast<__mmask16>(k - i >= 16 ? 0xffff : k > i ? (1u << (k - i)) - 1u : 0u);
-      __m128i b[4];
+      __m512i q[4];
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
-        const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x[j] + i), scale[j]));  // nearest even
-        sum[j] = _mm512_add_epi32(sum[j], q);
-        low[j] = _mm512_min_epi32(low[j], q);
-        b[j] = _mm512_cvtepi32_epi8(q);
+        q[j] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x[j] + i), scale[j]));  // nearest even
+        sum[j] = _mm512_add_epi32(sum[j], q[j]);
       }
-      // 4 rows × 4 groups of 4 bytes → 4 groups × 4 rows.
-      const __m128i t0 = _mm_unpacklo_epi32(b[0], b[1]), t1 = _mm_unpacklo_epi32(b[2], b[3]);
-      const __m128i t2 = _mm_unpackhi_epi32(b[0], b[1]), t3 = _mm_unpackhi_epi32(b[2], b[3]);
-      const __m128i g[4] = {_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1), _mm_unpacklo_epi64(t2, t3),
-                            _mm_unpackhi_epi64(t2, t3)};
+      const __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(q[0], q[1]), _mm512_packs_epi32(q[2], q[3]));
+      nan_bytes |= _mm512_cmpeq_epi8_mask(bytes, minus_128);
+      std::int8_t* out = dst + (i / 4 * mr + r0) * 4;  // group i/4 of row r0
       const int groups = static_cast<int>(std::min<index_t>(16, kp - i)) / 4;
-      for (int j = 0; j < groups; ++j) _mm_mask_storeu_epi8(dst + ((i / 4 + j) * mr + r0) * 4, row_bytes, g[j]);
+      if (rows == 4 && groups == 4) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(bytes));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + mr * 4), _mm512_extracti32x4_epi32(bytes, 1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * mr * 4), _mm512_extracti32x4_epi32(bytes, 2));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * mr * 4), _mm512_extracti32x4_epi32(bytes, 3));
+        continue;
+      }
+      alignas(64) std::int8_t lanes[64];
+      _mm512_store_si512(lanes, bytes);
+      for (int g = 0; g < groups; ++g)
+        _mm_mask_storeu_epi8(out + g * mr * 4, row_bytes, _mm_load_si128(reinterpret_cast<const __m128i*>(lanes + 16 * g)));
     }
     for (int j = 0; j < rows; ++j) {
       row_offset[r0 + j] = 128 * _mm512_reduce_add_epi32(sum[j]);
-      if (_mm512_reduce_min_epi32(low[j]) == std::numeric_limits<std::int32_t>::min()) {  // a NaN: redo as zeros
+      // Bytes 4j … 4j+3 of each 16 are row j's.
+      if (nan_bytes & (0x000f000f000f000full << (4 * j))) {  // a NaN: the row becomes zeros
         row_offset[r0 + j] = 0;
         row_scale[r0 + j] = std::numeric_limits<float>::quiet_NaN();
         for (index_t g = 0; g < kp / 4; ++g) std::memset(dst + (g * mr + r0 + j) * 4, 0, 4);
