@@ -4,20 +4,24 @@
 # prints one table of median ratios, plus the machine's measured limits (fp32 FMA,
 # int8 VNNI and bf16 dot-product peaks, copy bandwidth).
 #
-#   bench/compare.sh [--quick] [--gemm-only] [--filter REGEX]
-#     --quick      fewer repetitions, shorter runs
-#     --gemm-only  bench_gemm alone (fp32, bf16 and int8 GEMMs)
+#   bench/compare.sh [--quick] [--reps N] [--min-time S] [--gemm-only] [--filter REGEX]
+#     --quick      fewer repetitions, shorter runs (3, 0.05 s)
+#     --reps, --min-time   repetitions and Google Benchmark's minimum time (5, 0.2 s)
+#     --gemm-only  the GEMM programs alone: bench_gemm (fp32, bf16 and int8 GEMMs) and
+#                  bench_decoder_gemms (one decoder step's GEMMs on cold weights)
 #     --filter     passed to bench_gemm as --benchmark_filter, e.g.
 #                  'gemm_s8/.*/M=(32|1024)/' for the int8 rows at M = 32 and 1024
 # Raw JSON lands in build/release/bench-results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-reps=5 min_time=0.2 benches="gemm attention rows" filter="."
+reps=5 min_time=0.2 benches="gemm decoder_gemms attention rows" filter="."
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) reps=3 min_time=0.05 ;;
-    --gemm-only) benches="gemm" ;;
+    --reps) reps="$2"; shift ;;
+    --min-time) min_time="$2"; shift ;;
+    --gemm-only) benches="gemm decoder_gemms" ;;
     --filter) filter="$2"; shift ;;
     *) echo "unknown option $1 (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -25,12 +29,12 @@ while [[ $# -gt 0 ]]; do
 done
 
 cmake --preset release > /dev/null
-cmake --build --preset release --target bench_gemm bench_attention bench_rows machine_limits > /dev/null
+cmake --build --preset release --target bench_gemm bench_decoder_gemms bench_attention bench_rows machine_limits > /dev/null
 
 out=build/release/bench-results
 mkdir -p "$out"
 build/release/bench/machine_limits > "$out/machine.txt"
-rm -f "$out"/{gemm,attention,rows}.json
+rm -f "$out"/{gemm,decoder_gemms,attention,rows}.json
 for b in $benches; do
   echo "running bench_$b ..." >&2
   extra=()

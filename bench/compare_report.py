@@ -86,6 +86,28 @@ def typed_gemm_table(m, peaks):
         print()
 
 
+def decoder_table(m, peaks):
+    """One decoder step's GEMMs (cold weights): attend vs oneDNN per precision."""
+    print("## One decoder step's GEMMs (Transformer-base, cold weights): attend vs oneDNN\n")
+    print("| precision | M | threads | attend ms/step | oneDNN ms/step | attend/oneDNN speed | attend GOP/s | "
+          "% of peak×threads | attend weights GB/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    peak_of = {"f32": peaks["fma"], "bf16": peaks["bf16"], "s8": peaks["vnni"]}
+    for name in m:
+        g = re.match(r"decoder_step/attend/(\w+)/M=(\d+)/threads=(\d)", name)
+        if not g:
+            continue
+        p, M, t = g.groups()
+        ours, theirs = m[name], m.get(f"decoder_step/onednn/{p}/M={M}/threads={t}")
+        if theirs is None:
+            continue
+        peak = peak_of[p] * int(t)
+        share = f"{100 * ours['FLOP/s'] / 1e9 / peak:.0f}%" if peak else "n/a"
+        print(f"| {p} | {M} | {t} | {ours['time'] * 1e3:.2f} | {theirs['time'] * 1e3:.2f} | "
+              f"**{theirs['time'] / ours['time']:.2f}** | {ours['FLOP/s'] / 1e9:.0f} | {share} | {ours['weights_GB/s']:.1f} |")
+    print()
+
+
 def attention_table(m, peak):
     print("## Attention: fused (online softmax) vs unfused (GEMM → softmax → GEMM), H=8, d=64\n")
     print("| case | threads | fused GFLOP/s | unfused GFLOP/s | speed-up | fused extra MiB | unfused extra MiB |")
@@ -130,11 +152,12 @@ def main():
     gemm = medians(d / "gemm.json")
     gemm_table(gemm, peaks["fma"])
     typed_gemm_table(gemm, peaks)
-    for name in ("attention", "rows"):
-        if not (d / f"{name}.json").exists():
-            continue
-        m = medians(d / f"{name}.json")
-        attention_table(m, peaks["fma"]) if name == "attention" else rows_table(m)
+    if (d / "decoder_gemms.json").exists():
+        decoder_table(medians(d / "decoder_gemms.json"), peaks)
+    if (d / "attention.json").exists():
+        attention_table(medians(d / "attention.json"), peaks["fma"])
+    if (d / "rows.json").exists():
+        rows_table(medians(d / "rows.json"))
 
 
 if __name__ == "__main__":
