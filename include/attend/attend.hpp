@@ -106,6 +106,15 @@ struct TranslatorOptions {
   std::int64_t max_beam_size = 4;        // upper bound of TranslationOptions::beam_size
 };
 
+// One token of a sentence as decoding chooses it (TranslationOptions::on_token).
+struct TokenStep {
+  std::size_t index = 0;    // the sentence, as on_result numbers it (first_index + position)
+  std::int64_t step = 0;    // position in the output, 0-based (forced prefix tokens included)
+  std::int32_t id = 0;      // target id; end-of-sequence included
+  float log_prob = 0;       // log p(id)
+  bool is_last = false;     // end-of-sequence, or max_length reached
+};
+
 struct TranslationOptions {
   std::int64_t beam_size = 1;
   std::int64_t num_hypotheses = 1;   // n-best, ≤ beam_size
@@ -134,6 +143,11 @@ struct TranslationOptions {
   bool return_alternatives = false;       // alternatives at the first position after the prefix
   float min_alternative_expansion_prob = 0.0f;
   bool replace_unknowns = false;          // replace <unk> by the source token of most attention
+
+  // Streaming (beam_size 1 only): called on the translating thread with each token as it
+  // is chosen; returning true stops that sentence's batch there (its sentences keep the
+  // tokens they have, unfinished).
+  std::function<bool(const TokenStep&)> on_token;
 };
 
 struct Hypothesis {
@@ -149,6 +163,14 @@ struct Hypothesis {
 
 struct TranslationResult {
   std::vector<Hypothesis> hypotheses;  // best first
+};
+
+// The log-probabilities a model gives a known target (Translator::score_ids).
+struct ScoringResult {
+  std::vector<std::int32_t> ids;     // the target as scored, end-of-sequence excluded
+  std::vector<std::string> tokens;   // score_tokens only: the target's vocabulary tokens
+  std::vector<float> log_probs;      // log p of each target id given the ones before, then of end-of-sequence
+  float log_prob = 0;                // their sum
 };
 
 struct StepProfile {
@@ -187,6 +209,15 @@ class ATTEND_API Translator {
                                                   const TranslationOptions& options = {},
                                                   const std::vector<std::vector<std::string>>& target_prefixes = {},
                                                   const ResultCallback& on_result = {}, std::size_t first_index = 0) const;
+
+  // Teacher-forced scoring: the log-probability of each token of targets[i] (then of
+  // end-of-sequence) given sources[i] and the target tokens before it. A target may
+  // have at most options().max_target_length - 1 tokens.
+  std::vector<ScoringResult> score_ids(const std::vector<std::vector<std::int32_t>>& sources,
+                                       const std::vector<std::vector<std::int32_t>>& targets) const;
+  // Vocabulary tokens in and out (sources get BOS/EOS as the model asks; unknown tokens map to <unk>).
+  std::vector<ScoringResult> score_tokens(const std::vector<std::vector<std::string>>& sources,
+                                          const std::vector<std::vector<std::string>>& targets) const;
 
   const Model& model() const;
   const TranslatorOptions& options() const;

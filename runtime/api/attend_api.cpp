@@ -66,6 +66,10 @@ runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime
   d.min_length = o.min_length;
   d.sampling.enabled = o.sampling, d.sampling.top_k = o.sampling_topk, d.sampling.top_p = o.sampling_topp;
   d.sampling.temperature = o.temperature, d.sampling.seed = o.seed;
+  if (o.on_token)  // the runtime's sentence id is the API's index (first_index + position)
+    d.on_token = [&o](const runtime::TokenEvent& e) {
+      return o.on_token({static_cast<std::size_t>(e.sentence), e.step, e.token, e.log_prob, e.is_last});
+    };
   return d;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -17,6 +18,18 @@ struct SamplingOptions {
   std::uint64_t seed = 0;     // with the sentence id, fixes every draw
 };
 
+// One token a sentence takes, as greedy or sampling search chooses it (streaming).
+struct TokenEvent {
+  std::uint64_t sentence = 0;  // SourceRef::id
+  std::int64_t step = 0;       // position in the output, 0-based (forced prefix tokens included)
+  std::int32_t token = 0;      // end-of-sequence included
+  float log_prob = 0;          // log p(token)
+  bool is_last = false;        // end-of-sequence, or max_length reached
+};
+// Receives each TokenEvent on the decoding thread; returning true stops the batch there
+// (its sentences keep what they have, unfinished).
+using TokenSink = std::function<bool(const TokenEvent&)>;
+
 struct DecodeOptions {
   std::int64_t beam_size = 1;
   std::int64_t num_hypotheses = 1;  // n-best, ≤ beam_size
@@ -26,6 +39,7 @@ struct DecodeOptions {
   std::int64_t max_length = 256;    // generated tokens, end-of-sequence excluded
   std::int64_t min_length = 0;      // end-of-sequence is impossible before this many tokens
   SamplingOptions sampling;
+  TokenSink on_token;               // beam_size 1 only; empty: no streaming
 
   // Throws attend::Error naming the option at fault (also against the plan's limits).
   void validate(const PlanLimits& limits) const;

@@ -29,6 +29,7 @@ void DecodeOptions::validate(const PlanLimits& l) const {
   if (max_length > l.max_target_length)
     fail("max_length", max_length, "exceeds the plan's max_target_length " + std::to_string(l.max_target_length));
   if (min_length < 0 || min_length > max_length) fail("min_length", min_length, "must be in [0, max_length]");
+  if (on_token && beam_size != 1) fail("beam_size", beam_size, "streaming tokens (on_token) needs beam_size 1");
   if (sampling.enabled) {
     if (beam_size != 1) fail("beam_size", beam_size, "sampling draws one hypothesis per sentence: use beam_size 1");
     if (sampling.top_k < 0) fail("sampling.top_k", sampling.top_k, "must be ≥ 0");
@@ -149,6 +150,12 @@ void Workspace::finish(std::int32_t sentence, std::int32_t parent, float log_pro
   finish_scratch_[t] = eos_log_prob;
   store_.add(sentence, {tokens, static_cast<size_t>(t)}, {finish_scratch_.data(), static_cast<size_t>(t + 1)},
              score(log_prob, t + 1), log_prob, true);
+  if (options_->on_token) stream_token(sentence, plan_->model().config().eos_id, eos_log_prob, true);
+}
+
+void Workspace::stream_token(std::int32_t sentence, std::int32_t token, float log_prob, bool last) {
+  const TokenEvent event{(*batch_)[sentence].id, step_, token, log_prob, last};
+  if (options_->on_token(event)) stop_ = true;
 }
 
 std::int64_t Workspace::select(std::int64_t step, std::int64_t rows, std::span<const SourceRef> batch,
@@ -206,6 +213,8 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   validate(batch, o);
   if (batch.empty()) return;
   options_ = &o;
+  batch_ = &batch;
+  stop_ = false;
   num_hypotheses_ = o.num_hypotheses;
   const auto& io = plan_->io();
   const ModelConfig& c = plan_->model().config();
@@ -229,10 +238,15 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
     counters_.decoder_row_steps += rows;
     ++counters_.decoder_steps;
     const std::int64_t next_rows = select(t, rows, batch, o);
+    if (o.on_token)
+      for (std::int64_t r = 0; r < next_rows; ++r)
+        stream_token(live_[cur_][next_[r].parent].sentence, next_[r].token, next_[r].token_log_prob, t + 1 == o.max_length);
     advance(t, next_rows);
     rows = next_rows;
-    if (t + 1 == o.max_length) keep_unfinished(rows, t + 1);
+    const bool stop = stop_ && t + 1 < o.max_length;  // the sink asked to end the batch here
+    if (t + 1 == o.max_length || stop) keep_unfinished(rows, t + 1);
     if (profiling_) search_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (stop) break;
   }
   ++counters_.batches;
   counters_.sentences += B;

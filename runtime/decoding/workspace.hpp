@@ -55,6 +55,8 @@ class Workspace final : private Finisher {
   void advance(std::int64_t step, std::int64_t next_rows);
   void keep_unfinished(std::int64_t rows, std::int64_t length);
   float score(float log_prob, std::int64_t length) const;
+  // Hands one chosen token of batch sentence `sentence` to options_->on_token.
+  void stream_token(std::int32_t sentence, std::int32_t token, float log_prob, bool last);
 
   // Finisher: a hypothesis ended with end-of-sequence.
   void finish(std::int32_t sentence, std::int32_t parent, float log_prob, float eos_log_prob) override;
@@ -77,6 +79,8 @@ class Workspace final : private Finisher {
   int cur_ = 0;
   std::int64_t step_ = 0;
   const DecodeOptions* options_ = nullptr;  // valid during decode() only
+  const std::span<const SourceRef>* batch_ = nullptr;  // valid during decode() only
+  bool stop_ = false;                       // on_token asked to end the batch
   std::int64_t num_hypotheses_ = 1;
 
   HypothesisStore store_;
