@@ -28,7 +28,7 @@ def test_translate_batch_equals_the_cli_greedy_and_beam(translator, translit, na
     source.write_text("\n".join(names) + "\n", encoding="utf-8")
     batch = [n.split() for n in names]
     for beam in (1, 4):
-        expected = cli_translate(translit, source, "--input-format", "tokens", "--beam", str(beam))
+        expected = cli_translate(translit, source, "--input-format", "tokens", "--beam", str(beam), "--min-length", "1")
         results = translator.translate_batch(batch, beam_size=beam, max_batch_size=32)
         assert [" ".join(r.hypotheses[0]) for r in results] == expected
 

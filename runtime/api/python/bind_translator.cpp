@@ -137,34 +137,35 @@ void bind_translator(nb::module_& m) {
       .def(
           "translate_ids",
           [](const attend::Translator& t, nb::handle sources, TranslationOptions options, nb::handle target_prefixes,
-             nb::handle on_token) {
+             nb::handle on_token, std::size_t first_index) {
             const Ids src = id_rows(sources, "source");
             const Ids prefixes = target_prefixes.is_none() ? Ids{} : id_rows(target_prefixes, "target_prefix");
             set_on_token(options, on_token);
-            return translating([&] { return t.translate_ids(src, options, prefixes); });
+            return translating([&] { return t.translate_ids(src, options, prefixes, {}, first_index); });
           },
           nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = nb::none(),
-          nb::arg("on_token") = nb::none(),
+          nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0,
           "Translates token-id sources (lists of ints or integer ndarrays, given to the encoder as they are). "
-          "`on_token(TokenStep) -> bool` streams tokens (beam_size 1). ValueError names a bad option or input.")
+          "`on_token(TokenStep) -> bool` streams tokens (beam_size 1); `first_index` numbers the sentences "
+          "(TokenStep.index, error messages) and seeds sampling. ValueError names a bad option or input.")
       .def(
           "translate_tokens",
           [](const attend::Translator& t, const Tokens& sources, TranslationOptions options, const Tokens& target_prefixes,
-             nb::handle on_token) {
+             nb::handle on_token, std::size_t first_index) {
             set_on_token(options, on_token);
-            return translating([&] { return t.translate_tokens(sources, options, target_prefixes); });
+            return translating([&] { return t.translate_tokens(sources, options, target_prefixes, {}, first_index); });
           },
           nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = Tokens(),
-          nb::arg("on_token") = nb::none(), "Translates vocabulary tokens (unknown ones map to <unk>).")
+          nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0, "Translates vocabulary tokens (unknown ones map to <unk>).")
       .def(
           "translate_text",
           [](const attend::Translator& t, const std::vector<std::string>& sources, TranslationOptions options,
-             const std::vector<std::string>& target_prefixes, nb::handle on_token) {
+             const std::vector<std::string>& target_prefixes, nb::handle on_token, std::size_t first_index) {
             set_on_token(options, on_token);
-            return translating([&] { return t.translate_text(sources, options, target_prefixes); });
+            return translating([&] { return t.translate_text(sources, options, target_prefixes, {}, first_index); });
           },
           nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = std::vector<std::string>(),
-          nb::arg("on_token") = nb::none(), "Translates text through the model's SentencePiece models.")
+          nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0, "Translates text through the model's SentencePiece models.")
       .def(
           "score_ids",
           [](const attend::Translator& t, nb::handle sources, nb::handle targets) {
