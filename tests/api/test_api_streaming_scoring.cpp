@@ -2,24 +2,16 @@
 // (Translator::score_ids / score_tokens), through libattend.so as a program links it.
 #include <catch2/catch.hpp>
 
-#include <cmath>
-#include <fstream>
 #include <map>
 
+#include "api_fixture.hpp"
 #include "attend/attend.hpp"
 
 namespace {
 
 using Catch::Matchers::Contains;
-
-const std::string kModel = std::string(ATTEND_CLI_FIXTURE) + "/model";
-
-std::vector<std::string> first_lines(std::size_t n) {
-  std::ifstream in(std::string(ATTEND_CLI_FIXTURE) + "/corpus.txt");
-  std::vector<std::string> out;
-  for (std::string line; out.size() < n && std::getline(in, line);) out.push_back(line);
-  return out;
-}
+using attend::api_test::kModel;
+const auto first_lines = attend::api_test::corpus;
 
 }  // namespace
 

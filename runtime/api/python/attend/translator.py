@@ -10,8 +10,8 @@ a bad option or input of a call raises ``ValueError`` whose message names the op
 or the sentence and token at fault; a wrong argument type raises ``TypeError``.
 
 attend compiles a model into a static execution plan for a set of limits (batch size,
-beam size, output length). The translator keeps one plan per set of limits its calls
-need — usually one — compiled on first use; the plans share the model's weights.
+beam size, output length). The translator compiles one per set of limits its calls
+ask for, on first use, and keeps the last few; the plans share the model's weights.
 """
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ from .results import AsyncResult, GenerationStepResult, ScoringResult, Translati
 
 _random_seed = 0
 
-# The plan a call gets is at least this wide, so that calls with CTranslate2's
-# defaults (beam 2, 256 tokens) and most others share one.
+# A call's plan is compiled for its own limits (batch, beam, output length), as
+# `attend translate` compiles one for its flags, so both run the same plan; the last
+# few plans are kept, so calls that repeat their options compile nothing.
 _DEFAULT_BATCH = 32
 _DEFAULT_BATCH_TOKENS = 4096  # padded source tokens: keeps the arena small on models with long positions
-_MIN_BEAM_LIMIT = 4
-_MIN_TARGET_LIMIT = 256
+_DEFAULT_BEAM = 2             # CTranslate2's default beam_size
+_DEFAULT_TARGET = 256         # …and max_decoding_length
 _MAX_CACHED_PLANS = 4
 
 
@@ -192,7 +193,7 @@ class Translator:
             self._model = self._model_path
         else:
             self._model = _attend.Model.load(os.fspath(self._model_path), compute_type=self._compute_type)
-        self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, _MIN_BEAM_LIMIT, _MIN_TARGET_LIMIT)  # errors show here
+        self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, _DEFAULT_BEAM, _DEFAULT_TARGET)  # errors show here
 
     def unload_model(self, to_cpu: bool = False) -> None:
         """Frees the model and its plans (``to_cpu`` has no meaning on the CPU)."""
@@ -204,7 +205,7 @@ class Translator:
     # ---- plans ----
 
     def _plan(self, batch: int, batch_tokens: int, beam: int, target: int) -> "_attend.Translator":
-        key = (batch, batch_tokens, max(beam, _MIN_BEAM_LIMIT), max(target, _MIN_TARGET_LIMIT))
+        key = (batch, batch_tokens, max(beam, 1), max(1, min(target, self.model.max_positions)))
         with self._lock:
             plan = self._plans.get(key)
             if plan is not None:
@@ -469,7 +470,8 @@ class Translator:
         if offset < 0:
             raise _refuse(method, f"offset={offset}", "must be ≥ 0")
         longest = max((len(t) for t in target), default=0)
-        plan = self._plan_for(max_batch_size, batch_type, 1, longest + 1, method)
+        # Targets and their end token, rounded up so that most calls share a plan.
+        plan = self._plan_for(max_batch_size, batch_type, 1, max(64, 1 << longest.bit_length()), method)
         kind = _input_kind(source, "source")
 
         def work() -> List[ScoringResult]:
@@ -541,7 +543,7 @@ class Translator:
     def plan(self) -> str:
         """The static execution plan of the last call (steps, shapes, arena offsets,
         FLOPs and bytes per step), as ``attend plan`` prints it."""
-        plan = self._last_plan or self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, _MIN_BEAM_LIMIT, _MIN_TARGET_LIMIT)
+        plan = self._last_plan or self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, _DEFAULT_BEAM, _DEFAULT_TARGET)
         return plan.plan_description()
 
     def set_profiling(self, on: bool = True) -> None:
