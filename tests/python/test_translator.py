@@ -273,3 +273,16 @@ def test_translators_free_their_plans(translit):
     assert not t.model_is_loaded
     t.load_model()
     assert t.translate_batch([["آ", "ت"]], beam_size=1)[0].hypotheses
+
+
+def test_inter_threads_translate_batches_at_once_with_the_same_results(translit, translator, names):
+    two = attend.Translator(str(translit), inter_threads=2, intra_threads=1)
+    assert two.num_translators == 2
+    batch = [n.split() for n in names[:100]]
+    expected = translator.translate_batch(batch, max_batch_size=8)
+    assert [r.hypotheses for r in two.translate_batch(batch, max_batch_size=8)] == [r.hypotheses for r in expected]
+    steps = {}
+    two.translate_batch(batch, max_batch_size=8, beam_size=1,
+                        callback=lambda s: steps.setdefault(s.batch_id, []).append(s.token) and False)
+    greedy = translator.translate_batch(batch, beam_size=1)
+    assert [steps[i] for i in range(len(batch))] == [r.hypotheses[0] + ["</s>"] for r in greedy]

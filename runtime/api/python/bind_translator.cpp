@@ -183,6 +183,8 @@ void bind_translator(nb::module_& m) {
       .def_prop_ro("model", &attend::Translator::model, "The model it translates with.")
       .def_prop_ro("options", &attend::Translator::options, "The options it was made with.")
       .def_prop_ro("max_source_length", &attend::Translator::max_source_length, "The longest source it accepts.")
+      .def_prop_ro("inter_threads", &attend::Translator::inter_threads, "Batches translated at once (the split chosen).")
+      .def_prop_ro("intra_threads", &attend::Translator::intra_threads, "Compute threads per batch.")
       .def("plan_description", &attend::Translator::plan_description,
            "The static execution plan: steps, shapes, arena offsets, FLOPs and bytes per step.")
       .def_prop_ro("arena_bytes", &attend::Translator::arena_bytes, "Bytes of one workspace's arena.")

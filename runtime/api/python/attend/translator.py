@@ -213,8 +213,7 @@ class Translator:
                 self._last_plan = plan
                 return plan
         options = _attend.TranslatorOptions()
-        options.inter_threads = self._inter_threads if self._inter_threads > 1 else 0
-        options.intra_threads = self._intra_threads
+        options.inter_threads, options.intra_threads = self._inter_threads, self._intra_threads
         options.max_batch_size, options.max_batch_tokens = key[0], key[1]
         options.max_beam_size, options.max_target_length = key[2], key[3]
         plan = _attend.Translator(self.model, options)
