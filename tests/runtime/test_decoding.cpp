@@ -193,8 +193,8 @@ TEST_CASE("beam search: n-best lists, scores and length penalty", "[runtime][bea
 TEST_CASE("sampling is reproducible per sentence, whatever the batch", "[runtime][sampling]") {
   auto sources = tiny_sources();
   DecodeOptions o = greedy();
-  o.sampling.enabled = true, o.sampling.top_k = 10, o.sampling.top_p = 0.95f, o.sampling.temperature = 1.2f;
-  o.sampling.seed = 1234;
+  o.sampling = true, o.sampling_topk = 10, o.sampling_topp = 0.95f, o.temperature = 1.2f;
+  o.seed = 1234;
   const auto a = Translator(trained_tiny_model(), small_config(10, 1)).translate(sources, o);
   const auto b = Translator(trained_tiny_model(), small_config(3, 1)).translate(sources, o);
   CHECK(best_tokens(a) == best_tokens(b));
@@ -205,10 +205,10 @@ TEST_CASE("sampling is reproducible per sentence, whatever the batch", "[runtime
     const auto one = t.translate(std::vector<std::vector<std::int32_t>>{sources[i]}, o, {}, i);
     CHECK(one[0].hypotheses[0].tokens == a[i].hypotheses[0].tokens);
   }
-  o.sampling.seed = 99;
+  o.seed = 99;
   CHECK(best_tokens(t.translate(sources, o)) != best_tokens(a));
   // top_k = 1 samples the argmax: greedy.
-  o.sampling.top_k = 1;
+  o.sampling_topk = 1;
   CHECK(best_tokens(t.translate(sources, o)) == best_tokens(t.translate(sources, greedy())));
 }
 
@@ -273,19 +273,19 @@ TEST_CASE("bad batches and options are rejected before any work", "[runtime][err
   CHECK_THROWS_WITH(t.translate(ok, o, std::vector<std::vector<std::int32_t>>{{60}}),
                     Contains("target prefix token 0 has id 60, outside the target vocabulary"));
   o.beam_size = 3;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("beam_size = 3: exceeds the plan's beam limit 2"));
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("beam_size = 3: must be ≤ the translator's max_beam_size 2"));
   o.beam_size = 2, o.num_hypotheses = 3;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("num_hypotheses = 3: must be in [1, beam_size]"));
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("num_hypotheses = 3: must be ≤ beam_size × patience = 2"));
   o = greedy(25);
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("max_length = 25: exceeds the plan's max_target_length 24"));
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("max_length = 25: must be in [0, 24] (the translator's max_target_length"));
   o = greedy();
   o.min_length = 30;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("min_length = 30"));
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("min_length = 30: must be ≤ max_length (24)"));
   o = greedy();
-  o.sampling.enabled = true, o.sampling.top_p = 0;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("sampling.top_p"));
-  o.sampling.top_p = 1, o.sampling.temperature = -1;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("sampling.temperature"));
+  o.sampling = true, o.sampling_topp = 0;
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("sampling_topp = 0: must be a number in (0, 1]"));
+  o.sampling_topp = 1, o.temperature = -1;
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("temperature = -1: must be a finite number ≥ 0"));
 
   Workspace w(ExecutionPlan::compile(trained_tiny_model(), small_config(2, 1).plan_limits(trained_tiny_model()->config())));
   std::vector<std::int32_t> s = {5};
