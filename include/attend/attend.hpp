@@ -82,7 +82,8 @@ class ATTEND_API Model {
   std::vector<std::int32_t> encode_text(const std::string& line, Side side = Side::source) const;
   std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side = Side::source) const;
   std::string decode_text(const std::vector<std::int32_t>& target_ids) const;
-  std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& target_ids) const;
+  std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& ids, Side side = Side::target) const;
+  std::string decode_pieces(const std::vector<std::string>& target_tokens) const;  // SentencePiece models: tokens as text
   // Cuts an encoded source to `max_length` ids, keeping the end-of-sequence the model
   // appends to sources (if it does) as the last id. Returns whether anything was cut.
   bool truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_length) const;

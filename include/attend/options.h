@@ -23,9 +23,9 @@
 
 /* clang-format off */
 #define ATTEND_TRANSLATION_OPTIONS(X) \
-  X(INT,   beam_size,            1,    "--beam",                 1, 0, ATTEND_UNBOUNDED, 0, \
+  X(INT,   beam_size,            1,    "--beam",                 1, 0, 256, 0, \
     "Beam size (1: greedy search, or sampling)") \
-  X(INT,   num_hypotheses,       1,    "--n-best",               1, 0, ATTEND_UNBOUNDED, 0, \
+  X(INT,   num_hypotheses,       1,    "--n-best",               1, 0, 256, 0, \
     "Hypotheses per input: at most beam_size x patience (beam search), at most the beam limit (sampling: independent draws; alternatives)") \
   X(FLOAT, length_penalty,       1.0f, "--length-penalty",       -ATTEND_UNBOUNDED, 1, ATTEND_UNBOUNDED, 1, \
     "Scores are log_prob / length^penalty (length: generated tokens, the end token included; greedy and sampling too)") \

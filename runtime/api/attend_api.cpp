@@ -188,9 +188,10 @@ std::vector<std::int32_t> Model::encode_tokens(const std::vector<std::string>& t
   return state_->tokenizers.encode_tokens(tokens, runtime_side(side));
 }
 std::string Model::decode_text(const std::vector<std::int32_t>& ids) const { return state_->tokenizers.decode_text(ids); }
-std::vector<std::string> Model::decode_tokens(const std::vector<std::int32_t>& ids) const {
-  return state_->tokenizers.decode_tokens(ids);
+std::vector<std::string> Model::decode_tokens(const std::vector<std::int32_t>& ids, Side side) const {
+  return side == Side::target ? state_->tokenizers.decode_tokens(ids) : state_->tokenizers.source_tokens(ids);
 }
+std::string Model::decode_pieces(const std::vector<std::string>& tokens) const { return state_->tokenizers.decode_pieces(tokens); }
 
 bool Model::truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_length) const {
   if (max_length < 0) throw Error("truncate_source: max_length must be ≥ 0");
