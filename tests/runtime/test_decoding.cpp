@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "attend/error.hpp"
 #include "translator/batching.hpp"
 #include "decoding_fixture.hpp"
 #include "plan/plan_executor.hpp"
+#include "decoding/logits_rules.hpp"
 #include "translator/translator.hpp"
 
 using Catch::Matchers::Contains;
@@ -291,6 +293,84 @@ TEST_CASE("bad batches and options are rejected before any work", "[runtime][err
   std::vector<std::int32_t> s = {5};
   std::vector<SourceRef> three = {{s, {}, 0}, {s, {}, 1}, {s, {}, 2}};
   CHECK_THROWS_WITH(w.decode(three, greedy()), Contains("batch of 3 sentences exceeds the plan's max_batch 2"));
+}
+
+}  // namespace attend::runtime
+
+namespace attend::runtime {
+
+// Issue 13: the draw took the first candidate as the most likely although candidates
+// are only sorted when top-k/top-p cut them; at low temperature every other candidate
+// underflowed and <unk> (id 0 of the unsorted list) came out.
+TEST_CASE("sampling tends to greedy search as the temperature falls", "[runtime][sampling]") {
+  const auto sources = tiny_sources();
+  const Translator t(trained_tiny_model(), small_config(4, 1));
+  const auto want = t.translate(sources, greedy());
+  for (const auto& [topk, topp] : std::vector<std::pair<std::int64_t, float>>{{0, 1.0f}, {10, 1.0f}, {0, 0.9f}, {5, 0.8f}})
+    for (float temperature : {0.2f, 0.05f, 1e-3f, 0.0f}) {
+      INFO("top-k " << topk << ", top-p " << topp << ", temperature " << temperature);
+      DecodeOptions o = greedy();
+      o.sampling = true, o.sampling_topk = topk, o.sampling_topp = topp, o.temperature = temperature, o.seed = 7;
+      const auto got = t.translate(sources, o);
+      for (size_t s = 0; s < sources.size(); ++s) {
+        const Hypothesis& h = got[s].hypotheses[0];
+        if (temperature <= 1e-3f) {  // p^(1/T): only the most likely token is left
+          CHECK(h.tokens == want[s].hypotheses[0].tokens);
+          CHECK(h.score == Approx(want[s].hypotheses[0].score).margin(1e-5));
+        }
+        // Still a draw, but only among likely tokens (the bug drew log p ≈ −28 tokens).
+        for (float lp : h.token_log_probs) CHECK(lp > -6.0f);
+      }
+    }
+}
+
+TEST_CASE("sampling several hypotheses draws them independently", "[runtime][sampling]") {
+  const auto sources = tiny_sources();
+  const Translator t(trained_tiny_model(), small_config(4, 4));
+  DecodeOptions o = greedy();
+  o.sampling = true, o.num_hypotheses = 4, o.seed = 3, o.temperature = 1.5f;
+  const auto got = t.translate(sources, o);
+  for (const auto& r : got) {
+    REQUIRE(r.hypotheses.size() == 4);
+    for (size_t k = 1; k < 4; ++k) CHECK(r.hypotheses[k - 1].score >= r.hypotheses[k].score);  // best first
+  }
+  // Draw 0 of each sentence is the one-hypothesis draw.
+  o.num_hypotheses = 1;
+  const auto one = t.translate(sources, o);
+  bool first_draw_kept = false;
+  for (size_t s = 0; s < sources.size(); ++s)
+    for (const auto& h : got[s].hypotheses) first_draw_kept |= h.tokens == one[s].hypotheses[0].tokens;
+  CHECK(first_draw_kept);
+}
+
+// The rules on hand-made logits, each against CTranslate2's definition.
+TEST_CASE("logits rules: repetition penalty, n-grams, suppressed tokens and sequences, min_length", "[runtime][decoding]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::int32_t> end_ids = {1};
+  std::vector<float> scratch(16);
+  auto run = [&](const DecodeOptions& o, const std::vector<std::int32_t>& history, std::int64_t generated) {
+    LogitsRules rules;
+    rules.reset(o, end_ids, 0);
+    std::vector<float> logits = {0.5f, 1.0f, 2.0f, -1.0f, 3.0f, 0.0f, -2.0f};
+    rules.apply(logits.data(), history, generated, scratch.data());
+    return logits;
+  };
+  DecodeOptions o;
+  o.min_length = 0;
+  o.repetition_penalty = 2.0f;  // positive logits halved, negative doubled, once per token
+  CHECK(run(o, {2, 3, 2}, 3) == std::vector<float>{0.5f, 1.0f, 1.0f, -2.0f, 3.0f, 0.0f, -2.0f});
+  o = DecodeOptions();
+  o.min_length = 0, o.no_repeat_ngram_size = 2;  // history 4 5 4: "4 5" seen, so 5 may not follow 4
+  CHECK(run(o, {4, 5, 4}, 3) == std::vector<float>{0.5f, 1.0f, 2.0f, -1.0f, 3.0f, -inf, -2.0f});
+  o.no_repeat_ngram_size = 3;  // "5 4" never followed by anything yet
+  CHECK(run(o, {4, 5, 4}, 3) == std::vector<float>{0.5f, 1.0f, 2.0f, -1.0f, 3.0f, 0.0f, -2.0f});
+  o = DecodeOptions();
+  o.min_length = 0, o.disable_unk = true, o.suppress_ids = {{6}, {3, 4}, {2, 3, 5}};
+  CHECK(run(o, {2, 3}, 2) == std::vector<float>{-inf, 1.0f, 2.0f, -1.0f, -inf, -inf, -inf});
+  CHECK(run(o, {3, 2}, 2) == std::vector<float>{-inf, 1.0f, 2.0f, -1.0f, 3.0f, 0.0f, -inf});
+  o = DecodeOptions();  // min_length 1: the end token is impossible first, then allowed
+  CHECK(run(o, {}, 0)[1] == -inf);
+  CHECK(run(o, {4}, 1)[1] == 1.0f);
 }
 
 }  // namespace attend::runtime
