@@ -56,7 +56,7 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
     const bool last = in.last_step[sentence] != 0;
 
     if (const std::int32_t forced = in.forced_token(sentence); forced >= 0) {
-      const float lp = in.log_probs[i * in.vocab + forced];
+      const float lp = in.log_probs[i * in.vocab + forced] + in.shift(i);
       const Selection s{static_cast<std::int32_t>(i), forced, in.live[i].score, lp};
       if (last) in.finisher->finish(sentence, s, false);
       else next[n++] = s;
@@ -67,7 +67,7 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
     std::int64_t count = 0;
     for (std::int64_t r = i; r < j; ++r)
       for (std::int64_t c = r * per_row; c < (r + 1) * per_row; ++c) {
-        const float lp = scratch.top_log_probs_[c];
+        const float lp = scratch.top_log_probs_[c] + in.shift(r);
         const Selection s{static_cast<std::int32_t>(r), scratch.top_ids_[c], in.live[r].score + lp, lp};
         if (std::isfinite(s.score)) scratch.candidates_[count++] = s;
       }

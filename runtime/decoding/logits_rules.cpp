@@ -28,11 +28,7 @@ bool LogitsRules::active(std::int64_t generated, std::int64_t history) const {
 void LogitsRules::apply(float* logits, std::span<const std::int32_t> history, std::int64_t generated,
                         float* scratch) const {
   if (repetition_penalty_ != 1.0f) penalize_repetitions(logits, history, scratch);
-  if (ngram_ > 0) forbid_repeated_ngrams(logits, history);
-  if (generated < min_length_)
-    for (std::int32_t id : end_ids_) logits[id] = kImpossible;
-  for (std::int32_t id : always_) logits[id] = kImpossible;
-  suppress_sequences(logits, history);
+  for_each_forbidden(history, generated, [&](std::int32_t id) { logits[id] = kImpossible; });
 }
 
 // Every occurrence reads the logit as it was, so a token seen twice is penalised once.
@@ -41,23 +37,6 @@ void LogitsRules::penalize_repetitions(float* logits, std::span<const std::int32
   for (size_t j = 0; j < history.size(); ++j) {
     const float v = scratch[j];
     logits[history[j]] = v < 0 ? v * repetition_penalty_ : v / repetition_penalty_;
-  }
-}
-
-// The last n−1 tokens, wherever they occurred before followed by a token, forbid it.
-void LogitsRules::forbid_repeated_ngrams(float* logits, std::span<const std::int32_t> history) const {
-  const auto L = static_cast<std::int64_t>(history.size());
-  if (L < ngram_) return;
-  const auto tail = history.subspan(static_cast<size_t>(L - ngram_ + 1));
-  for (std::int64_t p = 0; p + ngram_ <= L; ++p)
-    if (std::equal(tail.begin(), tail.end(), history.begin() + p)) logits[history[p + ngram_ - 1]] = kImpossible;
-}
-
-void LogitsRules::suppress_sequences(float* logits, std::span<const std::int32_t> history) const {
-  for (const auto& s : sequences_) {
-    if (s.size() < 2 || history.size() < s.size() - 1) continue;
-    if (std::equal(s.begin(), s.end() - 1, history.end() - static_cast<std::ptrdiff_t>(s.size() - 1)))
-      logits[s.back()] = kImpossible;
   }
 }
 

@@ -12,6 +12,7 @@
 // The history is the row's generated tokens, a CTranslate2 target prefix included.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -31,11 +32,15 @@ class LogitsRules {
 
   // Applies every rule to one row. `scratch` holds at least history.size() floats.
   void apply(float* logits, std::span<const std::int32_t> history, std::int64_t generated, float* scratch) const;
+  // Whether the rules only forbid tokens here (no repetition penalty to apply): then the
+  // row's log-probabilities can be renormalised in place instead of recomputed.
+  bool only_forbids(std::int64_t history) const { return repetition_penalty_ == 1.0f || history == 0; }
+  // Calls forbid(token) for every token the rules make impossible (maybe twice).
+  template <class Forbid>
+  void for_each_forbidden(std::span<const std::int32_t> history, std::int64_t generated, const Forbid& forbid) const;
 
  private:
   void penalize_repetitions(float* logits, std::span<const std::int32_t> history, float* scratch) const;
-  void forbid_repeated_ngrams(float* logits, std::span<const std::int32_t> history) const;
-  void suppress_sequences(float* logits, std::span<const std::int32_t> history) const;
 
   std::span<const std::int32_t> end_ids_;
   std::int64_t min_length_ = 0;
@@ -44,5 +49,24 @@ class LogitsRules {
   std::vector<std::int32_t> always_;                  // disable_unk and one-token sequences
   std::span<const std::vector<std::int32_t>> sequences_;  // the longer suppressed sequences are read from here
 };
+
+template <class Forbid>
+void LogitsRules::for_each_forbidden(std::span<const std::int32_t> history, std::int64_t generated,
+                                     const Forbid& forbid) const {
+  if (generated < min_length_)
+    for (std::int32_t id : end_ids_) forbid(id);
+  for (std::int32_t id : always_) forbid(id);
+  // The last n−1 tokens, wherever they occurred before followed by a token, forbid it.
+  const auto L = static_cast<std::int64_t>(history.size());
+  if (ngram_ > 0 && L >= ngram_) {
+    const auto tail = history.subspan(static_cast<size_t>(L - ngram_ + 1));
+    for (std::int64_t p = 0; p + ngram_ <= L; ++p)
+      if (std::equal(tail.begin(), tail.end(), history.begin() + p)) forbid(history[p + ngram_ - 1]);
+  }
+  for (const auto& s : sequences_) {
+    if (s.size() < 2 || history.size() < s.size() - 1) continue;
+    if (std::equal(s.begin(), s.end() - 1, history.end() - static_cast<std::ptrdiff_t>(s.size() - 1))) forbid(s.back());
+  }
+}
 
 }  // namespace attend::runtime

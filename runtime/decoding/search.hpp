@@ -46,7 +46,8 @@ class Finisher {
 
 struct SearchInput {
   std::int64_t step = 0, rows = 0, vocab = 0;
-  const float* log_probs = nullptr;  // [rows, vocab], after the logits rules
+  const float* log_probs = nullptr;  // [rows, vocab], after the logits rules…
+  const float* row_shift = nullptr;  // …plus this per row, if given (a renormalisation)
   const LiveRow* live = nullptr;     // [rows], grouped by sentence in increasing order
   std::span<const std::int32_t> end_ids;
   const DecodeOptions* options = nullptr;
@@ -54,6 +55,7 @@ struct SearchInput {
   const std::uint8_t* last_step = nullptr;  // [sentence]: this step is the sentence's last
   Finisher* finisher = nullptr;
 
+  float shift(std::int64_t row) const { return row_shift != nullptr ? row_shift[row] : 0.0f; }
   bool is_end(std::int32_t token) const { return std::find(end_ids.begin(), end_ids.end(), token) != end_ids.end(); }
   bool biased() const { return options->prefix_bias_beta > 0; }
   // The forced token of `sentence` at this step, or -1 (a biased prefix is not forced).
@@ -77,8 +79,9 @@ std::int64_t select_one_token_per_row(const SearchInput& in, Selection* next, co
     const float* lp = in.log_probs + r * in.vocab;
     const LiveRow& row = in.live[r];
     const std::int32_t forced = in.forced_token(row.sentence);
-    const std::int32_t token = forced >= 0 ? forced : choose(r, lp);
-    const Selection s{static_cast<std::int32_t>(r), token, row.score + (forced >= 0 ? 0.0f : lp[token]), lp[token]};
+    const std::int32_t token = forced >= 0 ? forced : choose(r, lp);  // a row's shift changes no choice
+    const float token_lp = lp[token] + in.shift(r);
+    const Selection s{static_cast<std::int32_t>(r), token, row.score + (forced >= 0 ? 0.0f : token_lp), token_lp};
     const bool ended = forced < 0 && in.is_end(token);
     if (ended || in.last_step[row.sentence]) in.finisher->finish(row.sentence, s, ended);
     else next[n++] = s;

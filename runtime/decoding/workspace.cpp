@@ -29,6 +29,7 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
       finish_scratch_(T_),
       finish_tokens_(T_),
       rules_scratch_(T_),
+      row_shift_(plan_->limits().decoder_rows()),
       source_lengths_(plan_->limits().max_batch),
       registered_(plan_->limits().max_batch),
       last_step_(plan_->limits().max_batch),
@@ -186,24 +187,59 @@ void Workspace::finish(std::int32_t sentence, const Selection& last, bool ended)
   ++registered_[sentence];
 }
 
-// The logits rules change some rows' logits; those rows' log-probabilities are then
-// computed again (all rows at once: the unchanged ones come out the same).
+// The logits rules, as CTranslate2 applies them to the logits before the log-softmax.
+// Where they only forbid tokens (min_length, disable_unk, n-grams, suppressed
+// sequences), the row's log-probabilities are renormalised in place — forbidden tokens
+// −∞, every other log p + row_shift_ = −log(1 − forbidden probability), the shift added
+// where a log p is read — which costs O(forbidden tokens) instead of a log-softmax over
+// the vocabulary. The repetition penalty changes the logits themselves: those rows are
+// recomputed.
 void Workspace::apply_logits_rules(std::int64_t t, std::int64_t rows) {
   const auto& io = plan_->io();
   float* logits = exec_.buffer<float>(io.logits);
-  bool changed = false;
+  float* log_probs = exec_.buffer<float>(io.log_probs);
+  shifted_ = false;
+  bool recompute_all = false;
+  auto history_of = [&](std::int64_t r, std::int64_t offset) {
+    return std::span<const std::int32_t>(tokens_[cur_].data() + r * T_ + offset, static_cast<size_t>(t - offset));
+  };
   for (std::int64_t r = 0; r < rows; ++r) {
-    const LiveRow& row = live_[cur_][r];
-    const std::int64_t offset = prefix_offset(row.sentence);
+    row_shift_[r] = 0;
+    const std::int64_t offset = prefix_offset(live_[cur_][r].sentence);
     if (t < offset) continue;  // a forced context token
-    const std::span<const std::int32_t> history(tokens_[cur_].data() + r * T_ + offset, static_cast<size_t>(t - offset));
+    const auto history = history_of(r, offset);
     if (!rules_.active(t - offset, static_cast<std::int64_t>(history.size()))) continue;
+    if (!rules_.only_forbids(static_cast<std::int64_t>(history.size()))) {
+      rules_.apply(logits + r * vocab_, history, t - offset, rules_scratch_.data());
+      recompute_all = true;
+      continue;
+    }
+    float* row = log_probs + r * vocab_;
+    double forbidden = 0;
+    rules_.for_each_forbidden(history, t - offset, [&](std::int32_t id) {
+      forbidden += std::exp(static_cast<double>(row[id]));
+      row[id] = -std::numeric_limits<float>::infinity();
+    });
+    if (forbidden < 0.999) {
+      row_shift_[r] = static_cast<float>(-std::log1p(-forbidden));
+      shifted_ = shifted_ || forbidden > 0;
+      continue;
+    }
+    // Nearly all the probability was forbidden: the renormalisation would lose precision.
     rules_.apply(logits + r * vocab_, history, t - offset, rules_scratch_.data());
-    changed = true;
+    ops::log_softmax(ops::ConstMatrix(logits + r * vocab_, 1, vocab_), ops::Matrix(row, 1, vocab_), 1);
   }
-  if (changed)
-    ops::log_softmax(ops::ConstMatrix(logits, rows, vocab_), ops::Matrix(exec_.buffer<float>(io.log_probs), rows, vocab_),
-                     plan_->limits().threads);
+  if (!recompute_all) return;
+  // Rows renormalised in place have unchanged logits: forbid there too, then recompute all.
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t offset = prefix_offset(live_[cur_][r].sentence);
+    if (t < offset || row_shift_[r] == 0) continue;
+    rules_.for_each_forbidden(history_of(r, offset), t - offset,
+                              [&](std::int32_t id) { logits[r * vocab_ + id] = -std::numeric_limits<float>::infinity(); });
+    row_shift_[r] = 0;
+  }
+  shifted_ = false;
+  ops::log_softmax(ops::ConstMatrix(logits, rows, vocab_), ops::Matrix(log_probs, rows, vocab_), plan_->limits().threads);
 }
 
 std::int64_t Workspace::select(std::int64_t step, std::int64_t rows) {
@@ -212,7 +248,14 @@ std::int64_t Workspace::select(std::int64_t step, std::int64_t rows) {
   SearchInput in;
   in.step = step, in.rows = rows, in.vocab = vocab_, in.log_probs = lp, in.live = live_[cur_].data();
   in.end_ids = end_ids_, in.options = &o, in.batch = batch_, in.last_step = last_step_.data(), in.finisher = this;
-  if (o.prefix_bias_beta > 0) bias_towards_prefix(in, beam_, lp);
+  in.row_shift = shifted_ ? row_shift_.data() : nullptr;
+  if (o.prefix_bias_beta > 0) {  // the bias needs normalised rows: fold the shifts in first
+    if (shifted_)
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t v = 0; v < vocab_; ++v) lp[r * vocab_ + v] += row_shift_[r];
+    in.row_shift = nullptr;
+    bias_towards_prefix(in, beam_, lp);
+  }
   // As CTranslate2, biased decoding is a beam search even with beam_size 1.
   if (o.beam_size > 1 || o.prefix_bias_beta > 0) return beam_select(in, beam_, next_.data());
   if (o.sampling) return sampling_select(in, sampling_, next_.data());

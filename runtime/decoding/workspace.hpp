@@ -83,6 +83,8 @@ class Workspace final : private Finisher {
   std::vector<float> finish_scratch_;     // a hypothesis' log p's
   std::vector<std::int32_t> finish_tokens_;
   std::vector<float> rules_scratch_;
+  std::vector<float> row_shift_;  // per live row: add to its log p's (in-place renormalisation)
+  bool shifted_ = false;          // some row_shift_ is not 0 this step
   std::vector<std::int32_t> source_lengths_;
   std::vector<std::int64_t> registered_;
   std::vector<std::uint8_t> last_step_;
