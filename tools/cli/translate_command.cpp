@@ -31,7 +31,7 @@ struct TranslateArgs {
   std::string target_prefix, target_prefix_file, attention_file;
   DecodingFlags decoding;
   bool scores = false, strict = false, quiet = false;
-  int threads = 0;
+  int threads = 0, inter_threads = 0, intra_threads = 0;
   std::int64_t max_batch_size = 32, max_batch_tokens = 4096;
 };
 
@@ -185,7 +185,8 @@ int Translation::run() {
   // The translator is sized for what the options ask: as long an output, as many rows
   // per sentence (a beam, or independent draws and alternatives).
   attend::TranslatorOptions topt;
-  topt.threads = args_.threads, topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
+  topt.threads = args_.threads, topt.inter_threads = args_.inter_threads, topt.intra_threads = args_.intra_threads;
+  topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
   const std::int64_t positions = model_->max_positions();
   topt.max_target_length = options_.max_length > 0 ? std::min(options_.max_length, positions) : 256;
   topt.max_beam_size = std::max(options_.beam_size, options_.sampling || options_.return_alternatives ? options_.num_hypotheses : 1);
@@ -314,7 +315,9 @@ Command add_translate_command(CLI::App& parent) {
   app->add_flag("--scores", args->scores, "Prefix each output with its score");
   app->add_flag("--strict", args->strict, "Reject invalid UTF-8, out-of-vocabulary ids and over-long lines instead of repairing them");
   app->add_flag("-q,--quiet", args->quiet, "No progress bar and no summary");
-  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0: chosen for the cores)")->check(at_least(0))->capture_default_str();
+  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
   app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(at_least(0))->capture_default_str();
   return {app, [args, app] {
