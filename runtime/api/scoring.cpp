@@ -1,7 +1,8 @@
 // Translator::score_ids / score_tokens: the log-probabilities a model gives known
 // targets, by teacher forcing through the ordinary decode loop. The target followed by
 // end-of-sequence is the forced prefix of a greedy decode of exactly that length, so
-// every step's token is the target's and the hypothesis records log p of each one.
+// every step's token is the target's and the hypothesis records log p of each one
+// (forced tokens count in token_log_probs, not in the score).
 //
 // This costs one decoder step per target token (the loop is sequential) where a
 // dedicated pass could run the decoder once over the whole target; it needs nothing
@@ -32,15 +33,21 @@ std::vector<ScoringResult> score_forced(const Translator& translator, const std:
     longest = std::max(longest, n + 1);
   }
   TranslationOptions options;
-  options.max_length = std::max<std::int64_t>(longest, 1);
+  options.max_length = std::max<std::int64_t>(longest, 1);  // the forced end token included
+  options.min_length = 0;  // an end token forbidden early would score −∞
   std::vector<ScoringResult> out;
   out.reserve(sources.size());
-  for (auto& r : translator.translate_ids(sources, options, targets)) {
-    Hypothesis& h = r.hypotheses.at(0);
+  const auto results = translator.translate_ids(sources, options, targets);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Hypothesis& h = results[i].hypotheses.at(0);
     ScoringResult s;
-    s.ids = std::move(h.ids);
-    s.log_probs = std::move(h.token_log_probs);
-    s.log_prob = h.log_prob;
+    // A forced end token does not end a hypothesis: decoding goes on to the batch's
+    // max_length after it, and the tokens past the target are not the target's.
+    s.ids.assign(targets[i].begin(), targets[i].end() - 1);
+    if (h.token_log_probs.size() < targets[i].size())
+      throw error_of("sentence ", i, ": scored ", h.token_log_probs.size(), " tokens of ", targets[i].size());
+    s.log_probs.assign(h.token_log_probs.begin(), h.token_log_probs.begin() + static_cast<std::ptrdiff_t>(targets[i].size()));
+    for (float lp : s.log_probs) s.log_prob += lp;
     out.push_back(std::move(s));
   }
   return out;

@@ -75,6 +75,7 @@ TEST_CASE("C++ API: score_ids gives a translation's own log-probabilities back",
   for (const auto& l : lines) sources.push_back(model.encode_text(l));
   attend::TranslationOptions options;
   options.max_length = 20;
+  options.min_length = 0;  // no renormalisation at the first step: raw log p's, as scoring gives
   const auto translated = translator.translate_ids(sources, options);
   for (const auto& r : translated) targets.push_back(r.hypotheses[0].ids);
 
@@ -107,6 +108,13 @@ TEST_CASE("C++ API: score_ids gives a translation's own log-probabilities back",
 
   const auto empty = translator.score_ids({sources[0]}, {{}});
   CHECK(empty[0].log_probs.size() == 1);  // end-of-sequence alone
+
+  // In one batch with a longer target, a short target scores as it does alone.
+  const auto mixed = translator.score_ids({sources[0], sources[1]}, {{targets[0][0]}, targets[1]});
+  REQUIRE(mixed[0].log_probs.size() == 2);
+  const auto alone = translator.score_ids({sources[0]}, {{targets[0][0]}});
+  CHECK(mixed[0].log_probs[0] == Approx(alone[0].log_probs[0]).margin(1e-5));
+  CHECK(mixed[0].log_probs[1] == Approx(alone[0].log_probs[1]).margin(1e-5));
 }
 
 TEST_CASE("C++ API: score_ids names the target at fault", "[api][scoring]") {

@@ -103,7 +103,12 @@ void bind_model(nb::module_& m) {
           nb::arg("tokens"), nb::arg("side") = "source",
           "Vocabulary tokens to ids (unknown tokens map to <unk>; sources get BOS/EOS as the model asks).")
       .def("decode_text", &attend::Model::decode_text, nb::arg("ids"), "Target ids to detokenized text.")
-      .def("decode_tokens", &attend::Model::decode_tokens, nb::arg("ids"), "Target ids to vocabulary tokens.")
+      .def(
+          "decode_tokens",
+          [](const attend::Model& m, const std::vector<std::int32_t>& ids, const std::string& side) {
+            return m.decode_tokens(ids, side_of(side));
+          },
+          nb::arg("ids"), nb::arg("side") = "target", "Ids to the vocabulary tokens of `side` (target by default).")
       .def(
           "truncate_source",
           [](const attend::Model& m, std::vector<std::int32_t> ids, std::int64_t max_length) {

@@ -5,6 +5,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
+
 #include "attend/attend.hpp"
 #include "bindings.hpp"
 
@@ -27,14 +29,18 @@ auto translating(F&& f) {
 }
 
 // A Python callable as TranslationOptions::on_token: called with the GIL held; its
-// truth value stops the batch. (The options, and so the callable, are destroyed after
-// the call, with the GIL held again.)
+// truth value stops the batch. The engine copies options without the GIL, so the
+// callable sits behind a shared_ptr (copies touch no Python reference count) that
+// takes the GIL to release it.
 void set_on_token(attend::TranslationOptions& o, nb::handle on_token) {
   if (on_token.is_none()) return;
-  nb::object callback = nb::borrow(on_token);
+  std::shared_ptr<nb::object> callback(new nb::object(nb::borrow(on_token)), [](nb::object* p) {
+    nb::gil_scoped_acquire gil;
+    delete p;
+  });
   o.on_token = [callback](const attend::TokenStep& s) {
     nb::gil_scoped_acquire gil;
-    const nb::object stop = callback(s);
+    const nb::object stop = (*callback)(s);
     const int truth = PyObject_IsTrue(stop.ptr());
     if (truth < 0) throw nb::python_error();
     return truth == 1;
@@ -54,44 +60,28 @@ void bind_options(nb::module_& m) {
       .def_rw("max_target_length", &O::max_target_length, "Upper bound of TranslationOptions.max_length.")
       .def_rw("max_beam_size", &O::max_beam_size, "Upper bound of TranslationOptions.beam_size.");
 
+  // Every scalar option from the one description list (include/attend/options.h), so a
+  // new option reaches Python with its help text and no change here.
   using T = attend::TranslationOptions;
-  nb::class_<T>(m, "TranslationOptions", "Decoding options of one call (include/attend/attend.hpp documents each).")
+  nb::class_<T>(m, "TranslationOptions",
+                "Decoding options of one call, CTranslate2's semantics (include/attend/options.h describes each).")
       .def(nb::init<>())
-      .def_rw("beam_size", &T::beam_size, "1: greedy.")
-      .def_rw("num_hypotheses", &T::num_hypotheses, "n-best, ≤ beam_size.")
-      .def_rw("length_penalty", &T::length_penalty, "Beam search ranks by log_prob / length^penalty.")
-      .def_rw("max_length", &T::max_length, "Generated tokens, end-of-sequence excluded (0: the translator's limit).")
-      .def_rw("min_length", &T::min_length, "End-of-sequence impossible before this many tokens.")
-      .def_rw("sampling", &T::sampling, "Draw tokens instead of searching.")
-      .def_rw("sampling_topk", &T::sampling_topk, "Sample among the k most likely (0: all).")
-      .def_rw("sampling_topp", &T::sampling_topp, "…and among the smallest set of probability p.")
-      .def_rw("temperature", &T::temperature, "Sampling temperature.")
-      .def_rw("seed", &T::seed, "With the sentence's index, fixes every draw.")
-      .def_rw("patience", &T::patience, "Beam: stop after beam_size·patience finished hypotheses.")
-      .def_rw("coverage_penalty", &T::coverage_penalty, "Beam: Wu et al. (2016) coverage penalty.")
-      .def_rw("repetition_penalty", &T::repetition_penalty, "> 1 penalises tokens already generated.")
-      .def_rw("no_repeat_ngram_size", &T::no_repeat_ngram_size, "Forbid repeating any n-gram of this size (0: off).")
-      .def_rw("disable_unk", &T::disable_unk, "Never generate the unknown token.")
+#define ATTEND_BIND_OPTION(kind, name, def, flag, lo, lo_open, hi, hi_open, help) .def_rw(#name, &T::name, help)
+      ATTEND_TRANSLATION_OPTIONS(ATTEND_BIND_OPTION)
+#undef ATTEND_BIND_OPTION
       .def_rw("suppress_sequences", &T::suppress_sequences, "Token sequences never generated.")
-      .def_rw("end_token", &T::end_token, "Tokens that end a hypothesis (empty: the model's EOS).")
-      .def_rw("return_end_token", &T::return_end_token, "Keep the end token in the output.")
-      .def_rw("prefix_bias_beta", &T::prefix_bias_beta, "> 0: the target prefix biases instead of forcing.")
-      .def_rw("max_input_length", &T::max_input_length, "Sources are truncated to this many tokens (0: no limit).")
-      .def_rw("return_attention", &T::return_attention, "Fill Hypothesis.attention.")
-      .def_rw("return_alternatives", &T::return_alternatives, "Alternatives at the first free position.")
-      .def_rw("min_alternative_expansion_prob", &T::min_alternative_expansion_prob, "Alternatives' probability floor.")
-      .def_rw("replace_unknowns", &T::replace_unknowns, "Replace <unk> by the source token of most attention.");
+      .def_rw("end_token", &T::end_token, "Tokens that end a hypothesis (empty: the model's end-of-sequence).");
 }
 
 void bind_results(nb::module_& m) {
   using H = attend::Hypothesis;
   nb::class_<H>(m, "Hypothesis", "One output sequence with its scores.")
-      .def_ro("ids", &H::ids, "Target ids, end-of-sequence excluded.")
+      .def_ro("ids", &H::ids, "Target ids (a target prefix included); the end token only with return_end_token.")
       .def_ro("text", &H::text, "translate_text: the detokenized text.")
       .def_ro("tokens", &H::tokens, "translate_tokens: vocabulary tokens.")
-      .def_ro("score", &H::score, "Beam: log_prob / length^penalty; otherwise log_prob.")
-      .def_ro("log_prob", &H::log_prob, "Σ log p, end-of-sequence included.")
-      .def_ro("token_log_probs", &H::token_log_probs, "One per id, then end-of-sequence's if finished.")
+      .def_ro("score", &H::score, "CTranslate2's score: Σ log p of the generated tokens / length^length_penalty.")
+      .def_ro("log_prob", &H::log_prob, "Σ token_log_probs.")
+      .def_ro("token_log_probs", &H::token_log_probs, "One per id, then the end token's if finished and left out.")
       .def_ro("finished", &H::finished, "Ended with end-of-sequence (not cut at max_length).")
       .def_ro("attention", &H::attention, "return_attention: [target token][source token].");
   nb::class_<attend::TranslationResult>(m, "TranslationResult", "The hypotheses of one source, best first.")
@@ -115,7 +105,8 @@ void bind_results(nb::module_& m) {
       .def_ro("step", &K::step, "Position in the output, 0-based.")
       .def_ro("id", &K::id, "Target id (end-of-sequence included).")
       .def_ro("log_prob", &K::log_prob, "log p(id).")
-      .def_ro("is_last", &K::is_last, "End-of-sequence, or max_length reached.");
+      .def_ro("is_last", &K::is_last, "The end token, or max_length reached.")
+      .def_ro("hypothesis", &K::hypothesis, "Sampling with num_hypotheses > 1: which draw.");
 }
 
 }  // namespace

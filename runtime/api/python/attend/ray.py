@@ -69,7 +69,7 @@ class Translate:
         ``num_cpus`` the same number).
       beam, length_penalty, max_length, min_length, sampling, sample_topk, sample_topp,
       temperature, seed, scores, max_batch_size, max_batch_tokens: as the flags of
-      ``attend translate``, with its defaults.
+      ``attend translate``, with its defaults (min_length None: the engine's default).
 
     An empty (or blank) line gives an empty line; a line longer than the model's limit
     is truncated; invalid ids are read as <unk> — as ``attend translate`` does.
@@ -77,7 +77,8 @@ class Translate:
 
     def __init__(self, model_dir: str, *, input_format: str = "text", output_format: Optional[str] = None,
                  column: str = "text", output_column: str = "translation", threads: int = 0, beam: int = 1,
-                 length_penalty: float = 1.0, max_length: int = 0, min_length: int = 0, sampling: bool = False,
+                 length_penalty: float = 1.0, max_length: int = 0, min_length: Optional[int] = None,
+                 sampling: bool = False,
                  sample_topk: int = 0, sample_topp: float = 1.0, temperature: float = 1.0, seed: int = 1,
                  scores: bool = False, max_batch_size: int = 32, max_batch_tokens: int = 4096) -> None:
         if input_format not in FORMATS:
@@ -97,8 +98,10 @@ class Translate:
         options.threads, options.max_batch_size, options.max_batch_tokens = threads, max_batch_size, max_batch_tokens
         options.max_target_length, options.max_beam_size = (max_length if max_length > 0 else 256), beam
         self.translator = _attend.Translator(self.model, options)
-        o = _attend.TranslationOptions()
-        o.beam_size, o.length_penalty, o.max_length, o.min_length = beam, length_penalty, max_length, min_length
+        o = _attend.TranslationOptions()  # attend translate's defaults (CTranslate2's)
+        o.beam_size, o.length_penalty, o.max_length = beam, length_penalty, max_length
+        if min_length is not None:
+            o.min_length = min_length
         o.sampling = sampling or sample_topk != 0 or sample_topp != 1.0 or temperature != 1.0
         o.sampling_topk, o.sampling_topp, o.temperature, o.seed = sample_topk, sample_topp, temperature, seed
         self.options = o
@@ -288,7 +291,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--beam", type=int, default=1, help="Beam size (1: greedy)")
     p.add_argument("--length-penalty", type=float, default=1.0)
     p.add_argument("--max-length", type=int, default=0, help="Most generated tokens (0: 256)")
-    p.add_argument("--min-length", type=int, default=0)
+    p.add_argument("--min-length", type=int, help=f"default: {_attend.TranslationOptions().min_length}")
     p.add_argument("--sampling", action="store_true", help="Sample tokens instead of searching")
     p.add_argument("--sample-topk", type=int, default=0)
     p.add_argument("--sample-topp", type=float, default=1.0)

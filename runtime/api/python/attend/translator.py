@@ -342,17 +342,16 @@ class Translator:
         count = len(source)
 
         def work() -> List[TranslationResult]:
-            return self._translate(plan, kind, source, target_prefix, options, length_penalty, return_scores,
-                                   return_attention, callback)
+            return self._translate(plan, kind, source, target_prefix, options, return_scores, return_attention,
+                                   callback)
 
         if asynchronous:
             return self._submit(work, count)
         return work()
 
     def _translate(self, plan: "_attend.Translator", kind: str, source: Any, target_prefix: Any,
-                   options: "_attend.TranslationOptions", length_penalty: float, return_scores: bool,
-                   return_attention: bool, callback: Optional[Callable[[GenerationStepResult], bool]]
-                   ) -> List[TranslationResult]:
+                   options: "_attend.TranslationOptions", return_scores: bool, return_attention: bool,
+                   callback: Optional[Callable[[GenerationStepResult], bool]]) -> List[TranslationResult]:
         if len(source) == 0:
             return []
         on_token = None
@@ -361,7 +360,7 @@ class Translator:
 
             def on_token(s: "_attend.TokenStep") -> bool:
                 token = decode([s.id])[0] if decode else None
-                return bool(callback(GenerationStepResult(s.step, s.index, s.id, 0, token,
+                return bool(callback(GenerationStepResult(s.step, s.index, s.id, s.hypothesis, token,
                                                           s.log_prob if return_scores else None, s.is_last)))
         self._active += 1
         try:
@@ -377,9 +376,7 @@ class Translator:
                 hypotheses = lambda h: h.ids  # noqa: E731
         finally:
             self._active -= 1
-        forced = [len(p) if p is not None else 0 for p in target_prefix] if target_prefix else [0] * len(raw)
-        return [_result(r, hypotheses, length_penalty, return_scores, return_attention, n)
-                for r, n in zip(raw, forced)]
+        return [_result(r, hypotheses, return_scores, return_attention) for r in raw]
 
     def translate_iterable(self, source: Iterable[Any], target_prefix: Optional[Iterable[Any]] = None,
                            max_batch_size: int = 32, batch_type: str = "examples", **kwargs: Any
@@ -532,8 +529,7 @@ class Translator:
             raw = plan.translate_text(list(source), options, prefixes, None)
         finally:
             self._active -= 1
-        return [_result(r, lambda h: h.text, args["length_penalty"], return_scores, args["return_attention"])
-                for r in raw]
+        return [_result(r, lambda h: h.text, return_scores, args["return_attention"]) for r in raw]
 
     def info(self) -> "_attend.ModelInfo":
         """What loading the model found and checked: format, tensors, parameters, kernels."""
@@ -582,18 +578,12 @@ class _StepTotal(collections.namedtuple("StepProfile", "phase kind name seconds"
     kind ("gemm", "self_attention", …), name ("decoder.layers.3.fc1"), seconds."""
 
 
-def _result(raw: "_attend.TranslationResult", hypothesis: Callable[[Any], Any], length_penalty: float,
-            return_scores: bool, return_attention: bool, forced: int = 0) -> TranslationResult:
+def _result(raw: "_attend.TranslationResult", hypothesis: Callable[[Any], Any], return_scores: bool,
+            return_attention: bool) -> TranslationResult:
     hyps = raw.hypotheses
-    scores: List[float] = []
-    if return_scores:
-        # CTranslate2's score, for every search: Σ log p of the tokens it chose (the
-        # `forced` prefix tokens left out, the end token in) divided by the whole
-        # output's length^length_penalty (prefix and end token counted).
-        for h in hyps:
-            n = max(1, len(h.token_log_probs))
-            chosen = h.log_prob if forced == 0 else float(sum(h.token_log_probs[forced:]))
-            scores.append(chosen / n ** length_penalty if length_penalty else chosen)
+    # The engine's score is CTranslate2's: Σ log p of the generated tokens (forced prefix
+    # tokens left out) divided by the output's length^length_penalty.
+    scores = [h.score for h in hyps] if return_scores else []
     attention = [h.attention for h in hyps] if return_attention else []
     return TranslationResult([hypothesis(h) for h in hyps], scores, attention)
 
