@@ -236,7 +236,7 @@ OpCase positions_case(index_t first, index_t count, index_t dim, ops::PositionLa
 std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
   std::vector<OpCase> out;
   const ops::Activation acts[] = {ops::Activation::relu, ops::Activation::gelu, ops::Activation::gelu_tanh,
-                                  ops::Activation::silu};
+                                  ops::Activation::silu, ops::Activation::gelu_sigmoid};
   if (scale == CaseScale::perf) {
     out.push_back(norm_case(rng, 8192, 512, {}));
     out.push_back(norm_case(rng, 8192, 512, {.residual = true, .sum_out = true}));

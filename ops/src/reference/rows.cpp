@@ -42,6 +42,7 @@ double activation(Activation a, double x) {
     case Activation::gelu_tanh:
       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (x + 0.044715 * x * x * x)));
     case Activation::silu: return x / (1.0 + std::exp(-x));
+    case Activation::gelu_sigmoid: return x / (1.0 + std::exp(-1.702 * x));
   }
   return x;
 }
