@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "attend/error.hpp"
+#include "attend/ops/softmax.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -137,8 +138,11 @@ void Workspace::start_rows(std::span<const SourceRef> batch) {
   }
 }
 
+// CTranslate2's convention for every search, greedy and sampling included: the log
+// probability over length^length_penalty, where length counts the generated tokens
+// and the end-of-sequence token when the hypothesis has one.
 float Workspace::score(float log_prob, std::int64_t length) const {
-  if (options_->beam_size == 1 || options_->length_penalty == 0.0f) return log_prob;
+  if (options_->length_penalty == 0.0f) return log_prob;
   return log_prob / std::pow(static_cast<float>(length), options_->length_penalty);
 }
 
@@ -155,8 +159,13 @@ std::int64_t Workspace::select(std::int64_t step, std::int64_t rows, std::span<c
                                const DecodeOptions& o) {
   const ModelConfig& c = plan_->model().config();
   float* lp = exec_.buffer<float>(plan_->io().log_probs);
-  if (step < o.min_length)
-    for (std::int64_t r = 0; r < rows; ++r) lp[r * vocab_ + c.eos_id] = -std::numeric_limits<float>::infinity();
+  if (step < o.min_length) {
+    // As CTranslate2: end-of-sequence is removed from the logits, and the other tokens'
+    // probabilities renormalised without it.
+    float* logits = exec_.buffer<float>(plan_->io().logits);
+    for (std::int64_t r = 0; r < rows; ++r) logits[r * vocab_ + c.eos_id] = -std::numeric_limits<float>::infinity();
+    ops::log_softmax(ops::ConstMatrix(logits, rows, vocab_), ops::Matrix(lp, rows, vocab_), plan_->limits().threads);
+  }
   SearchInput in;
   in.step = step, in.rows = rows, in.vocab = vocab_, in.log_probs = lp, in.live = live_[cur_].data();
   in.eos = c.eos_id, in.options = &o, in.batch = batch, in.finisher = this;

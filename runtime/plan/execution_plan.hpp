@@ -54,8 +54,9 @@ struct Operand {
 enum class StepKind {
   embed_source,     // out = embedding(tokens)·scale + positions (+ LayerNorm)
   embed_target,
-  layer_norm,       // out = LN(in); in place allowed
-  linear,           // out = act(in·Wᵀ + b) (+ residual)
+  layer_norm,       // out = LN(in) or RMSNorm(in), as the model says; in place allowed
+  linear,           // out = act(alpha·in·Wᵀ + b) (+ residual)
+  multiply,         // out = out ⊙ in (the gate of a gated feed-forward layer)
   encoder_attention,// out = attention(q, k, v = columns of the fused QKV `in`), source lengths masked
   cache_store,      // self K/V cache[layer][step][row] = K, V columns of `in`
   self_attention,   // out = attention(Q columns of `in`, cached K/V through the row table)
@@ -72,6 +73,7 @@ struct PlanStep {
   Operand in, out, residual;
   const Linear* linear = nullptr;
   ops::Activation activation = ops::Activation::none;
+  float alpha = 1.0f;           // linear: scales in·Wᵀ (the decoder's output scale)
   const LayerNormWeights* norm = nullptr;
   int threads = 1;
   double flops = 0, bytes = 0;  // at the limits

@@ -72,6 +72,11 @@ void rms_norm(ConstMatrix x, Matrix y, const NormWeights& w, ConstMatrix residua
   });
 }
 
+void multiply(ConstMatrix x, ConstMatrix gate, Matrix y) {
+  for (index_t r = 0; r < x.rows; ++r)
+    for (index_t c = 0; c < x.cols; ++c) y(r, c) = static_cast<float>(double(x(r, c)) * double(gate(r, c)));
+}
+
 void activation(Activation a, ConstMatrix x, Matrix y) {
   for (index_t r = 0; r < x.rows; ++r)
     for (index_t c = 0; c < x.cols; ++c) y(r, c) = static_cast<float>(activation(a, x(r, c)));
