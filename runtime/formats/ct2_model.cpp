@@ -312,9 +312,11 @@ void relative_attention(const ConfigReader& r, ModelConfig& c) {
       const std::string scope = std::string(stack) + "/layer_" + std::to_string(l) + "/self_attention/";
       for (const char* name : {"relative_position_keys", "relative_position_values"})
         if (r.has(scope + name) != shaw)
-          throw error_of(r.origin(), ": variable '", scope, name, shaw ? "' is missing" : "' is present",
-                         " — relative positions must be in every self-attention layer (as encoder/layer_0 has them ",
-                         shaw ? "" : "not ", ")");
+          throw error_of(r.origin(), ": variable '", scope, name,
+                         shaw ? "' is missing — relative position keys and values must be in every self-attention layer, "
+                                "as encoder/layer_0 has keys"
+                              : "' is present but encoder/layer_0 has no relative position keys — they must be in every "
+                                "self-attention layer or none");
       if (l == 0 && r.has(scope + "relative_attention_bias") != t5)
         throw error_of(r.origin(), ": variable '", scope, "relative_attention_bias' is ", t5 ? "missing" : "present",
                        " — the encoder and the decoder must both have T5 relative attention bias, or neither");

@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <unistd.h>
+#include <cstring>
 
 #include "attend/attend.hpp"
 
@@ -141,4 +143,37 @@ TEST_CASE("CTranslate2 families give CTranslate2's hypotheses and scores", "[ct2
   for (const auto& [what, n] : refused) report << "; " << n << " cases not run: " << what;
   WARN(report.str());
   CHECK(compared > 0);
+}
+
+TEST_CASE("every CTranslate2 family converts to attend's format and translates bit for bit the same", "[ct2][families]") {
+  for (const fs::path& dir : family_directories()) {
+    INFO("family " << dir.string());
+    const fs::path out = fs::temp_directory_path() / ("attend-family-" + std::to_string(::getpid()) + "-" + dir.filename().string());
+    fs::remove_all(out);
+    attend::convert_model(dir.string(), out.string());
+    std::vector<std::vector<std::string>> sources;
+    for (const Case& c : read_cases(dir / "cases.jsonl"))
+      if (sources.size() < 12) sources.push_back(c.source);
+    attend::TranslatorOptions to;
+    to.threads = 2, to.max_beam_size = 4;
+    auto run = [&](const std::string& model_dir, std::int64_t beam) {
+      const attend::Translator t(attend::Model::load(model_dir), to);
+      attend::TranslationOptions o;
+      o.beam_size = beam, o.num_hypotheses = beam == 1 ? 1 : 3, o.max_length = 24, o.min_length = 1;
+      std::vector<std::vector<std::int32_t>> bits;
+      for (const auto& r : t.translate_tokens(sources, o))
+        for (const auto& h : r.hypotheses) {
+          bits.push_back(h.ids);
+          std::int32_t b;
+          std::memcpy(&b, &h.score, 4);
+          bits.back().push_back(b);
+        }
+      return bits;
+    };
+    for (std::int64_t beam : {1, 4}) {
+      INFO("beam " << beam);
+      CHECK(run(out.string(), beam) == run(dir.string(), beam));
+    }
+    fs::remove_all(out);
+  }
 }
