@@ -140,8 +140,8 @@ struct Hypothesis {
   std::vector<std::int32_t> ids;       // target ids, end-of-sequence excluded
   std::string text;                    // translate_text only: the detokenized text
   std::vector<std::string> tokens;     // translate_tokens only: vocabulary tokens
-  float score = 0;                     // beam: log_prob / length^penalty; else log_prob
-  float log_prob = 0;                  // Σ log p, end-of-sequence included
+  float score = 0;                     // log_prob / length^penalty (length: ids + end-of-sequence)
+  float log_prob = 0;                  // Σ log p, end-of-sequence included, forced prefix excluded
   std::vector<float> token_log_probs;  // one per id, then end-of-sequence's if finished
   bool finished = false;               // ended with end-of-sequence (not cut at max_length)
   std::vector<std::vector<float>> attention;  // return_attention: [target token][source token]

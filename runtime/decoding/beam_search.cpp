@@ -6,7 +6,9 @@
 //      hypothesis (scored log_prob / length^penalty); the first `beam` other candidates
 //      become the next live rows;
 //   4. a sentence with `beam` ended hypotheses is done and leaves the batch.
-// During a forced target prefix a sentence keeps a single row continuing the prefix.
+// During a forced target prefix a sentence keeps a single row continuing the prefix;
+// forced tokens add nothing to the log_prob, and right after the prefix only the best
+// candidate may be end-of-sequence (both as CTranslate2).
 // tools/reference.py implements the same procedure for the PyTorch parity tests.
 #include <algorithm>
 #include <cmath>
@@ -40,7 +42,7 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
 
     if (const std::int32_t forced = in.forced_token(sentence); forced >= 0) {
       const float lp = in.log_probs[i * in.vocab + forced];
-      next[n++] = {static_cast<std::int32_t>(i), forced, in.live[i].log_prob + lp, lp};
+      next[n++] = {static_cast<std::int32_t>(i), forced, in.live[i].log_prob, lp};  // adds nothing, as in CTranslate2
       i = j;
       continue;
     }
@@ -55,6 +57,12 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
     Selection* cand = scratch.candidates_.data();
     const std::int64_t keep = std::min<std::int64_t>(count, 2 * K);
     std::partial_sort(cand, cand + keep, cand + count, better);
+    // CTranslate2 (its issue #277): on the first free step after a forced prefix only the
+    // best candidate may end the hypothesis; a lower-ranked end-of-sequence is replaced,
+    // in its place, by token 0 with log p −1e10 — a row that dies at the next step.
+    if (const auto& prefix = in.batch[sentence].target_prefix; !prefix.empty() && in.step == static_cast<std::int64_t>(prefix.size()))
+      for (std::int64_t rank = 1; rank < keep; ++rank)
+        if (cand[rank].token == in.eos) cand[rank].token = 0, cand[rank].log_prob = cand[rank].token_log_prob = -1e10f;
 
     const std::int64_t first = n;
     for (std::int64_t rank = 0; rank < keep && n - first < K; ++rank) {
@@ -65,7 +73,10 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
       }
       next[n++] = c;
     }
-    if (in.finisher->finished(sentence) >= K) n = first;  // done: its rows leave
+    // Done: its rows leave — except on the last step, where (as CTranslate2) the rows
+    // still become hypotheses, cut at max_length, alongside the ended ones.
+    const bool last_step = in.step + 1 == in.options->max_length;
+    if (in.finisher->finished(sentence) >= K && !last_step) n = first;
     i = j;
   }
   return n;

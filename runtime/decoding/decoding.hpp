@@ -40,8 +40,9 @@ struct SourceRef {
 
 struct Hypothesis {
   std::vector<std::int32_t> tokens;    // generated tokens, end-of-sequence excluded
-  float score = 0;                     // beam: log_prob / length^penalty; otherwise log_prob
-  float log_prob = 0;                  // Σ log p(token), end-of-sequence included
+  float score = 0;                     // log_prob / length^penalty (CTranslate2: every search)
+  float log_prob = 0;                  // Σ log p(token), end-of-sequence included, forced
+                                       // prefix tokens excluded (CTranslate2's convention)
   // log p of each generated token; one more entry than `tokens` when the hypothesis
   // ended with end-of-sequence (that token's log p comes last).
   std::vector<float> token_log_probs;

@@ -72,7 +72,8 @@ std::int64_t select_one_token_per_row(const SearchInput& in, Selection* next, co
     const LiveRow& row = in.live[r];
     const std::int32_t forced = in.forced_token(row.sentence);
     const std::int32_t token = forced >= 0 ? forced : choose(r, lp);
-    const float total = row.log_prob + lp[token];
+    // As CTranslate2, a forced prefix token adds nothing to the hypothesis's log_prob.
+    const float total = row.log_prob + (forced >= 0 ? 0.0f : lp[token]);
     if (token == in.eos) {
       in.finisher->finish(row.sentence, static_cast<std::int32_t>(r), total, lp[token]);
     } else {

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -35,6 +36,7 @@ struct Case {
   json options;
   std::vector<std::vector<std::string>> hypotheses;
   std::vector<double> scores;
+  std::vector<std::string> target_prefix;  // forced first target tokens (NLLB's language), or none
   int line = 0;
 };
 
@@ -48,7 +50,8 @@ std::vector<Case> read_cases(const fs::path& file) {
     if (line.empty()) continue;
     const json j = json::parse(line);
     out.push_back({j.at("source").get<std::vector<std::string>>(), j.at("options"),
-                   j.at("hypotheses").get<std::vector<std::vector<std::string>>>(), j.at("scores").get<std::vector<double>>(), n});
+                   j.at("hypotheses").get<std::vector<std::vector<std::string>>>(), j.at("scores").get<std::vector<double>>(),
+                   j.value("target_prefix", std::vector<std::string>{}), n});
   }
   return out;
 }
@@ -79,10 +82,18 @@ attend::TranslationOptions translation_options(const json& o) {
   return t;
 }
 
+// The committed families, the shared ones, and any roots listed in $ATTEND_FAMILY_DIRS
+// (':'-separated; tests/ct2/make_family_fixture.py writes more).
 std::vector<fs::path> family_directories() {
   std::vector<fs::path> out;
   const fs::path source(ATTEND_SOURCE_DIR);
-  for (const fs::path root : {source / "tests/data/ct2-variants", source.parent_path() / "shared/fixtures/ct2-variants"}) {
+  std::vector<fs::path> roots = {source / "tests/data/ct2-variants", source.parent_path() / "shared/fixtures/ct2-variants"};
+  if (const char* extra = std::getenv("ATTEND_FAMILY_DIRS")) {
+    std::istringstream list(extra);
+    for (std::string root; std::getline(list, root, ':');)
+      if (!root.empty()) roots.emplace_back(root);
+  }
+  for (const fs::path& root : roots) {
     if (!fs::is_directory(root)) continue;
     std::vector<fs::path> found;
     for (const auto& e : fs::directory_iterator(root))
@@ -109,14 +120,16 @@ TEST_CASE("CTranslate2 families give CTranslate2's hypotheses and scores", "[ct2
 
     // One batch per options setting, as CTranslate2 translated them.
     std::map<std::string, std::vector<Case>> groups;
-    for (Case& c : read_cases(dir / "cases.jsonl")) groups[c.options.dump()].push_back(std::move(c));
+    for (Case& c : read_cases(dir / "cases.jsonl"))
+      groups[c.options.dump() + (c.target_prefix.empty() ? "" : " with a target prefix")].push_back(std::move(c));
     for (const auto& [options, cases] : groups) {
       INFO("options " << options);
-      std::vector<std::vector<std::string>> sources;
-      for (const Case& c : cases) sources.push_back(c.source);
+      std::vector<std::vector<std::string>> sources, prefixes;
+      for (const Case& c : cases) sources.push_back(c.source), prefixes.push_back(c.target_prefix);
+      if (cases.front().target_prefix.empty()) prefixes.clear();
       std::vector<attend::TranslationResult> results;
       try {
-        results = translator.translate_tokens(sources, translation_options(cases.front().options));
+        results = translator.translate_tokens(sources, translation_options(cases.front().options), prefixes);
       } catch (const attend::Error& e) {
         const std::string what = e.what();
         if (what.find("is not implemented yet") == std::string::npos) throw;
