@@ -43,7 +43,9 @@ typedef struct attend_translator attend_translator;
 typedef struct attend_result attend_result;
 
 typedef struct attend_translator_options {
-  int threads;                 /* 0: one per core */
+  int threads;                 /* all compute threads; 0: one per core */
+  int inter_threads;           /* batches translated at once; 0: chosen for the cores */
+  int intra_threads;           /* compute threads per batch; 0: threads / inter_threads */
   int64_t max_batch_size;      /* sentences per batch (default 32) */
   int64_t max_batch_tokens;    /* padded source tokens per batch (default 4096; 0: no cap) */
   int64_t max_source_length;   /* 0: the model's maximum */

@@ -190,6 +190,8 @@ class ATTEND_API Translator {
 
   const Model& model() const;
   const TranslatorOptions& options() const;
+  int inter_threads() const;  // batches translated at once (the split chosen)
+  int intra_threads() const;  // compute threads per batch
   std::int64_t max_source_length() const;  // the limit sources are checked against
   std::string plan_description() const;    // the plan: steps, shapes, arena offsets, FLOPs, bytes
   std::size_t arena_bytes() const;

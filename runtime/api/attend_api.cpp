@@ -36,6 +36,24 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
   return r;
 }
 
+struct ThreadSplit {
+  int inter = 1, intra = 1;
+};
+
+// threads (all of them) = inter × intra; whichever is not given follows from the others
+// and the core count.
+ThreadSplit split_threads(const TranslatorOptions& o) {
+  if (o.threads < 0 || o.inter_threads < 0 || o.intra_threads < 0)
+    throw Error("threads = " + std::to_string(o.threads) + ", inter_threads = " + std::to_string(o.inter_threads) +
+                ", intra_threads = " + std::to_string(o.intra_threads) + ": each must be ≥ 0 (0: chosen)");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int total = o.threads > 0 ? o.threads : cores;
+  ThreadSplit s;
+  s.inter = o.inter_threads > 0 ? o.inter_threads : 1;
+  s.intra = o.intra_threads > 0 ? o.intra_threads : std::max(1, total / s.inter);
+  return s;
+}
+
 // max_length 0 is the translator's own limit, so default options suit any model, even
 // one whose max_positions is below the usual 256.
 // TODO(issue 12): CTranslate2's decoding options; each is refused until it is implemented.
@@ -171,12 +189,9 @@ Translator::Translator(const Model& model, const TranslatorOptions& options) : s
   state_->model = model;
   state_->options = options;
   runtime::TranslatorConfig c;
-  // TODO(issue 11): several batches at once (inter_threads > 1).
-  if (options.inter_threads > 1) throw Error("inter_threads > 1 is not implemented yet");
-  if (options.inter_threads < 0 || options.intra_threads < 0) throw Error("inter_threads and intra_threads must be ≥ 0");
-  c.threads = options.intra_threads > 0 ? options.intra_threads
-              : options.threads > 0    ? options.threads
-                                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const ThreadSplit split = split_threads(options);
+  c.inter_threads = split.inter;
+  c.threads = split.intra;
   c.max_batch_size = options.max_batch_size;
   c.max_batch_tokens = options.max_batch_tokens;
   c.max_source_length = options.max_source_length > 0 ? options.max_source_length : model.max_positions();
@@ -191,6 +206,8 @@ Translator& Translator::operator=(Translator&&) noexcept = default;
 
 const Model& Translator::model() const { return state_->model; }
 const TranslatorOptions& Translator::options() const { return state_->options; }
+int Translator::inter_threads() const { return state_->translator->config().inter_threads; }
+int Translator::intra_threads() const { return state_->translator->config().threads; }
 std::int64_t Translator::max_source_length() const { return state_->translator->plan().limits().max_source_length; }
 std::string Translator::plan_description() const { return state_->translator->plan().describe(); }
 std::size_t Translator::arena_bytes() const { return state_->translator->plan().arena_bytes(); }

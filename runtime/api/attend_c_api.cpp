@@ -66,7 +66,8 @@ const char* attend_last_error(void) { return g_last_error.c_str(); }
 void attend_translator_options_init(attend_translator_options* o) {
   if (o == nullptr) return;
   const attend::TranslatorOptions d;
-  o->threads = d.threads, o->max_batch_size = d.max_batch_size, o->max_batch_tokens = d.max_batch_tokens;
+  o->threads = d.threads, o->inter_threads = d.inter_threads, o->intra_threads = d.intra_threads;
+  o->max_batch_size = d.max_batch_size, o->max_batch_tokens = d.max_batch_tokens;
   o->max_source_length = d.max_source_length, o->max_target_length = d.max_target_length, o->max_beam_size = d.max_beam_size;
 }
 
@@ -98,7 +99,8 @@ attend_status attend_translator_create(const attend_model* m, const attend_trans
   return guarded([&] {
     attend::TranslatorOptions t;
     if (o != nullptr) {
-      t.threads = o->threads, t.max_batch_size = o->max_batch_size, t.max_batch_tokens = o->max_batch_tokens;
+      t.threads = o->threads, t.inter_threads = o->inter_threads, t.intra_threads = o->intra_threads;
+      t.max_batch_size = o->max_batch_size, t.max_batch_tokens = o->max_batch_tokens;
       t.max_source_length = o->max_source_length, t.max_target_length = o->max_target_length, t.max_beam_size = o->max_beam_size;
     }
     *out = new attend_translator{attend::Translator(m->model, t)};

@@ -29,7 +29,7 @@ struct TranslateArgs {
   std::int64_t beam = 1, n_best = 1, max_length = 0, min_length = 0, sample_topk = 0;
   float length_penalty = 1.0f, sample_topp = 1.0f, temperature = 1.0f;
   bool sampling = false, scores = false, strict = false, quiet = false;
-  int threads = 0;
+  int threads = 0, inter_threads = 0, intra_threads = 0;
   std::int64_t max_batch_size = 32, max_batch_tokens = 4096;
 };
 
@@ -142,7 +142,8 @@ int Translation::run() {
 
   model_ = args_.model.load();
   attend::TranslatorOptions topt;
-  topt.threads = args_.threads, topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
+  topt.threads = args_.threads, topt.inter_threads = args_.inter_threads, topt.intra_threads = args_.intra_threads;
+  topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
   topt.max_target_length = args_.max_length > 0 ? args_.max_length : 256, topt.max_beam_size = args_.beam;
   translator_.emplace(*model_, topt);
   options_ = translation_options();
@@ -270,7 +271,9 @@ Command add_translate_command(CLI::App& parent) {
   app->add_flag("--scores", args->scores, "Prefix each output with its score");
   app->add_flag("--strict", args->strict, "Reject invalid UTF-8, out-of-vocabulary ids and over-long lines instead of repairing them");
   app->add_flag("-q,--quiet", args->quiet, "No progress bar and no summary");
-  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0: chosen for the cores)")->check(at_least(0))->capture_default_str();
+  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
   app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(at_least(0))->capture_default_str();
   return {app, [args] { return Translation(*args).run(); }};
