@@ -38,11 +38,11 @@ SETTINGS = [
 ]
 
 
-def family_spec(family, rng):
-    """(spec, decoder start token, tied) for one family with random sizes."""
+def family_spec(family, rng, small):
+    """(spec, d_model, decoder start token) for one family with random sizes."""
     heads = int(rng.choice([2, 4]))
-    d_model = heads * int(rng.choice([8, 16, 24]))
-    layers = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    d_model = heads * int(rng.choice([4, 8] if small else [8, 16, 24]))
+    layers = (int(rng.integers(1, 3 if small else 4)), int(rng.integers(1, 3 if small else 4)))
     act = common_spec.Activation
     kw = dict(num_heads=heads)
     start = "<s>"
@@ -155,12 +155,13 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--families", default=",".join(FAMILIES))
     p.add_argument("--sources", type=int, default=12)
+    p.add_argument("--small", action="store_true", help="small widths and vocabularies (the committed set)")
     args = p.parse_args()
     for family in args.families.split(","):
         rng = np.random.default_rng([args.seed, FAMILIES.index(family)])
-        vocab_size = int(rng.integers(60, 200))
+        vocab_size = int(rng.integers(40, 80) if args.small else rng.integers(60, 200))
         tokens = SPECIAL + (LANGUAGES if family == "nllb" else []) + ["w%d" % i for i in range(vocab_size)]
-        spec, d_model, start = family_spec(family, rng)
+        spec, d_model, start = family_spec(family, rng, args.small)
         fill(spec, family, d_model, len(tokens), rng)
         spec.config.decoder_start_token = start
         spec.register_source_vocabulary(tokens)
