@@ -5,7 +5,9 @@
 //   3. walking that ranking, an end-of-sequence candidate among the first `beam` ends a
 //      hypothesis (scored log_prob / length^penalty); the first `beam` other candidates
 //      become the next live rows;
-//   4. a sentence with `beam` ended hypotheses is done and leaves the batch.
+//   4. a sentence with `beam` ended hypotheses is done and leaves the batch; with
+//      length_penalty 0 (scores then only fall as hypotheses grow) as soon as its best
+//      candidate has ended once and num_hypotheses have (CTranslate2's early exit).
 // During a forced target prefix a sentence keeps a single row continuing the prefix;
 // forced tokens add nothing to the log_prob, and right after the prefix only the best
 // candidate may be end-of-sequence (both as CTranslate2).
@@ -34,6 +36,8 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
   const std::int64_t per_row = std::min<std::int64_t>(2 * K, in.vocab);
   ops::row_top_k(ops::ConstMatrix(in.log_probs, in.rows, in.vocab), per_row, scratch.top_ids_.data(),
                  scratch.top_log_probs_.data(), scratch.threads_);
+  if (in.step == 0) std::fill(scratch.top_finished_.begin(), scratch.top_finished_.end(), 0);
+  const bool early_exit = in.options->length_penalty == 0.0f;
   std::int64_t n = 0;
   for (std::int64_t i = 0; i < in.rows;) {
     const std::int32_t sentence = in.live[i].sentence;
@@ -69,6 +73,7 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
       const Selection& c = cand[rank];
       if (c.token == in.eos) {
         if (rank < K) in.finisher->finish(sentence, c.parent, c.log_prob, c.token_log_prob);
+        if (rank == 0) scratch.top_finished_[sentence] = 1;
         continue;
       }
       next[n++] = c;
@@ -76,7 +81,9 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
     // Done: its rows leave — except on the last step, where (as CTranslate2) the rows
     // still become hypotheses, cut at max_length, alongside the ended ones.
     const bool last_step = in.step + 1 == in.options->max_length;
-    if (in.finisher->finished(sentence) >= K && !last_step) n = first;
+    const bool done = early_exit ? scratch.top_finished_[sentence] && in.finisher->finished(sentence) >= in.options->num_hypotheses
+                                 : in.finisher->finished(sentence) >= K;
+    if (done && !last_step) n = first;
     i = j;
   }
   return n;

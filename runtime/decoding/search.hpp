@@ -94,10 +94,12 @@ std::int64_t sampling_select(const SearchInput& in, SamplingScratch& scratch, Se
 class BeamScratch {
  public:
   BeamScratch(std::int64_t rows, std::int64_t beam, int threads)
-      : top_ids_(rows * 2 * beam), top_log_probs_(rows * 2 * beam), candidates_(rows * 2 * beam), threads_(threads) {}
+      : top_ids_(rows * 2 * beam), top_log_probs_(rows * 2 * beam), candidates_(rows * 2 * beam), top_finished_(rows),
+        threads_(threads) {}
   std::vector<std::int32_t> top_ids_;  // each row's 2·beam best tokens (ops::row_top_k)…
   std::vector<float> top_log_probs_;   // …and their log p
   std::vector<Selection> candidates_;  // one sentence's candidates
+  std::vector<std::uint8_t> top_finished_;  // per sentence: its best candidate has ended once
   int threads_;
 };
 std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection* next);

@@ -25,8 +25,8 @@ FAMILIES = ["marian", "marian_native", "bart", "mbart", "nllb", "onmt_relative",
 SPECIAL = ["<unk>", "<s>", "</s>", "<pad>"]
 LANGUAGES = ["__eng_Latn__", "__fra_Latn__", "__deu_Latn__"]
 
-# The decoding settings of tests/data/ct2-variants, plus a forced language token for the
-# multilingual families (NLLB/M2M100 usage).
+# The decoding settings of tests/data/ct2-variants and beam search without length
+# penalty, plus a forced language token for the multilingual families (NLLB/M2M100 usage).
 SETTINGS = [
     {"beam_size": 1},
     {"beam_size": 4},
@@ -35,6 +35,7 @@ SETTINGS = [
     {"beam_size": 4, "no_repeat_ngram_size": 2},
     {"beam_size": 2, "disable_unk": True, "min_decoding_length": 6},
     {"beam_size": 1, "max_decoding_length": 7},
+    {"beam_size": 3, "num_hypotheses": 2, "length_penalty": 0.0},  # CTranslate2's early exit
 ]
 
 
