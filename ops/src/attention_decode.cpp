@@ -51,7 +51,7 @@ void attention_decode(const DecodeAttentionArgs& x, int threads) {
         continue;
       }
       dq.position_bias = x.positions.bias ? x.positions.bias + dq.head * x.positions.bias_head_stride : nullptr;
-      dq.q_position = dq.kv_len - 1;
+      dq.q_position = x.query_positions ? x.query_positions[dq.row] : dq.kv_len - 1;
       kt.attention_decode_positions(dq);
     }
   });

@@ -473,6 +473,8 @@ Ct2Model read_ct2_model(const std::string& dir) {
   c.pad_id = source.find("<blank>").value_or(0);
   c.add_source_bos = extra.value("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
   c.add_source_eos = extra.value("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;
+  c.alignment_layer = static_cast<std::int64_t>(r.number("decoder", "alignment_layer", -1));
+  c.alignment_heads = static_cast<std::int64_t>(r.number("decoder", "alignment_heads", 1));
   c.validate(path);
 
   // The tensors, under attend's names.

@@ -47,7 +47,8 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
                                                   std::uint64_t first_id, const ResultSink& sink) const {
   if (!prefixes.empty() && prefixes.size() != sources.size())
     throw error_of("translate: ", prefixes.size(), " target prefixes for ", sources.size(), " sources");
-  options.validate(plan_->limits());
+  options.validate(plan_->limits(), plan_->model().config());
+  if (options.return_alternatives) return translate_alternatives(sources, options, prefixes, first_id, sink);
   const PlanLimits& limits = plan_->limits();
   // Checked here, before batching, so that a message names the caller's sentence index
   // (the workspace checks again, but only knows positions inside a batch).
@@ -63,9 +64,11 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
         throw error_of("sentence ", sentence, ": source token ", k, " has id ", sources[i][k],
                        ", outside the source vocabulary [0, ", c.src_vocab_size, ")");
     if (!prefixes.empty()) {
-      if (static_cast<std::int64_t>(prefixes[i].size()) > options.max_length)
+      const std::int64_t max_length = options.max_length_within(limits);
+      if (options.prefix_bias_beta == 0 && !options.prefix_is_context &&
+          static_cast<std::int64_t>(prefixes[i].size()) > max_length)
         throw error_of("sentence ", sentence, ": target prefix of ", prefixes[i].size(),
-                       " tokens is longer than max_length ", options.max_length);
+                       " tokens is longer than max_length ", max_length);
       for (size_t k = 0; k < prefixes[i].size(); ++k)
         if (prefixes[i][k] < 0 || prefixes[i][k] >= c.tgt_vocab_size)
           throw error_of("sentence ", sentence, ": target prefix token ", k, " has id ", prefixes[i][k],

@@ -57,6 +57,11 @@ class Translator {
   void reset_statistics() const;
 
  private:
+  // return_alternatives (alternatives.cpp): two passes of translate().
+  std::vector<SentenceResult> translate_alternatives(std::span<const std::vector<std::int32_t>> sources,
+                                                     const DecodeOptions& options,
+                                                     std::span<const std::vector<std::int32_t>> prefixes,
+                                                     std::uint64_t first_id, const ResultSink& sink) const;
   std::unique_ptr<Workspace> acquire() const;
   void release(std::unique_ptr<Workspace> w) const;
   // Decodes one batch (indices into sources) on `w` and hands its results on.

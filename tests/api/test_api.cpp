@@ -143,10 +143,10 @@ TEST_CASE("C++ API: default options suit a model with fewer positions than 256",
   CHECK(static_cast<std::int64_t>(longest[0].hypotheses[0].ids.size()) == model.max_positions());
   attend::TranslationOptions negative;
   negative.max_length = -1;
-  CHECK_THROWS_WITH(translator.translate_text(corpus(1), negative), Contains("max_length = -1: must be ≥ 0"));
+  CHECK_THROWS_WITH(translator.translate_text(corpus(1), negative), Contains("max_length = -1: must be an integer ≥ 0"));
   attend::TranslationOptions too_long;
   too_long.max_length = model.max_positions() + 1;
-  CHECK_THROWS_WITH(translator.translate_text(corpus(1), too_long), Contains("exceeds the plan's max_target_length 64"));
+  CHECK_THROWS_WITH(translator.translate_text(corpus(1), too_long), Contains("max_length = 65: must be in [0, 64] (the translator's max_target_length"));
 }
 
 TEST_CASE("C++ API: one translator from many threads gives each the single-threaded answer", "[api]") {

@@ -148,11 +148,11 @@ OpCase attention_case(Rng& rng, const AttentionShape& p) {
 enum class RowTable { none, per_row, per_key };
 
 OpCase decode_case(Rng& rng, index_t R, index_t H, index_t d, index_t L, RowTable table,
-                   Relative relative = Relative::none, index_t max_distance = 0) {
+                   Relative relative = Relative::none, index_t max_distance = 0, bool query_positions = false) {
   struct State {
     Buffer2D q, k, v, out, out_ref;
     RelativeState relative;
-    std::vector<std::int32_t> lengths, rows;
+    std::vector<std::int32_t> lengths, rows, query_positions;
     ops::DecodeAttentionArgs args;
   };
   auto s = std::make_shared<State>();
@@ -186,11 +186,16 @@ OpCase decode_case(Rng& rng, index_t R, index_t H, index_t d, index_t L, RowTabl
   a.kv_lengths = s->lengths.data();
   a.out_row_stride = s->out.ld();
   random_positions(rng, relative, max_distance, H, d, s->relative, a.positions);
+  if (query_positions) {  // queries placed past their newest key (CTranslate2's one-pass prefix)
+    for (index_t i = 0; i < R; ++i) s->query_positions.push_back(s->lengths[i] + static_cast<std::int32_t>(rng.uniform_int(-1, 6)));
+    a.query_positions = s->query_positions.data();
+  }
 
   std::ostringstream name;
   name << "attention_decode rows=" << R << " H=" << H << " d=" << d << " L≤" << L
        << (table == RowTable::per_row ? " row-table" : table == RowTable::per_key ? " key-table" : "")
-       << relative_name(relative) << (relative != Relative::none ? " R=" + std::to_string(max_distance) : "");
+       << relative_name(relative) << (relative != Relative::none ? " R=" + std::to_string(max_distance) : "")
+       << (query_positions ? " query-positions" : "");
   OpCase c;
   c.op = "attention_decode";
   c.name = name.str();
@@ -256,6 +261,8 @@ std::vector<OpCase> attention_cases(Rng& rng, CaseScale scale) {
   out.push_back(attention_case(rng, {2, 3, 33, 70, 32, true, false, Layout::separate, Relative::bias, 300}));
   out.push_back(attention_case(rng, {1, 2, 5, 37, 16, false, true, Layout::separate, Relative::all, 7}));
   out.push_back(decode_case(rng, 5, 3, 200, 140, RowTable::per_row, Relative::all, 9));
+  for (Relative rel : {Relative::bias, Relative::all})
+    out.push_back(decode_case(rng, 7, 2, 16, 40, RowTable::per_key, rel, 5, true));
   return out;
 }
 

@@ -79,7 +79,8 @@ void attention_decode(const DecodeAttentionArgs& x) {
   const double scale = default_scale(x.scale, x.head_dim);
   for (index_t i = 0; i < x.rows; ++i)
     for (index_t h = 0; h < x.heads; ++h) {
-      const Relative rel{x.positions.active() ? &x.positions : nullptr, h, x.kv_lengths[i] - 1};
+      const index_t position = x.query_positions ? x.query_positions[i] : x.kv_lengths[i] - 1;
+      const Relative rel{x.positions.active() ? &x.positions : nullptr, h, position};
       attend_one(
           x.q + i * x.q_row_stride + h * x.head_dim, x.head_dim, x.kv_lengths[i], scale,
           [&](index_t j) { return cache_element(x.k, i, j, h); }, [&](index_t j) { return cache_element(x.v, i, j, h); },

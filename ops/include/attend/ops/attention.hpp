@@ -115,9 +115,10 @@ struct DecodeAttentionArgs {
   float* out = nullptr;
   index_t out_row_stride = 0;
   float scale = 0.0f;  // 0 → 1/√head_dim
-  // Row i's query sits at position kv_lengths[i] − 1 (the newest cached key: the
-  // decoding step), key j at j.
+  // Row i's query sits at position query_positions[i], or (null) kv_lengths[i] − 1 —
+  // the newest cached key, the decoding step; key j at j.
   RelativePositions positions;
+  const std::int32_t* query_positions = nullptr;
 };
 
 void attention_decode(const DecodeAttentionArgs& args, int threads);
