@@ -169,6 +169,7 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       a.k = cross_view(s.layer, false, shape);
       a.kv_lengths = buffer<std::int32_t>(io.cross_lengths);
       a.out = out.data, a.out_row_stride = out.ld, a.columns = shape.source_length;
+      a.scale = c.attention_scale;  // as the cross_attention step (T5: 1)
       ops::attention_probabilities(a, threads);
       return;
     }

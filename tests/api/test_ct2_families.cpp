@@ -37,6 +37,7 @@ struct Case {
   std::vector<std::vector<std::string>> hypotheses;
   std::vector<double> scores;
   std::vector<std::string> target_prefix;  // forced first target tokens (NLLB's language), or none
+  json attention;                          // return_attention: [hypothesis][target][source], or null
   int line = 0;
 };
 
@@ -51,7 +52,7 @@ std::vector<Case> read_cases(const fs::path& file) {
     const json j = json::parse(line);
     out.push_back({j.at("source").get<std::vector<std::string>>(), j.at("options"),
                    j.at("hypotheses").get<std::vector<std::vector<std::string>>>(), j.at("scores").get<std::vector<double>>(),
-                   j.value("target_prefix", std::vector<std::string>{}), n});
+                   j.value("target_prefix", std::vector<std::string>{}), j.value("attention", json()), n});
   }
   return out;
 }
@@ -113,6 +114,13 @@ TEST_CASE("CTranslate2 families give CTranslate2's hypotheses and scores", "[ct2
           INFO("hypothesis " << h << ": attend score " << got[h].score << ", CTranslate2 " << c.scores[h]);
           CHECK(got[h].tokens == c.hypotheses[h]);
           CHECK(std::abs(got[h].score - c.scores[h]) <= 1e-3 * std::abs(c.scores[h]));
+          if (c.attention.is_null()) continue;
+          const auto& want = c.attention[h];
+          REQUIRE(got[h].attention.size() == want.size());
+          for (size_t t = 0; t < want.size(); ++t) {
+            REQUIRE(got[h].attention[t].size() == want[t].size());
+            for (size_t s = 0; s < want[t].size(); ++s) CHECK(std::abs(got[h].attention[t][s] - want[t][s].get<double>()) <= 1e-3);
+          }
         }
         ++compared;
       }

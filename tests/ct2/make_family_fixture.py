@@ -36,6 +36,7 @@ SETTINGS = [
     {"beam_size": 2, "disable_unk": True, "min_decoding_length": 6},
     {"beam_size": 1, "max_decoding_length": 7},
     {"beam_size": 3, "num_hypotheses": 2, "length_penalty": 0.0},  # CTranslate2's early exit
+    {"beam_size": 2, "return_attention": True},
 ]
 
 
@@ -183,10 +184,20 @@ def main():
             for options in settings:
                 prefixes = [[LANGUAGES[1 + i % 2]] for i in range(len(sources))] if family == "nllb" else None
                 for with_prefix in ([False, True] if prefixes else [False]):
-                    results = translator.translate_batch(
-                        sources, target_prefix=prefixes if with_prefix else None, return_scores=True, **options)
+                    if options.get("return_attention"):
+                        # CTranslate2's attention of a batch depends on the batch's padding
+                        # (a sentence shorter than the longest gets other weights than
+                        # alone), so these are translated one at a time.
+                        results = [translator.translate_batch(
+                            [s], target_prefix=[prefixes[i]] if with_prefix else None, return_scores=True, **options)[0]
+                            for i, s in enumerate(sources)]
+                    else:
+                        results = translator.translate_batch(
+                            sources, target_prefix=prefixes if with_prefix else None, return_scores=True, **options)
                     for i, (source, r) in enumerate(zip(sources, results)):
                         case = {"source": source, "options": options, "hypotheses": r.hypotheses, "scores": r.scores}
+                        if options.get("return_attention"):
+                            case["attention"] = r.attention
                         if with_prefix:
                             case["target_prefix"] = prefixes[i]
                         f.write(json.dumps(case) + "\n")
