@@ -136,6 +136,11 @@ std::int64_t Workspace::prefix_offset(std::int32_t sentence) const {
   return options_->prefix_is_context ? static_cast<std::int64_t>(batch_[sentence].target_prefix.size()) : 0;
 }
 
+std::int64_t Workspace::one_pass_steps(std::int32_t sentence) const {
+  if (options_->one_pass_prefix_tail < 0) return 0;
+  return static_cast<std::int64_t>(batch_[sentence].target_prefix.size()) - options_->one_pass_prefix_tail;
+}
+
 // Sized for this batch (grown, never shrunk), before the decode loop.
 void Workspace::prepare_attention(std::int64_t rows, std::int64_t source_length) {
   attention_stride_rows_ = rows, attention_source_ = source_length;
@@ -343,6 +348,12 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
     for (std::int64_t b = 0; b < B; ++b) last_step_[b] = t + 1 == prefix_offset(static_cast<std::int32_t>(b)) + max_length;
     for (std::int64_t r = 0; r < rows; ++r) {
       exec_.buffer<std::int32_t>(io.target_positions)[r] = static_cast<std::int32_t>(c.position_offset + t);
+      // Inside CTranslate2's one-pass prefix its T5 bias shifts every query by the pass's
+      // length − 1 (an offset meant for one cached query), and (Marian) every embedding
+      // is zero.
+      const std::int64_t pass = one_pass_steps(live_[cur_][r].sentence);
+      exec_.buffer<std::int32_t>(io.query_positions)[r] = static_cast<std::int32_t>(t < pass ? t + pass - 1 : t);
+      exec_.buffer<std::int32_t>(io.zero_embedding)[r] = t < pass ? 1 : 0;
       exec_.buffer<std::int32_t>(io.self_lengths)[r] = static_cast<std::int32_t>(t + 1);
       exec_.buffer<std::int32_t>(io.self_rows)[r * T_ + t] = static_cast<std::int32_t>(r);  // this step's K/V slot
     }

@@ -62,6 +62,9 @@ class Workspace final : private Finisher {
   // Where a sentence's generated tokens start, as the rules, lengths and scores count
   // them: after a context prefix, else at 0 (a CTranslate2 target prefix counts).
   std::int64_t prefix_offset(std::int32_t sentence) const;
+  // Steps [0, n) of `sentence` that CTranslate2 runs as one sequence (see
+  // DecodeOptions::one_pass_prefix_tail); 0 when it does not.
+  std::int64_t one_pass_steps(std::int32_t sentence) const;
   float coverage(std::int64_t step, std::int64_t row, std::int64_t from_step);
 
   // Finisher: a hypothesis ended (end token or last step).
