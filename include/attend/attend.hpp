@@ -133,6 +133,14 @@ struct TranslationResult {
   std::vector<Hypothesis> hypotheses;  // best first
 };
 
+// The log-probabilities a model gives a known target (Translator::score_ids).
+struct ScoringResult {
+  std::vector<std::int32_t> ids;     // the target as scored, end-of-sequence excluded
+  std::vector<std::string> tokens;   // score_tokens only: the target's vocabulary tokens
+  std::vector<float> log_probs;      // log p of each target id given the ones before, then of end-of-sequence
+  float log_prob = 0;                // their sum
+};
+
 struct StepProfile {
   std::string phase;  // "encoder", "decoder", "search"
   std::string kind;   // "gemm", "attention", "layer_norm", …
@@ -173,6 +181,15 @@ class ATTEND_API Translator {
   // Throws attend::OptionError, naming the option, if these options cannot be used with
   // this translator (translate_* check the same before any work).
   void validate(const TranslationOptions& options) const;
+
+  // Teacher-forced scoring: the log-probability of each token of targets[i] (then of
+  // end-of-sequence) given sources[i] and the target tokens before it. A target may
+  // have at most options().max_target_length - 1 tokens.
+  std::vector<ScoringResult> score_ids(const std::vector<std::vector<std::int32_t>>& sources,
+                                       const std::vector<std::vector<std::int32_t>>& targets) const;
+  // Vocabulary tokens in and out (sources get BOS/EOS as the model asks; unknown tokens map to <unk>).
+  std::vector<ScoringResult> score_tokens(const std::vector<std::vector<std::string>>& sources,
+                                          const std::vector<std::vector<std::string>>& targets) const;
 
   const Model& model() const;
   const TranslatorOptions& options() const;

@@ -190,6 +190,27 @@ void Workspace::finish(std::int32_t sentence, const Selection& last, bool ended)
   store_.add(sentence, {finish_tokens_.data(), n}, {finish_scratch_.data(), n}, score, ended,
              {static_cast<std::int32_t>(t), p});
   ++registered_[sentence];
+  if (options_->on_token && !stopping_) stream_token(sentence, live_[cur_][p].draw, last.token, last.token_log_prob, true);
+}
+
+void Workspace::stream_token(std::int32_t sentence, std::int32_t draw, std::int32_t token, float log_prob, bool last) {
+  const TokenStep step{static_cast<std::size_t>(batch_[sentence].id), step_, token, log_prob, last, draw};
+  if (options_->on_token(step)) stop_ = true;
+}
+
+bool Workspace::stream_step(std::int64_t rows) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const LiveRow& parent = live_[cur_][next_[r].parent];
+    stream_token(parent.sentence, parent.draw, next_[r].token, next_[r].token_log_prob, false);
+  }
+  return stop_;
+}
+
+std::int64_t Workspace::stop_rows(std::int64_t rows) {
+  stopping_ = true;  // finish() streams nothing more: these tokens went out already
+  for (std::int64_t r = 0; r < rows; ++r) finish(live_[cur_][next_[r].parent].sentence, next_[r], false);
+  stopping_ = false;
+  return 0;
 }
 
 // The logits rules, as CTranslate2 applies them to the logits before the log-softmax.
@@ -299,6 +320,7 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   if (batch.empty()) return;
   options_ = &o;
   batch_ = batch;
+  stop_ = false;
   const auto& io = plan_->io();
   const ModelConfig& c = plan_->model().config();
   end_ids_.clear();
@@ -345,7 +367,8 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
     ++counters_.decoder_steps;
     if (attention_) record_attention(t, rows);
     apply_logits_rules(t, rows);
-    const std::int64_t next_rows = select(t, rows);
+    std::int64_t next_rows = select(t, rows);
+    if (o.on_token && stream_step(next_rows)) next_rows = stop_rows(next_rows);  // the callback ended the batch
     advance(t, next_rows);
     rows = next_rows;
     if (profiling_) search_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
