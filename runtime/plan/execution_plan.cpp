@@ -16,11 +16,13 @@ const char* step_kind_name(StepKind k) {
     case StepKind::embed_target: return "embed_target";
     case StepKind::layer_norm: return "layer_norm";
     case StepKind::linear: return "linear";
+    case StepKind::multiply: return "multiply";
     case StepKind::encoder_attention: return "encoder_attention";
     case StepKind::cache_store: return "cache_store";
     case StepKind::self_attention: return "self_attention";
     case StepKind::cross_attention: return "cross_attention";
     case StepKind::log_softmax: return "log_softmax";
+    case StepKind::alignment: return "alignment";
   }
   return "?";
 }
@@ -100,6 +102,13 @@ class PlanBuilder {
         s.bytes = 4 * rows * (2 * L * D + 2 * D);
         break;
       }
+      case StepKind::alignment: {  // its cost when a decode asks for attention (left out of the totals)
+        const double S = static_cast<double>(limits().max_source_length);
+        const double heads = static_cast<double>(c().alignment_head_count());
+        s.flops = 6 * rows * S * heads * static_cast<double>(c().head_dim());
+        s.bytes = 4 * rows * (S * heads * static_cast<double>(c().head_dim()) + S);
+        break;
+      }
       case StepKind::log_softmax:
         s.flops = 4 * rows * static_cast<double>(s.in.cols);
         s.bytes = 8 * rows * static_cast<double>(s.in.cols);
@@ -120,10 +129,11 @@ class PlanBuilder {
     switch (k) {
       case StepKind::embed_source: return {io.source_positions};
       case StepKind::encoder_attention: return {io.source_lengths};
-      case StepKind::embed_target: return {io.target_positions};
+      case StepKind::embed_target: return {io.target_positions, io.zero_embedding};
       case StepKind::cache_store: return {io.self_keys, io.self_values};
-      case StepKind::self_attention: return {io.self_keys, io.self_values, io.self_rows, io.self_lengths};
-      case StepKind::cross_attention: return {io.cross_kv, io.cross_rows, io.cross_lengths};
+      case StepKind::self_attention: return {io.self_keys, io.self_values, io.self_rows, io.self_lengths, io.query_positions};
+      case StepKind::cross_attention:
+      case StepKind::alignment: return {io.cross_kv, io.cross_rows, io.cross_lengths};
       default: return {};
     }
   }
@@ -164,10 +174,17 @@ class PlanBuilder {
     if (!pre) norm(p, norm_name, w, all(x), all(x), layer);
   }
 
-  void feed_forward(Phase p, const std::string& prefix, const Linear& fc1, const Linear& fc2,
-                    const LayerNormWeights& w, int x, int normed, int hidden, std::int64_t layer) {
+  // Gated (GLU) layers: hidden = act(fc1(x)) ⊙ fc1_noact(x), the gate in `gate`.
+  void feed_forward(Phase p, const std::string& prefix, const Linear& fc1, const Linear& fc1_noact, const Linear& fc2,
+                    const LayerNormWeights& w, int x, int normed, int hidden, int gate, std::int64_t layer) {
     sublayer(p, prefix + "final_layer_norm", w, x, normed, layer, [&](Operand in) {
       linear(p, prefix + "fc1", fc1, in, all(hidden), layer, false, c().activation);
+      if (c().ffn_gated) {
+        linear(p, prefix + "fc1_noact", fc1_noact, in, all(gate), layer);
+        PlanStep g = step(StepKind::multiply, p, prefix + "ffn_gate", all(gate), all(hidden));
+        g.layer = layer;
+        add(g);
+      }
       linear(p, prefix + "fc2", fc2, all(hidden), all(x), layer, true);
     });
   }
@@ -186,6 +203,7 @@ class PlanBuilder {
     const int qkv = buffer("encoder.qkv", ElementType::f32, T, 3 * D);
     const int ctx = buffer("encoder.context", ElementType::f32, T, D);
     const int ffn = buffer("encoder.ffn", ElementType::f32, T, F);
+    const int gate = c().ffn_gated ? buffer("encoder.ffn_gate", ElementType::f32, T, F) : -1;
     io.cross_kv = buffer("cross.kv", ElementType::f32, T, L * 2 * D, true);
 
     add(step(StepKind::embed_source, P, "encoder.embed", all(io.source_tokens), all(x)));
@@ -200,7 +218,7 @@ class PlanBuilder {
         add(a);
         linear(P, p + "self_attn.out_proj", w.out, all(ctx), all(x), l, true);
       });
-      feed_forward(P, p, w.fc1, w.fc2, w.ffn_norm, x, h, ffn, l);
+      feed_forward(P, p, w.fc1, w.fc1_noact, w.fc2, w.ffn_norm, x, h, ffn, gate, l);
     }
     int memory = x;
     if (c().encoder_final_norm) {
@@ -217,6 +235,8 @@ class PlanBuilder {
     auto& io = plan_->io_;
     io.target_tokens = buffer("target.tokens", ElementType::i32, R, 1, true);
     io.target_positions = buffer("target.positions", ElementType::i32, R, 1, true);
+    io.query_positions = buffer("target.query_positions", ElementType::i32, R, 1, true);
+    io.zero_embedding = buffer("target.zero_embedding", ElementType::i32, R, 1, true);
     io.self_rows = buffer("self.row_table", ElementType::i32, R, T, true);
     io.self_lengths = buffer("self.lengths", ElementType::i32, R, 1, true);
     io.cross_rows = buffer("cross.rows", ElementType::i32, R, 1, true);
@@ -230,8 +250,10 @@ class PlanBuilder {
     const int ctx = buffer("decoder.context", ElementType::f32, R, D);
     const int q = buffer("decoder.cross_q", ElementType::f32, R, D);
     const int ffn = buffer("decoder.ffn", ElementType::f32, R, F);
+    const int gate = c().ffn_gated ? buffer("decoder.ffn_gate", ElementType::f32, R, F) : -1;
     io.logits = buffer("decoder.logits", ElementType::f32, R, V, true);  // readable after the step
     io.log_probs = buffer("decoder.log_probs", ElementType::f32, R, V, true);
+    io.alignment = buffer("decoder.alignment", ElementType::f32, R, limits().max_source_length, true);
 
     add(step(StepKind::embed_target, P, "decoder.embed", all(io.target_tokens), all(y)));
     if (c().layernorm_embedding) norm(P, "decoder.layernorm_embedding", m().target_embedding_norm, all(y), all(y), -1);
@@ -253,9 +275,14 @@ class PlanBuilder {
         PlanStep ca = step(StepKind::cross_attention, P, p + "cross_attn", all(q), all(ctx));
         ca.layer = l;
         add(ca);
+        if (l == c().alignment_layer_index()) {  // return_attention's probabilities, computed only when asked
+          PlanStep al = step(StepKind::alignment, P, p + "cross_attn.alignment", all(q), all(io.alignment));
+          al.layer = l;
+          add(al);
+        }
         linear(P, p + "cross_attn.out_proj", w.cross_out, all(ctx), all(y), l, true);
       });
-      feed_forward(P, p, w.fc1, w.fc2, w.ffn_norm, y, g, ffn, l);
+      feed_forward(P, p, w.fc1, w.fc1_noact, w.fc2, w.ffn_norm, y, g, ffn, gate, l);
     }
     int last = y;
     if (c().decoder_final_norm) {
@@ -263,6 +290,7 @@ class PlanBuilder {
       last = g;
     }
     linear(P, "output_projection", m().output, all(last), all(io.logits), -1);
+    plan_->steps_.back().alpha = c().decoder_output_scale;  // (s·x)·Wᵀ = s·(x·Wᵀ)
     add(step(StepKind::log_softmax, P, "decoder.log_softmax", all(io.logits), all(io.log_probs)));
   }
 
@@ -374,6 +402,7 @@ std::string ExecutionPlan::describe() const {
                     operand(s.in).c_str(), operand(s.out).c_str(), human_count(s.flops).c_str(),
                     human_bytes(s.bytes).c_str(), s.threads);
       o << line;
+      if (s.kind == StepKind::alignment) continue;  // runs only for return_attention and coverage
       totals[int(phase)][0] += s.flops;
       totals[int(phase)][1] += s.bytes;
     }

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "translator/batch_workers.hpp"
 #include "translator/batching.hpp"
 #include "decoding/decoding.hpp"
 #include "plan/execution_plan.hpp"
@@ -18,7 +19,8 @@
 namespace attend::runtime {
 
 struct TranslatorConfig {
-  int threads = 1;                      // compute threads per call
+  int threads = 1;                      // compute threads per batch (intra_threads)
+  int inter_threads = 1;                // batches decoded at once by one call
   std::int64_t max_batch_size = 32;     // sentences per batch
   std::int64_t max_batch_tokens = 0;    // padded source tokens per batch (0: no cap beyond the plan's)
   std::int64_t max_source_length = 256; // longer sources are rejected (the CLI truncates first)
@@ -55,11 +57,21 @@ class Translator {
   void reset_statistics() const;
 
  private:
+  // return_alternatives (alternatives.cpp): two passes of translate().
+  std::vector<SentenceResult> translate_alternatives(std::span<const std::vector<std::int32_t>> sources,
+                                                     const DecodeOptions& options,
+                                                     std::span<const std::vector<std::int32_t>> prefixes,
+                                                     std::uint64_t first_id, const ResultSink& sink) const;
   std::unique_ptr<Workspace> acquire() const;
   void release(std::unique_ptr<Workspace> w) const;
+  // Decodes one batch (indices into sources) on `w` and hands its results on.
+  void decode_batch(Workspace& w, std::span<const std::int64_t> batch, std::span<const std::vector<std::int32_t>> sources,
+                    std::span<const std::vector<std::int32_t>> prefixes, const DecodeOptions& options,
+                    std::uint64_t first_id, std::vector<SentenceResult>& results, const ResultSink& sink) const;
 
   TranslatorConfig config_;
   std::shared_ptr<const ExecutionPlan> plan_;
+  std::unique_ptr<BatchWorkers> workers_;  // inter_threads > 1 only
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Workspace>> idle_;
   mutable std::vector<Workspace*> all_;  // for statistics

@@ -75,7 +75,13 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 namespace attend::runtime {
 
 TEST_CASE("decoding with a compiled plan performs no heap allocation", "[runtime][allocation]") {
-  auto model = load_model(std::string(ATTEND_SOURCE_DIR) + "/tests/data/parity/pre-ln-relu/model");
+  // attend's own format, and CTranslate2 families with position terms inside attention
+  // (T5's bias, Shaw's relative keys/values), RMSNorm, gated FFN, a zero start embedding.
+  const std::string data = std::string(ATTEND_SOURCE_DIR) + "/tests/data/";
+  const std::string dir = GENERATE_COPY(data + "parity/pre-ln-relu/model", data + "ct2-variants/t5",
+                                        data + "ct2-variants/onmt_relative", data + "ct2-variants/marian");
+  INFO(dir);
+  auto model = load_model(dir);
   const std::vector<std::vector<std::int32_t>> sources = {{7, 12, 14, 12, 40}, {11, 35, 37, 5}, {24, 21}, {30, 31, 33}};
   const std::vector<std::int32_t> prefix = {5};
   std::vector<SourceRef> refs;
@@ -86,18 +92,23 @@ TEST_CASE("decoding with a compiled plan performs no heap allocation", "[runtime
     limits.max_batch = 4, limits.max_source_length = 8, limits.max_target_length = 16, limits.beam_size = 4;
     limits.threads = threads;
     Workspace w(ExecutionPlan::compile(model, limits));
-    DecodeOptions greedy, beam, sampling;
-    greedy.max_length = beam.max_length = sampling.max_length = 16;
+    DecodeOptions greedy, beam, sampling, rules, attention;
+    greedy.max_length = beam.max_length = sampling.max_length = rules.max_length = attention.max_length = 16;
     beam.beam_size = 4, beam.num_hypotheses = 3;
-    sampling.sampling.enabled = true, sampling.sampling.top_k = 5, sampling.sampling.top_p = 0.9f;
+    sampling.sampling = true, sampling.sampling_topk = 5, sampling.sampling_topp = 0.9f, sampling.num_hypotheses = 3;
+    // Every logits rule, and attention with the coverage penalty (its history is reserved
+    // by the first decode that asks for it).
+    rules.repetition_penalty = 1.3f, rules.no_repeat_ngram_size = 2, rules.disable_unk = true, rules.min_length = 3;
+    rules.suppress_ids = {{7}, {7, 8}}, rules.end_ids = {2, 9};
+    attention.beam_size = 4, attention.return_attention = true, attention.coverage_penalty = 0.2f;
     w.set_profiling(true);
-    for (const DecodeOptions* o : {&greedy, &beam, &sampling}) {
+    for (const DecodeOptions* o : {&greedy, &beam, &sampling, &rules, &attention}) {
       w.decode(refs, *o);  // warm-up: thread pool, lazily initialised statics
       g_allocations = 0;
       g_counting = true;
       w.decode(refs, *o);
       g_counting = false;
-      INFO(threads << " thread(s), beam " << o->beam_size << (o->sampling.enabled ? ", sampling" : ""));
+      INFO(threads << " thread(s), beam " << o->beam_size << (o->sampling ? ", sampling" : ""));
       CHECK(g_allocations.load() == 0);
       SentenceResult r;  // results are copied out afterwards (that allocates, by design)
       w.result(0, r);
