@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <sstream>
 
 #include "attend/ops/gemm.hpp"
@@ -154,7 +155,7 @@ GemmVariant random_variant(Rng& rng, ops::WeightType type) {
   v.type = type;
   v.ct2 = type == ops::WeightType::s8 && rng.uniform_int(0, 1);
   v.bias = rng.uniform_int(0, 1);
-  v.act = acts[rng.uniform_int(0, 4)];
+  v.act = acts[rng.uniform_int(0, std::size(acts) - 1)];
   v.residual = rng.uniform_int(0, 2) == 0;
   v.residual_in_c = v.residual && v.act == ops::Activation::none && rng.uniform_int(0, 1);
   v.alpha = rng.uniform_int(0, 3) == 0 ? 0.5f : 1.0f;

@@ -13,8 +13,9 @@
 
 namespace attend::ops::ATTEND_ISA_NS {
 
-// Applies the epilogue to one row and stores its first `nr` columns.
-template <class A, int NV, Activation Act>
+// Applies the epilogue to one row and stores its first `nr` columns. The activation is
+// Act, or t.activation when Runtime.
+template <class A, int NV, Activation Act, bool Runtime = false>
 ATTEND_VECTOR_MATH void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>;
@@ -31,7 +32,7 @@ ATTEND_VECTOR_MATH void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& 
     if (t.last) {
       if (t.alpha != 1.0f) x *= V(t.alpha);
       if (t.bias) x += full ? V::load_unaligned(t.bias + col) : load_partial<A>(t.bias + col, n, 0.f);
-      x = activate<A>(Act, x);
+      x = activate<A>(Runtime ? t.activation : Act, x);
       if (res) x += full ? V::load_unaligned(res + col) : load_partial<A>(res + col, n, 0.f);
     }
     if (full) {
@@ -42,14 +43,14 @@ ATTEND_VECTOR_MATH void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& 
   }
 }
 
-template <class A, int NV, Activation Act>
+template <class A, int NV, Activation Act, bool Runtime = false>
 void store_tile_as(const float* sums, int mr, const detail::GemmTile& t) {
   constexpr int NR = NV * kLanes<A>;
   for (int r = 0; r < mr; ++r) {
     vfloat<A> x[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) x[v] = vfloat<A>::load_aligned(sums + r * NR + v * kLanes<A>);
-    store_row<A, NV, Act>(x, t, r);
+    store_row<A, NV, Act, Runtime>(x, t, r);
   }
 }
 
@@ -66,7 +67,9 @@ void store_tile(const float* sums, int mr, const detail::GemmTile& t) {
     case Activation::gelu: return store_tile_as<A, NV, Activation::gelu>(sums, mr, t);
     case Activation::gelu_tanh: return store_tile_as<A, NV, Activation::gelu_tanh>(sums, mr, t);
     case Activation::silu: return store_tile_as<A, NV, Activation::silu>(sums, mr, t);
+    case Activation::gelu_sigmoid: return store_tile_as<A, NV, Activation::gelu_sigmoid>(sums, mr, t);
   }
+  store_tile_as<A, NV, Activation::none, true>(sums, mr, t);  // an activation added without a case above
 }
 
 inline constexpr int kPrefetchK = 32;  // k-steps ahead the panel is prefetched
