@@ -286,13 +286,14 @@ inline void s8_quantize_a_avx512(const float* a, index_t lda, int mr, index_t k,
         _mm_mask_storeu_epi8(out + g * mr * 4, row_bytes, _mm_load_si128(reinterpret_cast<const __m128i*>(lanes + 16 * g)));
     }
     for (int j = 0; j < rows; ++j) {
-      row_offset[r0 + j] = 128 * _mm512_reduce_add_epi32(sum[j]);
       // Bytes 4j … 4j+3 of each 16 are row j's.
       if (nan_bytes & (0x000f000f000f000full << (4 * j))) {  // a NaN: the row becomes zeros
         row_offset[r0 + j] = 0;
         row_scale[r0 + j] = std::numeric_limits<float>::quiet_NaN();
         for (index_t g = 0; g < kp / 4; ++g) std::memset(dst + (g * mr + r0 + j) * 4, 0, 4);
+        continue;  // (its sum holds INT_MIN terms: reducing it would overflow)
       }
+      row_offset[r0 + j] = 128 * _mm512_reduce_add_epi32(sum[j]);  // |Σ q| ≤ 127·kMaxS8K
     }
   }
 }
