@@ -2,7 +2,8 @@
 // int32 sums must see all of K before they can be dequantized).
 //
 //   quantize A: each row tile (≤ MR rows) to [K/4][mr][4] int8 with its row scales —
-//               once per GEMM, tiles split over the threads, then one barrier
+//               once per GEMM, tiles split over the threads, then one barrier (none
+//               when the threads split the rows: each computes on what it quantized)
 //   for each block of NC panels            — the B block stays in L2
 //     for each row tile                    — its quantized rows stay in L1
 //       for each panel in the block: micro-kernel (mr × NR × K) and the epilogue
@@ -153,15 +154,25 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
     run_range(g, 0, g.m_tiles, 0, b.panels());
     return;
   }
+  // More rows than columns (the encoder): split the rows — each thread then computes on
+  // the rows it quantized, so no quantized A crosses cores and no barrier is needed,
+  // and the smaller B is shared read-only. Otherwise (decoding) split the panels, so
+  // each weight panel is streamed from memory by one thread only.
   int tm = 1, tn = 1;
-  choose_grid(g.m_tiles, b.panels(), nt, tm, tn);
+  if (M > b.n && g.m_tiles >= nt) {
+    tm = nt;
+  } else {
+    choose_grid(g.m_tiles, b.panels(), nt, tm, tn);
+  }
 #pragma omp parallel num_threads(nt)
   {
     const int id = omp_get_thread_num(), team = omp_get_num_threads();
     index_t qb, qe;
     split_range(g.m_tiles, id, team, qb, qe);
     quantize_tiles(g, qb, qe);
+    if (!(tn == 1 && tm == team)) {  // (the same for every thread of the team)
 #pragma omp barrier
+    }
     for (int cell = id; cell < tm * tn; cell += team) run_cell(g, cell, tm, tn);
   }
 }
