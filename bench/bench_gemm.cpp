@@ -1,6 +1,8 @@
-// GEMM: attend vs oneDNN matmul vs a naive loop, on the decoder's and encoder's shapes.
-// For each shape and thread count the three run back to back, so machine drift hits
-// them alike; bench/compare.sh turns the output into ratios.
+// GEMM: attend vs oneDNN matmul vs a naive loop, on the decoder's and encoder's shapes,
+// in fp32 (gemm/…), bf16 (gemm_bf16/…) and int8 (gemm_s8/…: attend's s8 weights
+// against oneDNN's u8s8 matmul). For each shape and thread count they run back to
+// back, so machine drift hits them alike; bench/compare.sh turns the output into
+// ratios. "FLOP/s" counts 2·M·N·K for every precision (int8 operations included).
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -29,9 +31,9 @@ void set_flops(benchmark::State& st, index_t M, index_t N, index_t K) {
   st.counters["FLOP/s"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void bm_attend(benchmark::State& st, index_t M, index_t N, index_t K, int threads) {
+void bm_attend(benchmark::State& st, index_t M, index_t N, index_t K, int threads, attend::ops::WeightType type) {
   Operands x(M, N, K);
-  const auto packed = attend::ops::pack_weight(attend::ops::ConstMatrix(x.w.data(), N, K));
+  const auto packed = attend::ops::pack_weight(attend::ops::ConstMatrix(x.w.data(), N, K), type);
   for (auto _ : st) {
     attend::ops::gemm(attend::ops::ConstMatrix(x.a.data(), M, K), packed, attend::ops::Matrix(x.c.data(), M, N), {},
                       threads);
@@ -40,12 +42,14 @@ void bm_attend(benchmark::State& st, index_t M, index_t N, index_t K, int thread
   set_flops(st, M, N, K);
 }
 
-void bm_onednn(benchmark::State& st, index_t M, index_t N, index_t K, int threads) {
+void bm_onednn(benchmark::State& st, index_t M, index_t N, index_t K, int threads,
+               attend::bench::OnednnPrecision precision) {
   omp_set_num_threads(threads);  // oneDNN's OpenMP runtime takes the team size from here
   Operands x(M, N, K);
-  attend::bench::OnednnMatmul mm(M, N, K, x.w.data());
+  attend::bench::OnednnMatmul mm(M, N, K, x.w.data(), precision);
+  mm.set_source(x.a.data());
   for (auto _ : st) {
-    mm.run(x.a.data(), x.c.data());
+    mm.run(x.c.data());
     benchmark::ClobberMemory();
   }
   set_flops(st, M, N, K);
@@ -67,15 +71,29 @@ void bm_naive(benchmark::State& st, index_t M, index_t N, index_t K) {
 }
 
 const int kRegistered = [] {
+  using attend::bench::OnednnPrecision;
+  using attend::ops::WeightType;
   const std::pair<index_t, index_t> nk[] = {{512, 512}, {1536, 512}, {2048, 512}, {512, 2048}, {32000, 512}};
-  for (index_t M : {1, 8, 32, 256, 1024})
+  const struct {
+    const char* prefix;
+    WeightType ours;
+    OnednnPrecision theirs;
+  } precisions[] = {{"gemm", WeightType::f32, OnednnPrecision::f32},
+                    {"gemm_bf16", WeightType::bf16, OnednnPrecision::bf16},
+                    {"gemm_s8", WeightType::s8, OnednnPrecision::u8s8}};
+  for (index_t M : {1, 8, 32, 128, 256, 1024})
     for (auto [N, K] : nk) {
       const std::string shape = "/M=" + std::to_string(M) + "/N=" + std::to_string(N) + "/K=" + std::to_string(K);
-      for (int t : {1, 2}) {
-        const std::string suffix = shape + "/threads=" + std::to_string(t);
-        benchmark::RegisterBenchmark(("gemm/attend" + suffix).c_str(), bm_attend, M, N, K, t)->UseRealTime();
-        benchmark::RegisterBenchmark(("gemm/onednn" + suffix).c_str(), bm_onednn, M, N, K, t)->UseRealTime();
-      }
+      for (int t : {1, 2})
+        for (const auto& p : precisions) {
+          const std::string suffix = shape + "/threads=" + std::to_string(t);
+          benchmark::RegisterBenchmark((std::string(p.prefix) + "/attend" + suffix).c_str(), bm_attend, M, N, K, t,
+                                       p.ours)
+              ->UseRealTime();
+          benchmark::RegisterBenchmark((std::string(p.prefix) + "/onednn" + suffix).c_str(), bm_onednn, M, N, K, t,
+                                       p.theirs)
+              ->UseRealTime();
+        }
       auto* naive = benchmark::RegisterBenchmark(("gemm/naive" + shape + "/threads=1").c_str(), bm_naive, M, N, K);
       naive->UseRealTime();
       if (M * N * K > (1 << 26)) naive->Iterations(1);  // the big ones: one pass is enough

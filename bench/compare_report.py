@@ -26,10 +26,15 @@ def medians(path):
 
 
 def machine(path):
+    """{'fma', 'vnni', 'bf16': per-core peaks (0 if absent), 'copy': GB/s}."""
     text = Path(path).read_text()
-    peak = float(re.search(r"FMA peak .*?: ([\d.]+) GFLOP/s", text).group(1))
-    copy = float(re.search(r"memory copy .*?: ([\d.]+) GB/s", text).group(1))
-    return peak, copy
+
+    def value(pattern):
+        found = re.search(pattern, text)
+        return float(found.group(1)) if found else 0.0
+
+    return {"fma": value(r"FMA peak .*?: ([\d.]+) GFLOP/s"), "vnni": value(r"VNNI peak .*?: ([\d.]+) GOP/s"),
+            "bf16": value(r"bf16 peak .*?: ([\d.]+) GFLOP/s"), "copy": value(r"memory copy .*?: ([\d.]+) GB/s")}
 
 
 def gemm_table(m, peak):
@@ -38,7 +43,7 @@ def gemm_table(m, peak):
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in m:
         g = re.match(r"gemm/attend/M=(\d+)/N=(\d+)/K=(\d+)/threads=(\d)", name)
-        if not g:
+        if not g or f"gemm/onednn/M={g.group(1)}/N={g.group(2)}/K={g.group(3)}/threads={g.group(4)}" not in m:
             continue
         M, N, K, t = g.groups()
         shape = f"M={M}/N={N}/K={K}"
@@ -50,6 +55,56 @@ def gemm_table(m, peak):
         weight_gbs = 4.0 * int(N) * int(K) / m[name]["time"] / 1e9
         print(f"| {M} | {N} | {K} | {t} | {ours:.1f} | {onednn:.1f} | **{ours / onednn:.2f}** | "
               f"{ours / naive:.0f} | {100 * ours / (peak * int(t)):.0f}% | {weight_gbs:.1f} | {scaling} |")
+    print()
+
+
+def typed_gemm_table(m, peaks):
+    """int8 and bf16 rows: ratios to oneDNN and to attend's fp32 GEMM, % of the dot-product peak."""
+    kinds = [("gemm_s8", "int8 (attend s8 weights vs oneDNN u8s8)", "vnni", "VNNI"),
+             ("gemm_bf16", "bf16 (both bf16 weights, fp32 output)", "bf16", "BF16")]
+    for prefix, title, peak_key, peak_name in kinds:
+        rows = [n for n in m if re.match(prefix + r"/attend/", n)]
+        if not rows:
+            continue
+        print(f"## GEMM {title}: median GOP/s (2·M·N·K per call)\n")
+        print(f"| M | N | K | threads | attend | oneDNN | attend/oneDNN | attend / attend fp32 | "
+              f"% of {peak_name} peak×threads | weights GB/s |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        weight_bytes = 1 if prefix == "gemm_s8" else 2
+        for name in rows:
+            g = re.match(prefix + r"/attend/M=(\d+)/N=(\d+)/K=(\d+)/threads=(\d)", name)
+            M, N, K, t = g.groups()
+            tail = f"M={M}/N={N}/K={K}/threads={t}"
+            ours = m[name]["FLOP/s"] / 1e9
+            theirs = m.get(f"{prefix}/onednn/{tail}", {}).get("FLOP/s", float("nan")) / 1e9
+            fp32 = m.get(f"gemm/attend/{tail}", {}).get("FLOP/s", float("nan")) / 1e9
+            peak = peaks[peak_key] * int(t)
+            share = f"{100 * ours / peak:.0f}%" if peak else "n/a"
+            weight_gbs = weight_bytes * int(N) * int(K) / m[name]["time"] / 1e9
+            print(f"| {M} | {N} | {K} | {t} | {ours:.1f} | {theirs:.1f} | **{ours / theirs:.2f}** | "
+                  f"{ours / fp32:.2f} | {share} | {weight_gbs:.1f} |")
+        print()
+
+
+def decoder_table(m, peaks):
+    """One decoder step's GEMMs (cold weights): attend vs oneDNN per precision."""
+    print("## One decoder step's GEMMs (Transformer-base, cold weights): attend vs oneDNN\n")
+    print("| precision | M | threads | attend ms/step | oneDNN ms/step | attend/oneDNN speed | attend GOP/s | "
+          "% of peak×threads | attend weights GB/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    peak_of = {"f32": peaks["fma"], "bf16": peaks["bf16"], "s8": peaks["vnni"]}
+    for name in m:
+        g = re.match(r"decoder_step/attend/(\w+)/M=(\d+)/threads=(\d)", name)
+        if not g:
+            continue
+        p, M, t = g.groups()
+        ours, theirs = m[name], m.get(f"decoder_step/onednn/{p}/M={M}/threads={t}")
+        if theirs is None:
+            continue
+        peak = peak_of[p] * int(t)
+        share = f"{100 * ours['FLOP/s'] / 1e9 / peak:.0f}%" if peak else "n/a"
+        print(f"| {p} | {M} | {t} | {ours['time'] * 1e3:.2f} | {theirs['time'] * 1e3:.2f} | "
+              f"**{theirs['time'] / ours['time']:.2f}** | {ours['FLOP/s'] / 1e9:.0f} | {share} | {ours['weights_GB/s']:.1f} |")
     print()
 
 
@@ -90,12 +145,19 @@ def rows_table(m):
 
 def main():
     d = Path(sys.argv[1])
-    peak, copy = machine(d / "machine.txt")
-    print(f"Machine: fp32 FMA peak {peak:.1f} GFLOP/s per core (AVX-512), one-thread copy {copy:.1f} GB/s "
+    peaks = machine(d / "machine.txt")
+    print(f"Machine: per core, fp32 FMA peak {peaks['fma']:.1f} GFLOP/s, int8 VNNI peak {peaks['vnni']:.1f} GOP/s, "
+          f"bf16 peak {peaks['bf16']:.1f} GFLOP/s; one-thread copy {peaks['copy']:.1f} GB/s "
           "(a 256 MiB memcpy, read + write).\n")
-    gemm_table(medians(d / "gemm.json"), peak)
-    attention_table(medians(d / "attention.json"), peak)
-    rows_table(medians(d / "rows.json"))
+    gemm = medians(d / "gemm.json")
+    gemm_table(gemm, peaks["fma"])
+    typed_gemm_table(gemm, peaks)
+    if (d / "decoder_gemms.json").exists():
+        decoder_table(medians(d / "decoder_gemms.json"), peaks)
+    if (d / "attention.json").exists():
+        attention_table(medians(d / "attention.json"), peaks["fma"])
+    if (d / "rows.json").exists():
+        rows_table(medians(d / "rows.json"))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@
 #include "attend/ops/isa.hpp"
 
 float fma_loop_avx512(std::int64_t iterations);
+std::int32_t vnni_loop_avx512(std::int64_t iterations);
+float bf16_loop_avx512(std::int64_t iterations);
 
 namespace attend::bench {
 namespace {
@@ -34,6 +36,18 @@ MachineLimits measure_machine_limits() {
     const double s = best_seconds(5, [&] { sink = sink + fma_loop_avx512(iters); });
     m.fma_gflops_per_core = 2.0 * 16 * 24 * iters / s * 1e-9;
     m.isa = "avx512";
+  }
+  if (ops::isa_available(ops::Isa::avx512_vnni)) {
+    constexpr std::int64_t iters = 20'000'000;
+    volatile std::int32_t sink = 0;
+    const double s = best_seconds(5, [&] { sink = sink + vnni_loop_avx512(iters); });
+    m.vnni_gops_per_core = 2.0 * 64 * 24 * iters / s * 1e-9;
+  }
+  if (ops::isa_available(ops::Isa::avx512_bf16)) {
+    constexpr std::int64_t iters = 20'000'000;
+    volatile float sink = 0;
+    const double s = best_seconds(5, [&] { sink = sink + bf16_loop_avx512(iters); });
+    m.bf16_gflops_per_core = 2.0 * 32 * 24 * iters / s * 1e-9;
   }
   // A 256 MiB copy: far beyond the caches, so it measures DRAM (read + write).
   const size_t n = size_t{256} << 20;

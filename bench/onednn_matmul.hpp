@@ -1,18 +1,33 @@
-// oneDNN's fp32 matmul set up the way it runs best: shapes fixed at creation, weights
+// oneDNN's matmul set up the way it runs best: shapes fixed at creation, weights
 // reordered once into the layout oneDNN picks (format_tag::any). The yardstick for
-// attend's GEMM.
+// attend's GEMM, in three precisions:
+//   f32   fp32 activations and weights.
+//   bf16  bf16 activations (converted before timing) and weights, fp32 output.
+//   u8s8  u8 activations (quantized before timing), s8 weights quantized per output
+//         feature, int32 accumulation, fp32 output scaled per column (output scales).
+// attend's bf16 and s8 GEMMs take fp32 activations and convert them inside, in the
+// timed call; oneDNN gets its inputs already converted — its best case.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <vector>
 
 namespace attend::bench {
 
+enum class OnednnPrecision { f32, bf16, u8s8 };
+
 class OnednnMatmul {
  public:
-  // C[M, N] = A[M, K] · Wᵀ with W given as [N, K] (nn.Linear layout).
-  OnednnMatmul(std::int64_t M, std::int64_t N, std::int64_t K, const float* w);
+  // C[M, N] = A[M, K] · Wᵀ with W given as fp32 [N, K] (nn.Linear layout), converted
+  // to the precision's weight type.
+  OnednnMatmul(std::int64_t M, std::int64_t N, std::int64_t K, const float* w,
+               OnednnPrecision precision = OnednnPrecision::f32);
+  // A as fp32 [M, K]; converted here, before any timing, for bf16 and u8s8.
+  void set_source(const float* a);
+  void run(float* c);
+  // The f32 path with the source given per call (the original interface).
   void run(const float* a, float* c);
 
  private:
@@ -22,6 +37,8 @@ class OnednnMatmul {
   dnnl::matmul prim_;
   dnnl::memory weights_;
   dnnl::memory::desc a_md_, c_md_;
+  OnednnPrecision precision_;
+  std::vector<std::uint8_t> source_;  // the converted A
 };
 
 }  // namespace attend::bench

@@ -1,9 +1,13 @@
-// The GEMM's portable loops around the ISA's micro-kernel (BLIS-style):
+// The GEMM's portable loops around the ISA's micro-kernel (BLIS-style), for f32 and
+// bf16 weights (s8: gemm_s8.cpp):
 //
 //   for each block of NC columns (panels)        — the B block stays in L2
 //     for each block of KC of K                  — partial sums accumulate in C
-//       for each MR rows of A: copy them out     — the A micro-panel stays in L1
+//       for each MR rows of A: pack them         — the A micro-panel stays in L1
 //         for each NR-wide panel in the block: micro-kernel(mr × NR × kc)
+//
+// Packing A is a row copy for f32 and a rounding to bf16 for bf16; nothing else
+// differs between the two.
 //
 // Threads split the output in a grid of row ranges × panel ranges chosen to keep each
 // weight panel on one thread (weights are streamed from memory once), falling back to
@@ -11,26 +15,28 @@
 // M ≤ 56 on AVX-512) packs all its rows of A at once and swaps the two inner loops, so
 // each weight panel, read from memory once, serves every row tile while it is hot.
 #include <algorithm>
+#include <cstdint>
 
 #include "attend/ops/gemm.hpp"
 #include "check.hpp"
-#include "kernel_table.hpp"
+#include "gemm_driver.hpp"
 #include "parallel.hpp"
 
 namespace attend::ops {
 namespace {
 
-constexpr index_t kBBlockFloats = 1 << 18;   // KC × NC of B, 1 MiB: a share of L2
+constexpr index_t kBBlockBytes = 1 << 20;   // KC × NC of B, 1 MiB: a share of L2
 constexpr index_t kFewRowTiles = 4;          // up to this many row tiles: run_block_few_rows
 // Below these, a second thread costs more than it saves. Thin products (decoding) are
 // memory-bound: there the weight bytes, not the FLOPs, decide.
 constexpr index_t kFlopsPerThread = 1 << 21;
 constexpr index_t kWeightBytesPerThread = 1 << 19;
 
-// Copies rows [i0, i0+mr) × cols [k0, k0+kc) of A to rows kGemmAStride apart: a plain
-// row copy (no transpose), which is what lets the kernel address rows by immediates.
-void pack_a(ConstMatrix a, index_t i0, int mr, index_t k0, index_t kc, float* dst) {
-  for (int r = 0; r < mr; ++r) std::copy_n(a.row(i0 + r) + k0, kc, dst + r * detail::kGemmAStride);
+// Copies rows [0, mr) × cols [k0, k0+kc) of A to rows kGemmAStride apart: a plain row
+// copy (no transpose), which is what lets the kernel address rows by immediates.
+void pack_a_f32(const float* a, index_t lda, int mr, index_t k0, index_t kc, void* dst) {
+  for (int r = 0; r < mr; ++r)
+    std::copy_n(a + r * lda + k0, kc, static_cast<float*>(dst) + r * detail::kGemmAStride);
 }
 
 struct GemmProblem {
@@ -39,19 +45,20 @@ struct GemmProblem {
   Matrix c;
   GemmEpilogue ep;
   bool residual_is_c;
-  const detail::KernelTable* kt;
-  index_t kc;         // K block
-  index_t nc_panels;  // panels per B block
+  const detail::GemmKernels* kernels;
+  detail::Bf16PackA pack_a;  // (same signature for f32)
+  index_t k_step;            // k per micro-kernel step: 1 (f32), 2 (bf16 pairs)
+  index_t k_bytes;           // bytes of one k of a B panel
+  index_t kc;                // K block, a multiple of k_step
+  index_t nc_panels;         // panels per B block
 };
 
-// Height of each of `tiles` near-equal row tiles covering `rows` (32 rows: 11, 11, 10 —
-// every tile streams the same B panels, so a short tile wastes that traffic).
-int tile_rows(index_t rows, index_t tiles, index_t tile) {
-  return static_cast<int>(rows / tiles + (tile < rows % tiles ? 1 : 0));
+void pack_tile(const GemmProblem& g, index_t i0, int mr, index_t k0, index_t kc, float* dst) {
+  g.pack_a(g.a.row(i0), g.a.ld, mr, k0, kc, dst);
 }
 
 void fill_tile(const GemmProblem& g, detail::GemmTile& t, const float* a, index_t i0, index_t k0, index_t kc, index_t p) {
-  const index_t NR = g.kt->gemm_nr, n0 = p * NR;
+  const index_t NR = g.kernels->nr, n0 = p * NR;
   t.kc = kc;
   t.a = a;
   t.ldc = g.c.ld;
@@ -61,51 +68,52 @@ void fill_tile(const GemmProblem& g, detail::GemmTile& t, const float* a, index_
   t.activation = g.ep.activation;
   t.ldr = g.ep.residual.ld;
   t.nr = static_cast<int>(std::min(NR, g.b.n - n0));
-  t.b = g.b.panel(p) + k0 * NR;
+  t.b = g.b.panel(p) + k0 * g.k_bytes;
   t.c = g.c.row(i0) + n0;
   t.bias = g.ep.bias ? g.ep.bias + n0 : nullptr;
   t.residual = g.ep.residual.data && !g.residual_is_c ? g.ep.residual.row(i0) + n0 : nullptr;
-  t.prefetch = reinterpret_cast<const char*>(t.b);  // own panel: a no-op unless the driver says better
-  t.prefetch_step = NR * static_cast<index_t>(sizeof(float));
+  t.prefetch = static_cast<const char*>(t.b);  // own panel: a no-op unless the driver says better
+  t.prefetch_step = g.k_step * g.k_bytes;
 }
 
-// Tile `tile` of `tiles` prefetches its share of panel `next` (the k0 slab: kc k-steps
-// of NR floats, contiguous) while it computes, so that panel's DRAM traffic overlaps the
+// Tile `tile` of `tiles` prefetches its share of panel `next` (the k0 slab: kc k of
+// NR elements, contiguous) while it computes, so that panel's DRAM traffic overlaps the
 // compute of all tiles instead of stalling the first one to touch it.
 void prefetch_panel_share(const GemmProblem& g, detail::GemmTile& t, index_t k0, index_t kc, index_t next,
                           index_t p_end, index_t tile, index_t tiles) {
   if (tiles < 2 || next >= p_end) return;  // one tile is bandwidth-bound: measured slower
-  const index_t NR = g.kt->gemm_nr;
-  const index_t bytes = kc * NR * static_cast<index_t>(sizeof(float));
-  t.prefetch = reinterpret_cast<const char*>(g.b.panel(next) + k0 * NR) + tile * bytes / tiles;
-  t.prefetch_step = bytes / (tiles * kc);
+  const index_t bytes = kc * g.k_bytes;
+  const index_t steps = (kc + g.k_step - 1) / g.k_step;
+  t.prefetch = reinterpret_cast<const char*>(g.b.panel(next) + k0 * g.k_bytes) + tile * bytes / tiles;
+  t.prefetch_step = bytes / (tiles * steps);
 }
 
 // Few rows (decoding): every row tile of A packed at once, then each B panel goes
 // through all of them back to back — read from memory once, reused while in L1/L2.
 void run_block_few_rows(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_begin, index_t p_end) {
-  const auto& kt = *g.kt;
+  const auto& kk = *g.kernels;
   const index_t K = g.b.k, rows = i_end - i_begin;
-  const index_t tiles = (rows + kt.gemm_mr - 1) / kt.gemm_mr;
+  const index_t tiles = (rows + kk.mr - 1) / kk.mr;
   alignas(64) float apack[kFewRowTiles][16 * detail::kGemmAStride];
   index_t k0 = 0;
   do {
     const index_t kc = std::min(g.kc, K - k0);
-    for (index_t tile = 0, i0 = i_begin; tile < tiles; i0 += tile_rows(rows, tiles, tile++))
-      pack_a(g.a, i0, tile_rows(rows, tiles, tile), k0, kc, apack[tile]);
+    for (index_t tile = 0; tile < tiles; ++tile)
+      pack_tile(g, i_begin + detail::tile_start(rows, tiles, tile), detail::tile_rows(rows, tiles, tile), k0, kc,
+                apack[tile]);
     detail::GemmTile t;
     for (index_t p = p_begin; p < p_end; ++p)
-      for (index_t tile = 0, i0 = i_begin; tile < tiles; i0 += tile_rows(rows, tiles, tile++)) {
-        fill_tile(g, t, apack[tile], i0, k0, kc, p);
+      for (index_t tile = 0; tile < tiles; ++tile) {
+        fill_tile(g, t, apack[tile], i_begin + detail::tile_start(rows, tiles, tile), k0, kc, p);
         prefetch_panel_share(g, t, k0, kc, p + 1, p_end, tile, tiles);
-        kt.gemm_kernels[tile_rows(rows, tiles, tile) - 1](t);
+        kk.kernels[detail::tile_rows(rows, tiles, tile) - 1](t);
       }
     k0 += kc;
   } while (k0 < K);
 }
 
 void run_block(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_begin, index_t p_end) {
-  const auto& kt = *g.kt;
+  const auto& kk = *g.kernels;
   const index_t K = g.b.k;
   alignas(64) float apack[16 * detail::kGemmAStride];
   for (index_t p0 = p_begin; p0 < p_end; p0 += g.nc_panels) {
@@ -114,14 +122,14 @@ void run_block(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_b
     do {  // at least once, so K = 0 still applies the epilogue
       const index_t kc = std::min(g.kc, K - k0);
       const index_t rows = i_end - i_begin;
-      const index_t tiles = (rows + kt.gemm_mr - 1) / kt.gemm_mr;
+      const index_t tiles = (rows + kk.mr - 1) / kk.mr;
       for (index_t tile = 0, i0 = i_begin; tile < tiles; ++tile) {
-        const int mr = tile_rows(rows, tiles, tile);
-        pack_a(g.a, i0, mr, k0, kc, apack);
+        const int mr = detail::tile_rows(rows, tiles, tile);
+        pack_tile(g, i0, mr, k0, kc, apack);
         detail::GemmTile t;
         for (index_t p = p0; p < p1; ++p) {
           fill_tile(g, t, apack, i0, k0, kc, p);
-          kt.gemm_kernels[mr - 1](t);
+          kk.kernels[mr - 1](t);
         }
         i0 += mr;
       }
@@ -132,12 +140,59 @@ void run_block(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_b
 
 // Rows [i_begin, i_end) × panels [p_begin, p_end) with the loop order their shape wants.
 void run_range(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_begin, index_t p_end) {
-  const index_t tiles = (i_end - i_begin + g.kt->gemm_mr - 1) / g.kt->gemm_mr;
+  const index_t tiles = (i_end - i_begin + g.kernels->mr - 1) / g.kernels->mr;
   (tiles <= kFewRowTiles ? run_block_few_rows : run_block)(g, i_begin, i_end, p_begin, p_end);
 }
 
-// Splits `threads` into tm row groups × tn panel groups, preferring panel splits (each
-// weight panel then lives on one thread) while every thread keeps ≥ 2 panels.
+// f32 and bf16: K-blocked, partial sums in C.
+void gemm_blocked(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads) {
+  const index_t M = a.rows, N = b.n, K = b.k;
+  const auto& kt = detail::kernels_for(b.isa);
+  const bool bf16 = b.type == WeightType::bf16;
+  GemmProblem g{a, b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data,
+                &detail::gemm_kernels_of(kt, b.type), bf16 ? kt.bf16_pack_a : &pack_a_f32, bf16 ? 2 : 1, 0, 0, 0};
+  g.k_bytes = g.kernels->nr * static_cast<index_t>(bf16 ? 2 : 4);
+  const index_t k_blocks = std::max<index_t>(1, (K + detail::kGemmMaxKc - 1) / detail::kGemmMaxKc);
+  g.kc = (K + k_blocks - 1) / k_blocks;  // equal blocks, none tiny,
+  g.kc += g.kc % g.k_step;               // each a whole number of kernel steps
+  g.nc_panels = std::max<index_t>(1, kBBlockBytes / (std::max<index_t>(g.kc, 1) * g.k_bytes));
+
+  const index_t m_tiles = (M + g.kernels->mr - 1) / g.kernels->mr;
+  const index_t panels = b.panels();
+  const int nt = detail::gemm_threads(threads, M, N, K, N * K * (bf16 ? 2 : 4));
+  if (nt == 1) {
+    run_range(g, 0, M, 0, panels);
+    return;
+  }
+  int tm = 1, tn = 1;
+  detail::choose_grid(m_tiles, panels, nt, tm, tn);
+  detail::parallel_chunks(tm * tn, tm * tn, [&](index_t first, index_t last) {
+    for (index_t t = first; t < last; ++t) {
+      index_t tb, te, pb, pe;
+      detail::split_range(m_tiles, static_cast<int>(t / tn), tm, tb, te);
+      detail::split_range(panels, static_cast<int>(t % tn), tn, pb, pe);
+      const index_t i0 = tb * g.kernels->mr, i1 = std::min(M, te * g.kernels->mr);
+      if (i0 < i1 && pb < pe) run_range(g, i0, i1, pb, pe);
+    }
+  });
+}
+
+// The calling thread's scratch for s8 GEMMs called without any.
+std::byte* thread_scratch(std::size_t bytes) {
+  thread_local AlignedBuffer buffer;
+  if (buffer.bytes() < bytes) buffer = AlignedBuffer(bytes);
+  return buffer.data();
+}
+
+}  // namespace
+
+namespace detail {
+
+int gemm_threads(int threads, index_t m, index_t n, index_t k, index_t weight_bytes) {
+  return std::max(useful_threads(threads, 2 * m * n * std::max<index_t>(k, 1), kFlopsPerThread),
+                  useful_threads(threads, weight_bytes, kWeightBytesPerThread));
+}
+
 void choose_grid(index_t m_tiles, index_t panels, int threads, int& tm, int& tn) {
   for (tn = threads; tn > 1; --tn) {
     if (threads % tn != 0) continue;
@@ -150,19 +205,21 @@ void choose_grid(index_t m_tiles, index_t panels, int threads, int& tm, int& tn)
 
 void check_gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads) {
   constexpr const char* op = "gemm";
-  detail::check_threads(op, threads);
-  detail::check_matrix(op, "A", a);
-  detail::check_matrix(op, "C", c);
+  check_threads(op, threads);
+  check_matrix(op, "A", a);
+  check_matrix(op, "C", c);
   ATTEND_OP_CHECK(b.n >= 0 && b.k >= 0, op, "B has negative shape");
   ATTEND_OP_CHECK(b.data != nullptr || b.n == 0 || b.k == 0, op, "B (packed weight) is empty");
   ATTEND_OP_CHECK(a.cols == b.k, op, "A is [", a.rows, ", ", a.cols, "] but B has K = ", b.k);
   ATTEND_OP_CHECK(c.rows == a.rows && c.cols == b.n, op, "C is [", c.rows, ", ", c.cols, "], expected [",
                   a.rows, ", ", b.n, "]");
-  ATTEND_OP_CHECK(b.nr == gemm_panel_width(b.isa), op, "B was packed with panel width ", b.nr, " but ",
-                  isa_name(b.isa), " kernels use ", gemm_panel_width(b.isa));
+  ATTEND_OP_CHECK(b.nr == gemm_panel_width(b.isa, b.type), op, weight_type_name(b.type),
+                  " B was packed with panel width ", b.nr, " but ", isa_name(b.isa), " kernels use ",
+                  gemm_panel_width(b.isa, b.type));
+  ATTEND_OP_CHECK(b.type != WeightType::s8 || b.scales != nullptr || b.n == 0, op, "s8 B has no scales");
   if (ep.residual.data) {
-    detail::check_matrix(op, "residual", ep.residual);
-    detail::check_same_shape(op, "residual", ep.residual, "C", c);
+    check_matrix(op, "residual", ep.residual);
+    check_same_shape(op, "residual", ep.residual, "C", c);
     if (ep.residual.data == c.data) {
       ATTEND_OP_CHECK(ep.residual.ld == c.ld, op, "residual aliases C with a different leading dimension");
       ATTEND_OP_CHECK(ep.activation == Activation::none && ep.alpha == 1.0f, op,
@@ -171,38 +228,36 @@ void check_gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEp
   }
 }
 
-}  // namespace
+}  // namespace detail
 
-void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads) {
-  check_gemm(a, b, c, ep, threads);
-  const index_t M = a.rows, N = b.n, K = b.k;
-  if (M == 0 || N == 0) return;
+std::size_t gemm_scratch_bytes(index_t m, const PackedWeightView& b) {
+  return b.type == WeightType::s8 ? detail::gemm_s8_scratch_bytes(m, b) : 0;
+}
 
-  GemmProblem g{a, b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data,
-                &detail::kernels_for(b.isa), 0, 0};
-  const index_t k_blocks = std::max<index_t>(1, (K + detail::kGemmMaxKc - 1) / detail::kGemmMaxKc);
-  g.kc = (K + k_blocks - 1) / k_blocks;  // equal blocks, none tiny
-  g.nc_panels = std::max<index_t>(1, kBBlockFloats / (std::max<index_t>(g.kc, 1) * g.kt->gemm_nr));
-
-  const index_t m_tiles = (M + g.kt->gemm_mr - 1) / g.kt->gemm_mr;
-  const index_t panels = b.panels();
-  const int nt = std::max(detail::useful_threads(threads, 2 * M * N * std::max<index_t>(K, 1), kFlopsPerThread),
-                          detail::useful_threads(threads, 4 * N * K, kWeightBytesPerThread));
-  if (nt == 1) {
-    run_range(g, 0, M, 0, panels);
+void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads,
+          std::span<std::byte> scratch) {
+  detail::check_gemm(a, b, c, ep, threads);
+  if (a.rows == 0 || b.n == 0) return;
+  if (b.type != WeightType::s8) {
+    gemm_blocked(a, b, c, ep, threads);
     return;
   }
-  int tm = 1, tn = 1;
-  choose_grid(m_tiles, panels, nt, tm, tn);
-  detail::parallel_chunks(tm * tn, tm * tn, [&](index_t first, index_t last) {
-    for (index_t t = first; t < last; ++t) {
-      index_t tb, te, pb, pe;
-      detail::split_range(m_tiles, static_cast<int>(t / tn), tm, tb, te);
-      detail::split_range(panels, static_cast<int>(t % tn), tn, pb, pe);
-      const index_t i0 = tb * g.kt->gemm_mr, i1 = std::min(M, te * g.kt->gemm_mr);
-      if (i0 < i1 && pb < pe) run_range(g, i0, i1, pb, pe);
-    }
-  });
+  const std::size_t need = detail::gemm_s8_scratch_bytes(a.rows, b);
+  ATTEND_OP_CHECK(scratch.size() >= need, "gemm", "scratch holds ", scratch.size(), " bytes, an s8 GEMM of ",
+                  a.rows, " rows and K = ", b.k, " needs ", need);
+  ATTEND_OP_CHECK(reinterpret_cast<std::uintptr_t>(scratch.data()) % 64 == 0, "gemm",
+                  "scratch must be 64-byte aligned");
+  detail::gemm_s8(a, b, c, ep, threads, scratch.data());
+}
+
+void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads) {
+  std::span<std::byte> scratch;
+  if (b.type == WeightType::s8) {
+    detail::check_gemm(a, b, c, ep, threads);  // before sizing anything from the shapes
+    const std::size_t need = detail::gemm_s8_scratch_bytes(a.rows, b);
+    scratch = {thread_scratch(need), need};
+  }
+  gemm(a, b, c, ep, threads, scratch);
 }
 
 index_t matmul_scratch_floats(index_t n, index_t k, Isa isa) { return packed_weight_floats(n, k, isa); }

@@ -1,17 +1,40 @@
-// Packing a weight into GEMM panels: N cut into NR-wide panels (the last zero-padded),
-// each panel stored k-major ([K][NR]) so the micro-kernel reads one aligned vector row
-// per k. Done once per weight, at model load.
+// Packing an f32 weight into GEMM panels: N cut into NR-wide panels (the last
+// zero-padded), each panel stored k-major ([K][NR]) so the micro-kernel reads one
+// aligned vector row per k. Done once per weight, at model load. (bf16 and s8:
+// gemm_pack_typed.cpp.)
 #include <algorithm>
 #include <cstdint>
 #include <utility>
 
 #include "attend/ops/gemm.hpp"
 #include "check.hpp"
-#include "kernel_table.hpp"
+#include "gemm_driver.hpp"
 
 namespace attend::ops {
 
-int gemm_panel_width(Isa isa) { return detail::kernels_for(isa).gemm_nr; }
+int gemm_panel_width(Isa isa, WeightType type) { return detail::gemm_kernels_of(detail::kernels_for(isa), type).nr; }
+const char* gemm_kernel_name(Isa isa, WeightType type) {
+  return detail::gemm_kernels_of(detail::kernels_for(isa), type).name;
+}
+
+const char* weight_type_name(WeightType t) {
+  switch (t) {
+    case WeightType::bf16: return "bf16";
+    case WeightType::s8: return "s8";
+    case WeightType::f32: break;
+  }
+  return "f32";
+}
+
+index_t PackedWeightView::k_padded() const {
+  const index_t group = type == WeightType::s8 ? 4 : type == WeightType::bf16 ? 2 : 1;
+  return (k + group - 1) / group * group;
+}
+
+std::size_t PackedWeightView::panel_bytes() const {
+  const index_t element = type == WeightType::s8 ? 1 : type == WeightType::bf16 ? 2 : 4;
+  return static_cast<std::size_t>(k_padded() * nr * element);
+}
 
 index_t packed_weight_floats(index_t n, index_t k, Isa isa) {
   const index_t nr = gemm_panel_width(isa);
@@ -30,7 +53,7 @@ PackedWeightView pack_weight_into(ConstMatrix w, bool w_is_kn, Isa isa, std::spa
   ATTEND_OP_CHECK(need == 0 || reinterpret_cast<std::uintptr_t>(dst.data()) % 64 == 0, op,
                   "destination must be 64-byte aligned");
 
-  PackedWeightView view{dst.data(), n, k, nr, isa};
+  PackedWeightView view{dst.data(), n, k, nr, isa, WeightType::f32, nullptr};
   for (index_t p = 0; p < view.panels(); ++p) {
     float* out = dst.data() + p * k * nr;
     const index_t n0 = p * nr;

@@ -12,7 +12,10 @@ namespace attend::ops {
 namespace {
 
 // __builtin_cpu_supports checks CPUID and that the OS saves the wider registers
-// (XGETBV), which a bare CPUID probe would miss.
+// (XGETBV: libgcc reports no AVX-512 feature at all unless XCR0 enables the opmask and
+// zmm state), which a bare CPUID probe would miss. The two dot-product extensions are
+// CPUID.(EAX=7,ECX=0):ECX bit 11 (AVX512_VNNI) and CPUID.(EAX=7,ECX=1):EAX bit 5
+// (AVX512_BF16).
 bool cpu_has(Isa isa) {
   __builtin_cpu_init();
   switch (isa) {
@@ -25,6 +28,10 @@ bool cpu_has(Isa isa) {
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
              __builtin_cpu_supports("fma");
+    case Isa::avx512_vnni:
+      return cpu_has(Isa::avx512) && __builtin_cpu_supports("avx512vnni");
+    case Isa::avx512_bf16:  // a level above VNNI: every CPU with AVX512_BF16 has VNNI too
+      return cpu_has(Isa::avx512_vnni) && __builtin_cpu_supports("avx512bf16");
   }
   return false;
 }
@@ -51,25 +58,29 @@ const char* isa_name(Isa isa) {
     case Isa::sse2: return "sse2";
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
+    case Isa::avx512_vnni: return "avx512_vnni";
+    case Isa::avx512_bf16: return "avx512_bf16";
   }
   return "?";
 }
 
 Isa parse_isa(const std::string& name) {
-  if (name == "avx512") return Isa::avx512;
-  if (name == "avx2") return Isa::avx2;
-  if (name == "sse2" || name == "portable") return Isa::sse2;
-  throw Error("unknown instruction set '" + name + "' (expected avx512, avx2 or sse2)");
+  for (Isa isa : {Isa::avx512_bf16, Isa::avx512_vnni, Isa::avx512, Isa::avx2, Isa::sse2})
+    if (name == isa_name(isa)) return isa;
+  if (name == "portable") return Isa::sse2;
+  throw Error("unknown instruction set '" + name + "' (expected avx512_bf16, avx512_vnni, avx512, avx2 or sse2)");
 }
 
 std::vector<Isa> available_isas() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::sse2})
+  for (Isa isa : {Isa::avx512_bf16, Isa::avx512_vnni, Isa::avx512, Isa::avx2, Isa::sse2})
     if (cpu_has(isa)) out.push_back(isa);
   return out;
 }
 
 bool isa_available(Isa isa) { return cpu_has(isa); }
+
+Isa f32_kernel_isa(Isa isa) { return isa > Isa::avx512 ? Isa::avx512 : isa; }
 
 Isa active_isa() {
   int v = g_active.load(std::memory_order_acquire);
@@ -89,7 +100,7 @@ void set_isa(Isa isa) {
 
 std::string isa_kernel_summary(Isa isa) {
   const auto& t = detail::kernels_for(isa);
-  return std::string(t.name) + ": " + t.gemm_kernel_name + ", attention tile " +
+  return std::string(t.name) + ": " + t.f32.name + ", " + t.bf16.name + ", " + t.s8.name + ", attention tile " +
          std::to_string(t.attention_query_tile) + "x" + std::to_string(detail::kAttentionKeyTile);
 }
 
@@ -98,6 +109,8 @@ namespace detail {
 const KernelTable& kernels_for(Isa isa) {
   if (!isa_available(isa)) throw Error(std::string("this CPU cannot run ") + isa_name(isa) + " kernels");
   switch (isa) {
+    case Isa::avx512_bf16: return avx512_bf16_kernels();
+    case Isa::avx512_vnni: return avx512_vnni_kernels();
     case Isa::avx512: return avx512_kernels();
     case Isa::avx2: return avx2_kernels();
     case Isa::sse2: break;

@@ -6,6 +6,8 @@
 // head_dim that is not a multiple of the vector width, a short row).
 #pragma once
 
+#include <cstdint>
+
 #include "attend/ops/attention.hpp"
 #include "attend/ops/isa.hpp"
 #include "attend/ops/types.hpp"
@@ -17,20 +19,26 @@ inline constexpr index_t kMaxHeadDim = 256;
 // Keys per tile of the online softmax.
 inline constexpr int kAttentionKeyTile = 64;
 
-// Largest K block of the GEMM, and the row stride of a packed A micro-panel. The stride
-// is a compile-time constant so the micro-kernel addresses A's rows with immediate
-// displacements off one pointer; +16 floats keeps the rows off the same L1 sets.
+// Largest K block of the fp32 and bf16 GEMMs, and the row stride of a packed A
+// micro-panel (in floats; bf16 rows use the same bytes). The stride is a compile-time
+// constant so the micro-kernel addresses A's rows with immediate displacements off one
+// pointer; +16 floats keeps the rows off the same L1 sets.
 inline constexpr index_t kGemmMaxKc = 512;
 inline constexpr index_t kGemmAStride = kGemmMaxKc + 16;
 
 // One GEMM micro-tile: C[mr×nr] (+)= A[mr×kc]·B[kc×nr], then the epilogue on the last
-// K block. `a` is packed as rows [mr][kGemmAStride]; `b` points into a packed panel,
-// [kc][NR].
+// K block. `b` points into a packed panel, `a` into packed A; their layouts are the
+// element type's (see gemm_pack.cpp):
+//   f32   a: rows [mr][kGemmAStride] floats;      b: [kc][NR] floats
+//   bf16  a: rows [mr][kGemmAStride] floats' bytes holding bf16 (or, for widening
+//            kernels, floats already rounded to bf16); b: [kc/2][NR][2] bf16 pairs
+//   s8    a: [kc/4][mr][4] int8 (activations quantized per row);
+//         b: [kc/4][NR][4] uint8 (weights q + 128). Never K-blocked: kc = K rounded up to 4
 struct GemmTile {
   index_t kc = 0;
   int nr = 0;               // columns to store (≤ NR); the panel is zero-padded to NR
-  const float* a = nullptr;
-  const float* b = nullptr;
+  const void* a = nullptr;
+  const void* b = nullptr;
   float* c = nullptr;
   index_t ldc = 0;
   bool accumulate = false;  // add the partial sum already in C (earlier K blocks)
@@ -44,9 +52,34 @@ struct GemmTile {
   // k-step (the next weight panel, when the driver knows it; else this tile's own).
   const char* prefetch = nullptr;
   index_t prefetch_step = 0;
+  // s8 only: C = row_scale[r]·col_scale[j]·(Σ_k a_q·(b_q + 128) − row_offset[r]), so
+  // row_offset[r] = 128·Σ_k a_q[r][k] (removes the +128 that makes weights unsigned).
+  const float* row_scale = nullptr;          // [mr], alpha folded in
+  const std::int32_t* row_offset = nullptr;  // [mr]
+  const float* col_scale = nullptr;          // [nr], at this tile's first column
 };
 // Indexed by mr − 1: one specialisation per row count, so no row is wasted.
 using GemmMicroKernel = void (*)(const GemmTile&);
+
+// One GEMM element type's micro-kernels: MR×NR register tile, every row count 1…MR.
+struct GemmKernels {
+  int mr = 0;                       // rows per micro-tile
+  int nr = 0;                       // panel width
+  const char* name = "";            // e.g. "f32_gemm_14x32_avx512"
+  GemmMicroKernel kernels[16] = {}; // [mr − 1]
+};
+
+// Rows [0, mr) of A (row stride lda) × columns [k0, k0 + kc) packed for a bf16 kernel:
+// rounded to bf16 (nearest even), rows kGemmAStride floats apart, an odd kc padded with
+// one zero.
+using Bf16PackA = void (*)(const float* a, index_t lda, int mr, index_t k0, index_t kc, void* dst);
+
+// Rows [0, mr) of A (row stride lda, k columns) quantized for an s8 kernel, one scale
+// per row: q = nearest-even(a·(levels / max|a_row|)) ∈ [−levels, levels], written as
+// [kp/4][mr][4] int8 (k < kp zero-padded). row_scale = alpha·max|a_row| / levels (NaN
+// when the row holds a NaN or inf, so the output says so), row_offset = 128·Σ_k q.
+using S8QuantizeA = void (*)(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels, float alpha,
+                            std::int8_t* dst, float* row_scale, std::int32_t* row_offset);
 
 // One query tile of one (batch, head) against all its visible keys.
 struct AttentionTile {
@@ -90,10 +123,13 @@ struct KernelTable {
   Isa isa;
   const char* name;
 
-  int gemm_mr;                      // rows per micro-tile
-  int gemm_nr;                      // panel width
-  const char* gemm_kernel_name;     // e.g. "f32_gemm_14x32_avx512"
-  GemmMicroKernel gemm_kernels[16]; // [mr − 1], mr = 1 … gemm_mr
+  GemmKernels f32;
+  GemmKernels bf16;
+  Bf16PackA bf16_pack_a;
+  GemmKernels s8;
+  S8QuantizeA s8_quantize_a;
+  int s8_levels;  // activations quantized to [−levels, levels]: 127, or 63 where a
+                  // 16-bit intermediate (vpmaddubsw) must not saturate
 
   int attention_query_tile;         // queries per tile (vector lanes × vectors)
   void (*attention_tile)(const AttentionTile&);
@@ -122,6 +158,8 @@ struct KernelTable {
 const KernelTable& sse2_kernels();
 const KernelTable& avx2_kernels();
 const KernelTable& avx512_kernels();
+const KernelTable& avx512_vnni_kernels();  // avx512's, with the VNNI s8 GEMM
+const KernelTable& avx512_bf16_kernels();  // avx512_vnni's, with the BF16 bf16 GEMM
 
 const KernelTable& kernels_for(Isa isa);  // throws if the machine cannot run it
 const KernelTable& active_kernels();

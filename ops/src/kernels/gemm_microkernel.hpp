@@ -1,4 +1,5 @@
-// The GEMM micro-kernel: an MR×(NV·lanes) register tile, k-loop of broadcast-FMAs.
+// The fp32 GEMM micro-kernel: an MR×(NV·lanes) register tile, k-loop of broadcast-FMAs.
+// store_tile, the epilogue, is shared with the bf16 and s8 kernels.
 //
 // acc[r][v] += A[r][k] · B[k][v·lanes … ]: per k, NV aligned loads of the packed B
 // panel and MR broadcasts from A's packed rows (a fixed stride apart, so one pointer
@@ -12,9 +13,10 @@
 
 namespace attend::ops::ATTEND_ISA_NS {
 
-// Applies the epilogue to one row and stores its first `nr` columns.
-template <class A, int NV>
-inline void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
+// Applies the epilogue to one row and stores its first `nr` columns. The activation is
+// Act, or t.activation when Runtime.
+template <class A, int NV, Activation Act, bool Runtime = false>
+ATTEND_VECTOR_MATH void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>;
   float* c = t.c + r * t.ldc;
@@ -30,7 +32,7 @@ inline void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
     if (t.last) {
       if (t.alpha != 1.0f) x *= V(t.alpha);
       if (t.bias) x += full ? V::load_unaligned(t.bias + col) : load_partial<A>(t.bias + col, n, 0.f);
-      x = activate<A>(t.activation, x);
+      x = activate<A>(Runtime ? t.activation : Act, x);
       if (res) x += full ? V::load_unaligned(res + col) : load_partial<A>(res + col, n, 0.f);
     }
     if (full) {
@@ -41,7 +43,64 @@ inline void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& t, int r) {
   }
 }
 
+template <class A, int NV, Activation Act, bool Runtime = false>
+void store_tile_as(const float* sums, int mr, const detail::GemmTile& t) {
+  constexpr int NR = NV * kLanes<A>;
+  for (int r = 0; r < mr; ++r) {
+    vfloat<A> x[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) x[v] = vfloat<A>::load_aligned(sums + r * NR + v * kLanes<A>);
+    store_row<A, NV, Act, Runtime>(x, t, r);
+  }
+}
+
+// The epilogue of a whole tile in one call: the kernel stores its sums to `sums` (rows
+// NV·lanes floats apart, in L1), and they are read back row by row with the activation
+// resolved once. (Calling an epilogue per row, which the activations make too large to
+// inline, cost each row a call, a vzeroupper and the tile's accumulators spilled around
+// it: ~30% of an s8 tile, whose k loop is 4× shorter than fp32's.)
+template <class A, int NV>
+void store_tile(const float* sums, int mr, const detail::GemmTile& t) {
+  switch (t.last ? t.activation : Activation::none) {
+    case Activation::none: return store_tile_as<A, NV, Activation::none>(sums, mr, t);
+    case Activation::relu: return store_tile_as<A, NV, Activation::relu>(sums, mr, t);
+    case Activation::gelu: return store_tile_as<A, NV, Activation::gelu>(sums, mr, t);
+    case Activation::gelu_tanh: return store_tile_as<A, NV, Activation::gelu_tanh>(sums, mr, t);
+    case Activation::silu: return store_tile_as<A, NV, Activation::silu>(sums, mr, t);
+    case Activation::gelu_sigmoid: return store_tile_as<A, NV, Activation::gelu_sigmoid>(sums, mr, t);
+  }
+  store_tile_as<A, NV, Activation::none, true>(sums, mr, t);  // an activation added without a case above
+}
+
 inline constexpr int kPrefetchK = 32;  // k-steps ahead the panel is prefetched
+
+// The accumulators of a tile: KU sets of MR×NV vectors (always inlined: they must stay
+// in registers).
+template <class A, int KU, int MR, int NV>
+ATTEND_VECTOR_MATH void zero_tile(vfloat<A> (&acc)[KU][MR][NV]) {
+#pragma GCC unroll 64
+  for (int u = 0; u < KU; ++u)
+#pragma GCC unroll 64
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[u][r][v] = vfloat<A>(0.0f);
+}
+
+// Adds the KU sets and stores the tile through the epilogue.
+template <class A, int KU, int MR, int NV>
+ATTEND_VECTOR_MATH void reduce_and_store_tile(vfloat<A> (&acc)[KU][MR][NV], const detail::GemmTile& t) {
+  constexpr int W = kLanes<A>;
+  alignas(64) float sums[MR * NV * W];
+#pragma GCC unroll 64
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+#pragma GCC unroll 8
+      for (int u = 1; u < KU; ++u) acc[0][r][v] += acc[u][r][v];
+      acc[0][r][v].store_aligned(sums + (r * NV + v) * W);
+    }
+  store_tile<A, NV>(sums, MR, t);
+}
 
 // KU independent accumulator sets over k (KU = 1 for tall tiles).
 template <class A, int MR, int NV, int KU>
@@ -50,16 +109,11 @@ void gemm_tile(const detail::GemmTile& t) {
   constexpr int W = kLanes<A>;
   constexpr int NR = NV * W;
   V acc[KU][MR][NV];
-#pragma GCC unroll 64
-  for (int u = 0; u < KU; ++u)
-#pragma GCC unroll 64
-    for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[u][r][v] = V(0.0f);
+  zero_tile<A>(acc);
 
   constexpr index_t S = detail::kGemmAStride;
-  const float* a = t.a;
-  const float* b = t.b;
+  const float* a = static_cast<const float*>(t.a);
+  const float* b = static_cast<const float*>(t.b);
   index_t k = 0;
   for (; k + KU <= t.kc; k += KU) {
 #pragma GCC unroll 8
@@ -97,24 +151,30 @@ void gemm_tile(const detail::GemmTile& t) {
     ++a;
     b += NR;
   }
-#pragma GCC unroll 64
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 8
-    for (int u = 1; u < KU; ++u)
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[0][r][v] += acc[u][r][v];
-    store_row<A, NV>(acc[0][r], t, r);
-  }
+  reduce_and_store_tile<A>(acc, t);
 }
 
 // Accumulator sets needed to keep ~8 independent FMA chains in flight.
 template <int MR, int NV>
 inline constexpr int kKUnroll = MR * NV >= 8 ? 1 : (MR * NV >= 4 ? 2 : 4);
 
-template <class A, int NV, int... MRs>
-constexpr void fill_gemm_kernels(detail::GemmMicroKernel* out,
-                                 std::integer_sequence<int, MRs...>) {
-  ((out[MRs] = &gemm_tile<A, MRs + 1, NV, kKUnroll<MRs + 1, NV>>), ...);
+// A table entry: kernels[mr − 1] = kernel_for.operator()<mr>() for mr = 1 … MR.
+template <int MR, class KernelFor>
+detail::GemmKernels make_gemm_kernels(int nr, const char* name, const KernelFor& kernel_for) {
+  static_assert(MR <= 16, "GemmKernels holds 16 row counts");
+  detail::GemmKernels k;
+  k.mr = MR;
+  k.nr = nr;
+  k.name = name;
+  [&]<int... R>(std::integer_sequence<int, R...>) {
+    ((k.kernels[R] = kernel_for.template operator()<R + 1>()), ...);
+  }(std::make_integer_sequence<int, MR>{});
+  return k;
+}
+
+template <class A, int MR, int NV>
+detail::GemmKernels f32_gemm_kernels(const char* name) {
+  return make_gemm_kernels<MR>(NV * kLanes<A>, name, []<int R>() { return &gemm_tile<A, R, NV, kKUnroll<R, NV>>; });
 }
 
 }  // namespace attend::ops::ATTEND_ISA_NS

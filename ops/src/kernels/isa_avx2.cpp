@@ -1,12 +1,22 @@
-// Kernels compiled for AVX2 + FMA: 16 ymm registers, so the GEMM tile is 6×16
-// (12 accumulators) and attention tiles 16 queries wide.
+// Kernels compiled for AVX2 + FMA: 16 ymm registers, so the fp32 GEMM tile is 6×16
+// (12 accumulators) and attention tiles 16 queries wide. bf16 widens to fp32; s8 uses
+// vpmaddubsw with 7-bit activations, in a 5×16 tile (the step also holds a 16-bit
+// product and the constant 1).
 #define ATTEND_ISA_NS isa_avx2
 #include "kernels/make_table.hpp"
 
 namespace attend::ops::detail {
 const KernelTable& avx2_kernels() {
-  static const KernelTable table =
-      isa_avx2::make_table<xsimd::fma3<xsimd::avx2>, 6, 2, 2, 6>(Isa::avx2, "avx2", "f32_gemm_6x16_avx2");
+  using A = xsimd::fma3<xsimd::avx2>;
+  static const KernelTable table = [] {
+    KernelTable t = isa_avx2::make_table<A, 6, 2, 2, 6>(Isa::avx2, "avx2", "f32_gemm_6x16_avx2");
+    t.bf16 = isa_avx2::bf16_gemm_kernels<A, false, 6, 2>("bf16_f32_gemm_6x16_avx2");
+    t.bf16_pack_a = &isa_avx2::bf16_pack_a<A, false>;
+    t.s8 = isa_avx2::s8_gemm_kernels<A, isa_avx2::S8DotMaddubs256, 5, 2>("qd7_f32_qc8w_gemm_5x16_avx2");
+    t.s8_quantize_a = &isa_avx2::s8_quantize_a<A>;
+    t.s8_levels = 63;
+    return t;
+  }();
   return table;
 }
 }  // namespace attend::ops::detail

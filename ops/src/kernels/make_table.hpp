@@ -5,23 +5,22 @@
 
 #include "kernels/attention_decode.hpp"
 #include "kernels/attention_tile.hpp"
+#include "kernels/gemm_bf16_microkernel.hpp"
 #include "kernels/gemm_microkernel.hpp"
+#include "kernels/gemm_s8_microkernel.hpp"
 #include "kernels/row_kernels.hpp"
 
 namespace attend::ops::ATTEND_ISA_NS {
 
-// MR × NV vectors: the GEMM register tile. QV, R: attention query vectors per tile and
-// keys (or head dims) per register block.
+// MR × NV vectors: the fp32 GEMM register tile. QV, R: attention query vectors per
+// tile and keys (or head dims) per register block. The bf16 and s8 GEMM entries are
+// the caller's (each ISA file sets them).
 template <class A, int MR, int NV, int QV, int R>
 detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kernel_name) {
-  static_assert(MR <= 16, "gemm_kernels holds 16 row counts");
   detail::KernelTable t{};
   t.isa = isa;
   t.name = name;
-  t.gemm_mr = MR;
-  t.gemm_nr = NV * kLanes<A>;
-  t.gemm_kernel_name = gemm_kernel_name;
-  fill_gemm_kernels<A, NV>(t.gemm_kernels, std::make_integer_sequence<int, MR>{});
+  t.f32 = f32_gemm_kernels<A, MR, NV>(gemm_kernel_name);
   t.attention_query_tile = QV * kLanes<A>;
   t.attention_tile = &attention_tile<A, QV, R>;
   t.attention_decode = &attention_decode<A>;

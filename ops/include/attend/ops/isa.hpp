@@ -1,10 +1,19 @@
 // Instruction-set selection.
 //
-// Every vectorised kernel is compiled three times — AVX-512 (F/CD/DQ/BW/VL), AVX2+FMA
-// and SSE2 (the x86-64 baseline, so the portable fallback runs on any x86-64 CPU) —
-// and the best one this CPU and OS support is chosen at run time. The environment
-// variable ATTEND_ISA (avx512 | avx2 | sse2) forces a lower one; asking for one the
-// machine lacks is an error at first use, not a silent downgrade.
+// Every vectorised kernel is compiled for each level below, and the best one this CPU
+// and OS support is chosen at run time. The levels form a chain, each including all
+// below it (as oneDNN's avx512_core → avx512_core_vnni → avx512_core_bf16):
+//
+//   sse2         the x86-64 baseline: the portable fallback runs on any x86-64 CPU
+//   avx2         AVX2 + FMA
+//   avx512       AVX-512 F/CD/DQ/BW/VL
+//   avx512_vnni  + AVX512_VNNI (vpdpbusd): the int8 GEMM's dot product
+//   avx512_bf16  + AVX512_BF16 (vdpbf16ps): the bf16 GEMM's dot product
+//
+// The two top levels add only the int8 and bf16 GEMM kernels; every fp32 kernel is the
+// avx512 one (f32_kernel_isa). The environment variable ATTEND_ISA (one of the names
+// above, or "portable" for sse2) forces a lower one; asking for one the machine lacks
+// is an error at first use, not a silent downgrade.
 #pragma once
 
 #include <string>
@@ -12,7 +21,7 @@
 
 namespace attend::ops {
 
-enum class Isa { sse2 = 0, avx2 = 1, avx512 = 2 };
+enum class Isa { sse2 = 0, avx2 = 1, avx512 = 2, avx512_vnni = 3, avx512_bf16 = 4 };
 
 const char* isa_name(Isa isa);
 Isa parse_isa(const std::string& name);  // throws attend::Error on an unknown name
@@ -20,6 +29,10 @@ Isa parse_isa(const std::string& name);  // throws attend::Error on an unknown n
 // ISAs this CPU and OS can run, best first.
 std::vector<Isa> available_isas();
 bool isa_available(Isa isa);
+
+// The level whose fp32 kernels `isa` runs: avx512 for avx512_vnni and avx512_bf16,
+// `isa` itself otherwise. Tests use it to run each distinct fp32 kernel once.
+Isa f32_kernel_isa(Isa isa);
 
 // The ISA used by kernels that are not bound to packed data. The first call reads
 // ATTEND_ISA; set_isa() overrides it (tests and benchmarks use this to run every path).

@@ -4,6 +4,8 @@
 // yardstick. Arguments are as in the fast ops.
 #pragma once
 
+#include <cstdint>
+
 #include "attend/ops/attention.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
@@ -16,6 +18,21 @@ double activation(Activation a, double x);
 // w is the unpacked weight [N, K].
 void gemm(ConstMatrix a, ConstMatrix w, Matrix c, float alpha, const float* bias,
           Activation act, ConstMatrix residual);
+
+// What the typed GEMMs promise (gemm.hpp):
+// x rounded to bf16, nearest even (a NaN stays NaN).
+float round_to_bf16(float x);
+// Symmetric per-row quantization, CTranslate2's: q = nearest-even(fl(x·fl(levels/amax)))
+// with amax = max|x_row|, and factor = fl(amax/levels), so x ≈ q·factor. q is [rows, cols]
+// packed; a row holding a NaN or inf gets q = 0 and factor NaN.
+void quantize_rows(ConstMatrix x, int levels, std::int8_t* q, float* factor);
+// The s8 GEMM: A quantized per row to a_levels, W = wq[j][k]·w_factor[j]; the integer
+// dot products exact, the dequantization and epilogue in double.
+void gemm_s8(ConstMatrix a, int a_levels, MatrixView<const std::int8_t> wq, const float* w_factor, Matrix c,
+             float alpha, const float* bias, Activation act, ConstMatrix residual);
+// The bf16 GEMM: A and W rounded to bf16, products summed in double.
+void gemm_bf16(ConstMatrix a, ConstMatrix w, Matrix c, float alpha, const float* bias,
+               Activation act, ConstMatrix residual);
 
 void attention(const AttentionArgs& args);
 void attention_decode(const DecodeAttentionArgs& args);

@@ -1,0 +1,179 @@
+// Packing bf16 and s8 weights (f32: gemm_pack.cpp), and reading any packing back.
+//
+//   bf16  panels of [K/2][NR][2]: one 32-bit lane per (k pair, column), the even k in
+//         the low half (vdpbf16ps's operand layout).
+//   s8    panels of [K/4][NR][4] u8 = q + 128 (gemm_s8_microkernel.hpp says why the
+//         shift), then the per-column dequantization factors: panels·NR floats, zero
+//         past N, 64-byte aligned.
+// K is zero-padded to the group (pair, quad); padding columns hold zeros (u8 128).
+// Done once per weight, at model load.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "attend/ops/gemm.hpp"
+#include "check.hpp"
+#include "gemm_driver.hpp"
+
+namespace attend::ops {
+namespace {
+
+// float → bf16 bits, rounded to nearest even; a NaN stays a (quiet) NaN.
+std::uint16_t bf16_bits(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  if (std::isnan(x)) return 0x7fc0;
+  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float from_bf16_bits(std::uint16_t h) {
+  const std::uint32_t u = std::uint32_t{h} << 16;
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// The view of an [n, k] packing of `type` for `isa` at `data` (scales placed after the
+// panels), and the bytes it spans.
+PackedWeightView layout(index_t n, index_t k, WeightType type, Isa isa, const void* data, std::size_t* bytes) {
+  PackedWeightView v{data, n, k, gemm_panel_width(isa, type), isa, type, nullptr};
+  const std::size_t panels_bytes = v.panel_bytes() * static_cast<std::size_t>(v.panels());
+  std::size_t total = panels_bytes;
+  if (type == WeightType::s8) {
+    const std::size_t scales_at = (panels_bytes + 63) / 64 * 64;
+    total = scales_at + static_cast<std::size_t>(v.panels() * v.nr) * sizeof(float);
+    if (data) v.scales = reinterpret_cast<const float*>(static_cast<const std::byte*>(data) + scales_at);
+  }
+  if (bytes) *bytes = total;
+  return v;
+}
+
+PackedWeightView allocate(index_t n, index_t k, WeightType type, Isa isa, AlignedBuffer& buffer) {
+  std::size_t bytes = 0;
+  layout(n, k, type, isa, nullptr, &bytes);
+  buffer = AlignedBuffer(std::max<std::size_t>(bytes, 1));
+  return layout(n, k, type, isa, buffer.data(), nullptr);
+}
+
+// Fills v's panels in memory order, [panels][k groups][nr][group], with
+// element(column, k) inside the weight and `padding` outside.
+template <class T, class Element>
+void write_panels(const PackedWeightView& v, index_t group, T padding, const Element& element) {
+  T* out = static_cast<T*>(const_cast<void*>(v.data));
+  const index_t nr = v.nr, kp = v.k_padded();
+  for (index_t p = 0; p < v.panels(); ++p)
+    for (index_t g = 0; g < kp / group; ++g)
+      for (index_t j = 0; j < nr; ++j)
+        for (index_t i = 0; i < group; ++i) {
+          const index_t col = p * nr + j, kk = group * g + i;
+          *out++ = col < v.n && kk < v.k ? element(col, kk) : padding;
+        }
+}
+
+// Writes the s8 panels of q(j, kk) ∈ int8 (as u8 = q + 128) and the factors.
+template <class Q>
+void write_s8(const PackedWeightView& v, const Q& q, const std::vector<float>& factors) {
+  write_panels<std::uint8_t>(v, 4, 128, [&](index_t j, index_t kk) { return static_cast<std::uint8_t>(q(j, kk) + 128); });
+  auto* scales = const_cast<float*>(v.scales);
+  std::fill_n(scales, v.panels() * v.nr, 0.0f);
+  std::copy(factors.begin(), factors.end(), scales);
+}
+
+void check_s8_shape(const char* op, index_t k) {
+  ATTEND_OP_CHECK(k <= kMaxS8K, op, "K = ", k, " exceeds ", kMaxS8K,
+                  ", the most an s8 GEMM sums exactly in int32");
+}
+
+void write_bf16(const PackedWeightView& v, ConstMatrix w) {
+  write_panels<std::uint16_t>(v, 2, 0, [&](index_t j, index_t kk) { return bf16_bits(w(j, kk)); });
+}
+
+}  // namespace
+
+std::size_t packed_weight_bytes(index_t n, index_t k, WeightType type, Isa isa) {
+  std::size_t bytes = 0;
+  layout(n, k, type, isa, nullptr, &bytes);
+  return bytes;
+}
+
+int s8_activation_levels(Isa isa) { return detail::kernels_for(isa).s8_levels; }
+
+PackedWeight pack_weight(ConstMatrix w, WeightType type, Isa isa) {
+  constexpr const char* op = "pack_weight";
+  if (type == WeightType::f32) return pack_weight(w, isa);
+  detail::check_matrix(op, "weight", w);
+  AlignedBuffer buffer;
+  if (type == WeightType::bf16) {
+    const PackedWeightView v = allocate(w.rows, w.cols, WeightType::bf16, isa, buffer);
+    write_bf16(v, w);
+    return PackedWeight(std::move(buffer), v);
+  }
+  check_s8_shape(op, w.cols);
+  // CTranslate2's quantization: scale = 127 / max|w_row|, q = round(w·scale); the GEMM
+  // multiplies by the factor 1/scale = max|w_row| / 127.
+  std::vector<std::int8_t> q(static_cast<std::size_t>(w.rows * w.cols));
+  std::vector<float> factors(static_cast<std::size_t>(w.rows));
+  for (index_t j = 0; j < w.rows; ++j) {
+    float amax = 0.0f;
+    for (index_t kk = 0; kk < w.cols; ++kk) {
+      ATTEND_OP_CHECK(std::isfinite(w(j, kk)), op, "weight[", j, ", ", kk, "] = ", w(j, kk),
+                      " cannot be quantized to s8");
+      amax = std::max(amax, std::abs(w(j, kk)));
+    }
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (index_t kk = 0; kk < w.cols; ++kk)
+      q[j * w.cols + kk] = static_cast<std::int8_t>(std::nearbyint(w(j, kk) * inv));
+    factors[j] = amax / 127.0f;
+  }
+  const PackedWeightView v = allocate(w.rows, w.cols, WeightType::s8, isa, buffer);
+  write_s8(v, [&](index_t j, index_t kk) { return q[j * w.cols + kk]; }, factors);
+  return PackedWeight(std::move(buffer), v);
+}
+
+PackedWeight pack_weight_s8(MatrixView<const std::int8_t> q, const float* ct2_scales, Isa isa) {
+  constexpr const char* op = "pack_weight_s8";
+  detail::check_matrix(op, "q", q);
+  check_s8_shape(op, q.cols);
+  ATTEND_OP_CHECK(ct2_scales != nullptr || q.rows == 0, op, "scales are null");
+  std::vector<float> factors(static_cast<std::size_t>(q.rows));
+  for (index_t j = 0; j < q.rows; ++j) {
+    const float s = ct2_scales[j];
+    ATTEND_OP_CHECK(s > 0.0f, op, "scale[", j, "] = ", s, " is not positive (w = q / scale)");
+    factors[j] = 1.0f / s;  // +inf (an all-zero row) gives 0
+  }
+  AlignedBuffer buffer;
+  const PackedWeightView v = allocate(q.rows, q.cols, WeightType::s8, isa, buffer);
+  write_s8(v, [&](index_t j, index_t kk) { return q(j, kk); }, factors);
+  return PackedWeight(std::move(buffer), v);
+}
+
+void unpack_weight(const PackedWeightView& b, Matrix w) {
+  constexpr const char* op = "unpack_weight";
+  detail::check_matrix(op, "w", w);
+  ATTEND_OP_CHECK(w.rows == b.n && w.cols == b.k, op, "w is [", w.rows, ", ", w.cols, "], the weight is [", b.n,
+                  ", ", b.k, "]");
+  const index_t nr = b.nr;
+  for (index_t j = 0; j < b.n; ++j) {
+    const std::byte* panel = b.panel(j / nr);
+    const index_t col = j % nr;
+    for (index_t kk = 0; kk < b.k; ++kk) {
+      switch (b.type) {
+        case WeightType::f32:
+          w(j, kk) = reinterpret_cast<const float*>(panel)[kk * nr + col];
+          break;
+        case WeightType::bf16:
+          w(j, kk) = from_bf16_bits(reinterpret_cast<const std::uint16_t*>(panel)[(kk / 2 * nr + col) * 2 + kk % 2]);
+          break;
+        case WeightType::s8: {
+          const int u = std::to_integer<int>(panel[(kk / 4 * nr + col) * 4 + kk % 4]);
+          w(j, kk) = static_cast<float>(u - 128) * b.scales[j];
+          break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace attend::ops

@@ -1,0 +1,180 @@
+// The s8 GEMM's loops: A quantized once, then the BLIS loops without K blocking (the
+// int32 sums must see all of K before they can be dequantized).
+//
+//   quantize A: each row tile (≤ MR rows) to [K/4][mr][4] int8 with its row scales —
+//               once per GEMM, tiles split over the threads, then one barrier (none
+//               when the threads split the rows: each computes on what it quantized)
+//   for each block of NC panels            — the B block stays in L2
+//     for each row tile                    — its quantized rows stay in L1
+//       for each panel in the block: micro-kernel (mr × NR × K) and the epilogue
+//
+// Few rows (decoding, quantized A within kFewRowABytes): NC = 1, so each weight panel,
+// read from memory once, serves every row tile while in L1, and the tiles prefetch the
+// next panel between them while they compute — the fp32 few-row order, for any number
+// of tiles (A is already packed; nothing limits it to a stack buffer).
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "gemm_driver.hpp"
+#include "parallel.hpp"
+
+namespace attend::ops::detail {
+namespace {
+
+constexpr index_t kBBlockBytes = 1 << 19;   // NC panels of B: half of a 1 MiB L2
+constexpr index_t kFewRowABytes = 1 << 18;  // quantized A of a thread's rows up to this: NC = 1
+
+index_t round_up_64(index_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// Where the quantized A, its row scales and row offsets live in the scratch.
+struct QuantizedA {
+  std::int8_t* q;             // tile t at its first row × kp
+  float* row_scale;           // [M]
+  std::int32_t* row_offset;   // [M]
+
+  QuantizedA(std::byte* scratch, index_t m, index_t kp)
+      : q(reinterpret_cast<std::int8_t*>(scratch)),
+        row_scale(reinterpret_cast<float*>(scratch + round_up_64(m * kp))),
+        row_offset(reinterpret_cast<std::int32_t*>(scratch + round_up_64(m * kp) + round_up_64(4 * m))) {}
+};
+
+struct S8Problem {
+  ConstMatrix a;
+  PackedWeightView b;
+  Matrix c;
+  GemmEpilogue ep;
+  bool residual_is_c;
+  const KernelTable* kt;
+  QuantizedA qa;
+  index_t kp, m_tiles;
+  index_t panel_bytes;
+
+  const std::byte* panel(index_t p) const { return static_cast<const std::byte*>(b.data) + p * panel_bytes; }
+};
+
+void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
+  const index_t M = g.a.rows;
+  for (index_t t = t_begin; t < t_end; ++t) {
+    const index_t i0 = tile_start(M, g.m_tiles, t);
+    g.kt->s8_quantize_a(g.a.row(i0), g.a.ld, tile_rows(M, g.m_tiles, t), g.b.k, g.kp, g.kt->s8_levels, g.ep.alpha,
+                        g.qa.q + i0 * g.kp, g.qa.row_scale + i0, g.qa.row_offset + i0);
+  }
+}
+
+// The fields every tile of the problem shares.
+GemmTile tile_template(const S8Problem& g) {
+  GemmTile t;
+  t.kc = g.kp;
+  t.ldc = g.c.ld;
+  t.accumulate = g.residual_is_c;
+  t.last = true;
+  t.alpha = 1.0f;  // folded into row_scale
+  t.activation = g.ep.activation;
+  t.ldr = g.ep.residual.ld;
+  t.prefetch_step = 4 * g.kt->s8.nr;
+  return t;
+}
+
+// Rows from i0 × panel p.
+void fill_tile(const S8Problem& g, GemmTile& t, index_t i0, index_t p) {
+  const index_t NR = g.kt->s8.nr, n0 = p * NR;
+  t.a = g.qa.q + i0 * g.kp;
+  t.b = g.panel(p);
+  t.nr = static_cast<int>(std::min(NR, g.b.n - n0));
+  t.c = g.c.row(i0) + n0;
+  t.bias = g.ep.bias ? g.ep.bias + n0 : nullptr;
+  t.residual = g.ep.residual.data && !g.residual_is_c ? g.ep.residual.row(i0) + n0 : nullptr;
+  t.row_scale = g.qa.row_scale + i0;
+  t.row_offset = g.qa.row_offset + i0;
+  t.col_scale = g.b.scales + n0;
+  t.prefetch = static_cast<const char*>(t.b);  // own panel: a no-op unless the driver says better
+  t.prefetch_step = 4 * NR;
+}
+
+// Tile `tile` of `tiles` takes a share of panel `next` to prefetch while it computes.
+// Shares are at least a cache line per k group, so with many tiles only the first few
+// prefetch (the rest would fetch the same lines again).
+void prefetch_next_panel(const S8Problem& g, GemmTile& t, index_t next, index_t tile, index_t tiles) {
+  const index_t bytes = g.panel_bytes, groups = g.kp / 4;
+  if (tiles < 2 || groups == 0) return;  // one tile is bandwidth-bound: the fp32 path measured it slower
+  const index_t sharers = std::clamp<index_t>(bytes / (64 * groups), 1, tiles);
+  if (tile >= sharers) return;
+  t.prefetch = reinterpret_cast<const char*>(g.panel(next)) + tile * bytes / sharers;
+  t.prefetch_step = bytes / (sharers * groups);
+}
+
+// Row tiles [t_begin, t_end) × panels [p_begin, p_end).
+void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_begin, index_t p_end) {
+  const index_t M = g.a.rows;
+  const index_t rows = tile_start(M, g.m_tiles, t_end) - tile_start(M, g.m_tiles, t_begin);
+  const bool few_rows = rows * g.kp <= kFewRowABytes;
+  const index_t nc = few_rows ? 1 : std::max<index_t>(1, kBBlockBytes / std::max<index_t>(g.panel_bytes, 1));
+  const auto& kernels = g.kt->s8.kernels;
+  GemmTile t = tile_template(g);
+  for (index_t p0 = p_begin; p0 < p_end; p0 += nc) {
+    const index_t p1 = std::min(p_end, p0 + nc);
+    for (index_t tile = t_begin; tile < t_end; ++tile) {
+      const index_t i0 = tile_start(M, g.m_tiles, tile);
+      const int mr = tile_rows(M, g.m_tiles, tile);
+      for (index_t p = p0; p < p1; ++p) {
+        fill_tile(g, t, i0, p);
+        if (few_rows && p + 1 < p_end) prefetch_next_panel(g, t, p + 1, tile - t_begin, t_end - t_begin);
+        kernels[mr - 1](t);
+      }
+    }
+  }
+}
+
+// Grid cell `cell` of tm × tn: its tile range × panel range.
+void run_cell(const S8Problem& g, int cell, int tm, int tn) {
+  index_t tb, te, pb, pe;
+  split_range(g.m_tiles, cell / tn, tm, tb, te);
+  split_range(g.b.panels(), cell % tn, tn, pb, pe);
+  if (tb < te && pb < pe) run_range(g, tb, te, pb, pe);
+}
+
+}  // namespace
+
+std::size_t gemm_s8_scratch_bytes(index_t m, const PackedWeightView& b) {
+  return static_cast<std::size_t>(round_up_64(m * b.k_padded()) + 2 * round_up_64(4 * m));
+}
+
+void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads,
+             std::byte* scratch) {
+  const KernelTable& kt = kernels_for(b.isa);
+  const index_t M = a.rows, kp = b.k_padded();
+  const S8Problem g{a,   b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data, &kt,
+                    QuantizedA(scratch, M, kp), kp, (M + kt.s8.mr - 1) / kt.s8.mr,
+                    static_cast<index_t>(b.panel_bytes())};
+  const int nt = gemm_threads(threads, M, b.n, b.k, b.n * b.k);
+  if (nt == 1) {
+    quantize_tiles(g, 0, g.m_tiles);
+    run_range(g, 0, g.m_tiles, 0, b.panels());
+    return;
+  }
+  // More rows than columns (the encoder): split the rows — each thread then computes on
+  // the rows it quantized, so no quantized A crosses cores and no barrier is needed,
+  // and the smaller B is shared read-only. Otherwise (decoding) split the panels, so
+  // each weight panel is streamed from memory by one thread only.
+  int tm = 1, tn = 1;
+  if (M > b.n && g.m_tiles >= nt) {
+    tm = nt;
+  } else {
+    choose_grid(g.m_tiles, b.panels(), nt, tm, tn);
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    const int id = omp_get_thread_num(), team = omp_get_num_threads();
+    index_t qb, qe;
+    split_range(g.m_tiles, id, team, qb, qe);
+    quantize_tiles(g, qb, qe);
+    if (!(tn == 1 && tm == team)) {  // (the same for every thread of the team)
+#pragma omp barrier
+    }
+    for (int cell = id; cell < tm * tn; cell += team) run_cell(g, cell, tm, tn);
+  }
+}
+
+}  // namespace attend::ops::detail

@@ -1,0 +1,166 @@
+// The bf16 GEMM micro-kernels: bf16 inputs, fp32 accumulation, the fp32 epilogue.
+//
+// A B panel holds, per pair of k, NR 32-bit lanes: the bf16 of k (even) in the low half
+// and of k + 1 (odd) in the high half — the operand layout of vdpbf16ps. Two kernels
+// read it:
+//   native  (AVX512_BF16): vdpbf16ps multiplies a lane's two pairs and adds both to the
+//           fp32 accumulator; A is packed as bf16 pairs, one 32-bit broadcast per row.
+//   widening (AVX-512, AVX2, SSE2): a bf16 is the top half of a float, so `lane << 16`
+//           is the even k as fp32 and `lane & 0xffff0000` the odd one; two FMAs. A is
+//           packed as floats already rounded to bf16, so both paths multiply the same
+//           numbers.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/gemm_microkernel.hpp"
+
+namespace attend::ops::ATTEND_ISA_NS {
+
+// float → bf16 bits, rounded to nearest even; a NaN stays a (quiet) NaN instead of
+// rounding into the infinity next to it.
+template <class A>
+ATTEND_VECTOR_MATH xsimd::batch<std::uint32_t, A> bf16_round_bits(const vfloat<A>& x) {
+  using VU = xsimd::batch<std::uint32_t, A>;
+  const VU u = xsimd::bitwise_cast<VU>(x);
+  const VU rounded = (u + VU(0x7fffu) + ((u >> 16) & VU(1u))) & VU(0xffff0000u);
+  const auto quiet_nan = xsimd::bitwise_cast<vfloat<A>>(VU(0x7fc00000u));
+  return xsimd::bitwise_cast<VU>(xsimd::select(x != x, quiet_nan, xsimd::bitwise_cast<vfloat<A>>(rounded)));
+}
+
+// Packs mr rows of A (k0 … k0+kc) for the bf16 kernels, rows kGemmAStride floats apart:
+// as bf16 (Native) or as floats rounded to bf16. An odd kc gets one zero after it, so
+// the kernels can read whole pairs.
+template <class A, bool Native>
+void bf16_pack_a(const float* a, index_t lda, int mr, index_t k0, index_t kc, void* dst) {
+  using V = vfloat<A>;
+  using VU = xsimd::batch<std::uint32_t, A>;
+  constexpr int W = kLanes<A>;
+  const index_t padded = kc + (kc & 1);
+#if defined(__AVX512BF16__)
+  // vcvtneps2bf16: 16 roundings in one instruction (packing is per tile and K block:
+  // a scalar narrowing here was 15% of a bf16 GEMM). Like vdpbf16ps, it treats
+  // denormals as zero; normal numbers round exactly as bf16_round_bits.
+  if constexpr (Native) {
+    for (int r = 0; r < mr; ++r) {
+      const float* x = a + r * lda + k0;
+      auto* out = reinterpret_cast<std::uint16_t*>(static_cast<char*>(dst) + r * detail::kGemmAStride * sizeof(float));
+      for (index_t i = 0; i < padded; i += 16) {
+        const auto have = static_cast<__mmask16>(kc - i >= 16 ? 0xffff : (1u << (kc - i)) - 1u);
+        const auto write = static_cast<__mmask16>(padded - i >= 16 ? 0xffff : (1u << (padded - i)) - 1u);
+        const __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(have, x + i));
+        _mm256_mask_storeu_epi16(out + i, write, reinterpret_cast<const __m256i&>(h));
+      }
+    }
+    return;
+  }
+#endif
+  for (int r = 0; r < mr; ++r) {
+    const float* x = a + r * lda + k0;
+    char* row = static_cast<char*>(dst) + r * detail::kGemmAStride * sizeof(float);
+    for (index_t i = 0; i < padded; i += W) {
+      const index_t n = std::min<index_t>(W, padded - i);      // lanes to write
+      const index_t have = std::max<index_t>(0, std::min<index_t>(W, kc - i));  // lanes of A
+      const VU bits = bf16_round_bits<A>(have == W ? V::load_unaligned(x + i) : load_partial<A>(x + i, have, 0.f));
+      alignas(64) std::uint32_t lanes[W];
+      bits.store_aligned(lanes);
+      if constexpr (Native) {
+        auto* out = reinterpret_cast<std::uint16_t*>(row) + i;
+        for (index_t j = 0; j < n; ++j) out[j] = static_cast<std::uint16_t>(lanes[j] >> 16);
+      } else {
+        float* out = reinterpret_cast<float*>(row) + i;
+        if (n == W) {
+          xsimd::bitwise_cast<V>(bits).store_unaligned(out);
+        } else {
+          std::memcpy(out, lanes, n * sizeof(float));
+        }
+      }
+    }
+  }
+}
+
+#if defined(__AVX512BF16__)
+// acc += Σ pairs of b·a, one vdpbf16ps. Inline assembly because GCC 12 wraps the
+// intrinsic's tied accumulator in register copies once a tile holds more than ~12.
+inline __m512 dot_bf16(__m512 acc, __m512i b, __m512i a) {
+  __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(b), "v"(a));
+  return acc;
+}
+#endif
+
+// KU independent accumulator sets over k pairs (KU = 1 for tall tiles), as gemm_tile.
+template <class A, bool Native, int MR, int NV, int KU>
+void bf16_gemm_tile(const detail::GemmTile& t) {
+  using V = vfloat<A>;
+  using VU = xsimd::batch<std::uint32_t, A>;
+  constexpr int W = kLanes<A>;
+  constexpr int NR = NV * W;
+  V acc[KU][MR][NV];
+  zero_tile<A>(acc);
+
+  const char* a = static_cast<const char*>(t.a);
+  const char* b = static_cast<const char*>(t.b);
+  const index_t pairs = (t.kc + 1) / 2;
+  // One k pair into accumulator set u: B's lanes at bp, A's pair at offset ap of each row.
+  auto step = [&](int u, const char* bp, index_t ap) __attribute__((always_inline)) {
+    if constexpr (Native) {
+#if defined(__AVX512BF16__)
+      constexpr index_t S = detail::kGemmAStride * sizeof(float);  // A row stride, bytes
+      __m512i bv[NV];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_si512(bp + v * 64);
+#pragma GCC unroll 64
+      for (int r = 0; r < MR; ++r) {
+        std::int32_t pair;
+        std::memcpy(&pair, a + r * S + ap, sizeof pair);
+        const __m512i av = _mm512_set1_epi32(pair);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[u][r][v] = dot_bf16(acc[u][r][v], bv[v], av);
+      }
+#endif
+    } else {
+      // Even k, then odd k: B is loaded twice (from L1) rather than holding both halves,
+      // which would leave no register for the accumulators of a full tile.
+      const float* ar = reinterpret_cast<const float*>(a + ap * 2);  // the pair as floats
+#pragma GCC unroll 2
+      for (int half = 0; half < 2; ++half) {
+        V bv[NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
+          const VU lanes = VU::load_aligned(reinterpret_cast<const std::uint32_t*>(bp) + v * W);
+          bv[v] = xsimd::bitwise_cast<V>(half == 0 ? lanes << 16 : lanes & VU(0xffff0000u));
+        }
+#pragma GCC unroll 64
+        for (int r = 0; r < MR; ++r) {
+          const V av(ar[r * detail::kGemmAStride + half]);
+#pragma GCC unroll 8
+          for (int v = 0; v < NV; ++v) acc[u][r][v] = xsimd::fma(av, bv[v], acc[u][r][v]);
+        }
+      }
+    }
+  };
+  index_t p = 0;
+  for (; p + KU <= pairs; p += KU) {
+#pragma GCC unroll 8
+    for (int u = 0; u < KU; ++u) {
+      const char* bp = b + (p + u) * NR * 4;
+      // Prefetch as the fp32 kernel: the panel 32 k-steps ahead, the next panel's share.
+#pragma GCC unroll 8
+      for (int l = 0; l < NR * 4 / 64; ++l) __builtin_prefetch(bp + kPrefetchK * NR * 4 + l * 64, 0, 3);
+      __builtin_prefetch(t.prefetch + (p + u) * t.prefetch_step, 0, 2);
+      step(u, bp, (p + u) * 4);
+    }
+  }
+  for (; p < pairs; ++p) step(0, b + p * NR * 4, p * 4);
+
+  reduce_and_store_tile<A>(acc, t);
+}
+
+template <class A, bool Native, int MR, int NV>
+detail::GemmKernels bf16_gemm_kernels(const char* name) {
+  return make_gemm_kernels<MR>(NV * kLanes<A>, name,
+                               []<int R>() { return &bf16_gemm_tile<A, Native, R, NV, kKUnroll<R, NV>>; });
+}
+
+}  // namespace attend::ops::ATTEND_ISA_NS

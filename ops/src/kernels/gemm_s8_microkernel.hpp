@@ -1,0 +1,349 @@
+// The int8 GEMM micro-kernels and the activation quantizer.
+//
+// Weights are int8 per output row (CTranslate2's scheme), stored as u8 = q + 128 in
+// panels of [K/4][NR][4]: one 32-bit lane holds 4 consecutive k of one column, the
+// operand layout of vpdpbusd (u8 × s8, 4 products summed into an int32 lane).
+// Activations are quantized per row at run time to s8 and packed as [K/4][mr][4], so a
+// row's 4 k are one 32-bit broadcast. The shift is removed once per row:
+//   Σ_k a_q·(b_q + 128) = Σ_k a_q·b_q + 128·Σ_k a_q,
+// so each accumulator starts at −128·Σ_k a_q (row_offset) and ends exact.
+//
+// Why s8 activations and u8 weights rather than the reverse: the kernels are equally
+// fast either way (both operands are registers: vpdpbusd with an embedded {1to16}
+// broadcast ran at 0.3 TOP/s against 1.0 TOP/s with a separate vpbroadcastd on this
+// Zen 5), but this way one packing and one correction serve every kernel: vpmaddubsw
+// (also u8 × s8) cannot saturate its 16-bit pair sums when activations stay within
+// ±63 (2·255·63 = 32130 < 32767), and the correction is the same 128·Σ a_q.
+//
+// Dot products, per ISA:
+//   vnni     vpdpbusd: one instruction per 64 products (AVX512_VNNI)
+//   maddubs  vpmaddubsw + vpmaddwd(·, 1) + vpaddd (AVX-512BW, AVX2): exact for |a_q| ≤ 63
+//   scalar   plain int32 arithmetic (SSE2, the portable path)
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "kernels/gemm_microkernel.hpp"
+
+namespace attend::ops::ATTEND_ISA_NS {
+
+// ---- dot-product steps: acc (int32 lanes) += Σ of 4 products per lane --------------
+
+#if defined(__AVX512VNNI__)
+struct S8DotVnni512 {
+  using Vec = __m512i;
+  static Vec dot(Vec acc, Vec b_u8, Vec a_s8) {
+    // Inline assembly: GCC 12 wraps the intrinsic's tied accumulator in register copies
+    // once a tile holds more than ~12 accumulators (2× slower).
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b_u8), "v"(a_s8));
+    return acc;
+  }
+};
+#endif
+#if defined(__AVX512BW__)
+struct S8DotMaddubs512 {
+  using Vec = __m512i;
+  static Vec dot(Vec acc, Vec b_u8, Vec a_s8) {
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(b_u8, a_s8), _mm512_set1_epi16(1)));
+  }
+};
+#endif
+#if defined(__AVX2__)
+struct S8DotMaddubs256 {
+  using Vec = __m256i;
+  static Vec dot(Vec acc, Vec b_u8, Vec a_s8) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(b_u8, a_s8), _mm256_set1_epi16(1)));
+  }
+};
+#endif
+
+// Integer-vector helpers for the two widths the vector kernels use.
+// (The unnamed second argument picks the width.)
+#if defined(__AVX2__)
+inline __m256i s8_load(const void* p, __m256i) { return _mm256_load_si256(static_cast<const __m256i*>(p)); }
+inline __m256i s8_broadcast(std::int32_t x, __m256i) { return _mm256_set1_epi32(x); }
+inline __m256i s8_add(__m256i x, __m256i y) { return _mm256_add_epi32(x, y); }
+inline __m256 s8_to_float(__m256i x) { return _mm256_cvtepi32_ps(x); }
+#endif
+#if defined(__AVX512F__)
+inline __m512i s8_load(const void* p, __m512i) { return _mm512_load_si512(p); }
+inline __m512i s8_broadcast(std::int32_t x, __m512i) { return _mm512_set1_epi32(x); }
+inline __m512i s8_add(__m512i x, __m512i y) { return _mm512_add_epi32(x, y); }
+inline __m512 s8_to_float(__m512i x) { return _mm512_cvtepi32_ps(x); }
+#endif
+
+inline std::int32_t load_s32(const void* p) {
+  std::int32_t x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+
+// Dequantizes row r of int32 sums (as floats) into the tile's float sums.
+template <class A, int NV>
+ATTEND_VECTOR_MATH void dequantize_row(vfloat<A> (&sum)[NV], const vfloat<A> (&col)[NV], const detail::GemmTile& t,
+                                       int r, float* sums) {
+  const vfloat<A> row(t.row_scale[r]);
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) (sum[v] * col[v] * row).store_aligned(sums + (r * NV + v) * kLanes<A>);
+}
+
+template <class A, int NV>
+inline void load_col_scales(vfloat<A> (&col)[NV], const detail::GemmTile& t) {
+  constexpr int W = kLanes<A>;
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) col[v] = vfloat<A>::load_unaligned(t.col_scale + v * W);  // padded to NR
+}
+
+// ---- the vector kernel: MR×NV accumulators, KU sets over k groups ------------------
+
+template <class A, class Dot, int MR, int NV, int KU>
+void s8_gemm_tile(const detail::GemmTile& t) {
+  using VI = typename Dot::Vec;
+  constexpr int W = kLanes<A>;
+  constexpr int NR = NV * W;
+  constexpr index_t kGroupBytes = NR * 4;  // one k group of the B panel
+  VI acc[KU][MR][NV];
+#pragma GCC unroll 64
+  for (int r = 0; r < MR; ++r) {
+    const VI start = s8_broadcast(-t.row_offset[r], VI{});
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      acc[0][r][v] = start;
+#pragma GCC unroll 8
+      for (int u = 1; u < KU; ++u) acc[u][r][v] = s8_broadcast(0, VI{});
+    }
+  }
+  const char* a = static_cast<const char*>(t.a);
+  const char* b = static_cast<const char*>(t.b);
+  const index_t groups = t.kc / 4;
+  auto step = [&](int u, index_t g) __attribute__((always_inline)) {
+    VI bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = s8_load(b + g * kGroupBytes + v * W * 4, VI{});
+#pragma GCC unroll 64
+    for (int r = 0; r < MR; ++r) {
+      const VI av = s8_broadcast(load_s32(a + (g * MR + r) * 4), VI{});
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[u][r][v] = Dot::dot(acc[u][r][v], bv[v], av);
+    }
+  };
+  index_t g = 0;
+  for (; g + KU <= groups; g += KU) {
+#pragma GCC unroll 8
+    for (int u = 0; u < KU; ++u) {
+      // As the fp32 kernel: this panel 32 steps ahead (weights of thin products stream
+      // from DRAM), and this tile's share of the next panel.
+#pragma GCC unroll 8
+      for (int l = 0; l < kGroupBytes / 64; ++l)
+        __builtin_prefetch(b + (g + u + kPrefetchK) * kGroupBytes + l * 64, 0, 3);
+      __builtin_prefetch(t.prefetch + (g + u) * t.prefetch_step, 0, 2);
+      step(u, g + u);
+    }
+  }
+  for (; g < groups; ++g) step(0, g);
+
+  vfloat<A> col[NV];
+  load_col_scales<A, NV>(col, t);
+  alignas(64) float sums[MR * NR];
+#pragma GCC unroll 64
+  for (int r = 0; r < MR; ++r) {
+    vfloat<A> sum[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      VI s = acc[0][r][v];
+#pragma GCC unroll 8
+      for (int u = 1; u < KU; ++u) s = s8_add(s, acc[u][r][v]);
+      sum[v] = vfloat<A>(s8_to_float(s));
+    }
+    dequantize_row<A, NV>(sum, col, t, r, sums);
+  }
+  store_tile<A, NV>(sums, MR, t);
+}
+
+// ---- the scalar kernel (the portable path): same layouts, int32 arithmetic ----------
+
+template <class A, int MR, int NV>
+void s8_gemm_tile_scalar(const detail::GemmTile& t) {
+  constexpr int W = kLanes<A>;
+  constexpr int NR = NV * W;
+  std::int32_t acc[MR][NR];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < NR; ++j) acc[r][j] = -t.row_offset[r];
+  const auto* a = static_cast<const std::int8_t*>(t.a);
+  const auto* b = static_cast<const std::uint8_t*>(t.b);
+  for (index_t g = 0; g < t.kc / 4; ++g, a += MR * 4, b += NR * 4)
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < NR; ++j)
+        for (int i = 0; i < 4; ++i) acc[r][j] += a[r * 4 + i] * b[j * 4 + i];
+
+  vfloat<A> col[NV];
+  load_col_scales<A, NV>(col, t);
+  alignas(64) float sums[MR * NR];
+  for (int r = 0; r < MR; ++r) {
+    alignas(64) float row[NR];
+    for (int j = 0; j < NR; ++j) row[j] = static_cast<float>(acc[r][j]);
+    vfloat<A> sum[NV];
+    for (int v = 0; v < NV; ++v) sum[v] = vfloat<A>::load_aligned(row + v * W);
+    dequantize_row<A, NV>(sum, col, t, r, sums);
+  }
+  store_tile<A, NV>(sums, MR, t);
+}
+
+// ---- filling a table's s8 entries ---------------------------------------------------
+
+// Dot = void: the scalar kernel.
+template <class A, class Dot, int MR, int NV>
+detail::GemmKernels s8_gemm_kernels(const char* name) {
+  return make_gemm_kernels<MR>(NV * kLanes<A>, name, []<int R>() {
+    if constexpr (std::is_void_v<Dot>) {
+      return &s8_gemm_tile_scalar<A, R, NV>;
+    } else {
+      return &s8_gemm_tile<A, Dot, R, NV, kKUnroll<R, NV>>;
+    }
+  });
+}
+
+// ---- quantizing activations (see detail::S8QuantizeA) -------------------------------
+
+// The quantization of one row: inv = levels / max|x| (exactly as
+// reference::quantize_rows: one rounded division, then per element one rounded
+// product and round-to-nearest-even, so |q| ≤ levels without a clamp), and the row's
+// dequantization factor. A row holding a NaN or inf quantizes to zeros with a NaN
+// factor, so its outputs say so.
+struct RowQuantization {
+  float inv = 0.0f;
+  float row_scale = 0.0f;
+};
+inline RowQuantization row_quantization(float amax, bool finite, int levels, float alpha) {
+  if (!finite || !(amax <= std::numeric_limits<float>::max())) return {0.0f, std::numeric_limits<float>::quiet_NaN()};
+  return {amax > 0.0f ? static_cast<float>(levels) / amax : 0.0f, alpha * (amax / static_cast<float>(levels))};
+}
+
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+// AVX-512: rows quantized 4 at a time. Two in-lane packs (32 → 16 → 8 bits) of the 4
+// rows' int32 vectors leave, in 128-bit lane l, k group l of rows 0…3 — exactly 16
+// contiguous bytes of the [groups][mr][4] tile — so 64 quantized values take 3
+// shuffles and 4 stores (a per-row narrowing and 16 single-group stores made
+// quantization 13% of a 32×512×512 GEMM). A NaN converts to INT_MIN, which the packs
+// saturate to −128, which no |q| ≤ 127 is: that is how NaN rows are caught.
+inline void s8_quantize_a_avx512(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels, float alpha,
+                                 std::int8_t* dst, float* row_scale, std::int32_t* row_offset) {
+  float inv[16];
+  for (int r = 0; r < mr; ++r) {
+    const float* x = a + r * lda;
+    __m512 m[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    index_t i = 0;
+    for (; i + 64 <= k; i += 64)  // four chains: vmaxps latency, not throughput, bounds one
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) m[u] = _mm512_max_ps(m[u], _mm512_abs_ps(_mm512_loadu_ps(x + i + 16 * u)));
+    for (; i < k; i += 16) {
+      const auto mask = static_cast<__mmask16>(k - i >= 16 ? 0xffff : (1u << (k - i)) - 1u);
+      m[0] = _mm512_max_ps(m[0], _mm512_abs_ps(_mm512_maskz_loadu_ps(mask, x + i)));
+    }
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])));
+    const RowQuantization rq = row_quantization(amax, true, levels, alpha);
+    inv[r] = rq.inv;
+    row_scale[r] = rq.row_scale;
+  }
+  const __m512i minus_128 = _mm512_set1_epi8(-128);
+  for (int r0 = 0; r0 < mr; r0 += 4) {
+    const int rows = std::min(4, mr - r0);
+    const auto row_bytes = static_cast<__mmask16>((1u << (4 * rows)) - 1u);
+    __m512i sum[4];
+    __m512 scale[4];
+    const float* x[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {  // rows past mr repeat the last one, their results unused
+      sum[j] = _mm512_setzero_si512();
+      scale[j] = _mm512_set1_ps(inv[r0 + std::min(j, rows - 1)]);
+      x[j] = a + (r0 + std::min(j, rows - 1)) * lda;
+    }
+    __mmask64 nan_bytes = 0;
+    for (index_t i = 0; i < kp; i += 16) {
+      const auto mask = static_cast<__mmask16>(k - i >= 16 ? 0xffff : k > i ? (1u << (k - i)) - 1u : 0u);
+      __m512i q[4];
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        q[j] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x[j] + i), scale[j]));  // nearest even
+        sum[j] = _mm512_add_epi32(sum[j], q[j]);
+      }
+      const __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(q[0], q[1]), _mm512_packs_epi32(q[2], q[3]));
+      nan_bytes |= _mm512_cmpeq_epi8_mask(bytes, minus_128);
+      std::int8_t* out = dst + (i / 4 * mr + r0) * 4;  // group i/4 of row r0
+      const int groups = static_cast<int>(std::min<index_t>(16, kp - i)) / 4;
+      if (rows == 4 && groups == 4) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(bytes));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + mr * 4), _mm512_extracti32x4_epi32(bytes, 1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * mr * 4), _mm512_extracti32x4_epi32(bytes, 2));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * mr * 4), _mm512_extracti32x4_epi32(bytes, 3));
+        continue;
+      }
+      alignas(64) std::int8_t lanes[64];
+      _mm512_store_si512(lanes, bytes);
+      for (int g = 0; g < groups; ++g)
+        _mm_mask_storeu_epi8(out + g * mr * 4, row_bytes, _mm_load_si128(reinterpret_cast<const __m128i*>(lanes + 16 * g)));
+    }
+    for (int j = 0; j < rows; ++j) {
+      // Bytes 4j … 4j+3 of each 16 are row j's.
+      if (nan_bytes & (0x000f000f000f000full << (4 * j))) {  // a NaN: the row becomes zeros
+        row_offset[r0 + j] = 0;
+        row_scale[r0 + j] = std::numeric_limits<float>::quiet_NaN();
+        for (index_t g = 0; g < kp / 4; ++g) std::memset(dst + (g * mr + r0 + j) * 4, 0, 4);
+        continue;  // (its sum holds INT_MIN terms: reducing it would overflow)
+      }
+      row_offset[r0 + j] = 128 * _mm512_reduce_add_epi32(sum[j]);  // |Σ q| ≤ 127·kMaxS8K
+    }
+  }
+}
+#endif
+
+// Writes lanes [0, n) of q (n a multiple of 4) as n/4 groups of row r, starting at
+// group g0 of a [groups][mr][4] tile.
+template <class A>
+inline void store_groups(const xsimd::batch<std::int32_t, A>& q, std::int8_t* dst, int r, int mr, index_t g0, int n) {
+  alignas(64) std::int32_t lanes[kLanes<A>];
+  q.store_aligned(lanes);
+  for (int j = 0; j < n; ++j) dst[((g0 + j / 4) * mr + r) * 4 + j % 4] = static_cast<std::int8_t>(lanes[j]);
+}
+
+template <class A>
+void s8_quantize_a(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels, float alpha,
+                   std::int8_t* dst, float* row_scale, std::int32_t* row_offset) {
+  using V = vfloat<A>;
+  using VI = xsimd::batch<std::int32_t, A>;
+  constexpr int W = kLanes<A>;
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  if constexpr (W == 16) {
+    s8_quantize_a_avx512(a, lda, mr, k, kp, levels, alpha, dst, row_scale, row_offset);
+    return;
+  }
+#endif
+  for (int r = 0; r < mr; ++r) {
+    const float* x = a + r * lda;
+    V m(0.0f);
+    auto finite = xsimd::batch_bool<float, A>(true);
+    for (index_t i = 0; i < k; i += W) {
+      const V v = i + W <= k ? V::load_unaligned(x + i) : load_partial<A>(x + i, k - i, 0.0f);
+      m = xsimd::max(m, xsimd::abs(v));
+      finite = finite && (v - v == V(0.0f));  // false for NaN and ±inf
+    }
+    const bool usable = xsimd::all(finite);
+    const RowQuantization rq = row_quantization(hmax<A>(m), usable, levels, alpha);
+    row_scale[r] = rq.row_scale;
+    VI sum(0);
+    for (index_t i = 0; i < kp; i += W) {
+      const int n = static_cast<int>(std::min<index_t>(W, kp - i));
+      const index_t have = std::max<index_t>(0, std::min<index_t>(W, k - i));
+      // (A row that is not finite is all zeros: inf·0 would be NaN.)
+      const V v = !usable ? V(0.0f) : have == W ? V::load_unaligned(x + i) : load_partial<A>(x + i, have, 0.0f);
+      const VI q = xsimd::to_int(xsimd::nearbyint(v * V(rq.inv)));
+      sum += q;
+      store_groups<A>(q, dst, r, mr, i / 4, n);
+    }
+    row_offset[r] = 128 * xsimd::hadd(sum);
+  }
+}
+
+}  // namespace attend::ops::ATTEND_ISA_NS
