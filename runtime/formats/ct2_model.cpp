@@ -2,12 +2,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
 #include "attend/error.hpp"
+#include "formats/json_errors.hpp"
 #include "formats/ct2_model_file.hpp"
 #include "formats/mapped_file.hpp"
 #include "formats/model_io.hpp"
@@ -121,7 +123,7 @@ class Ct2TensorSource final : public TensorSource {
     if (scale != nullptr) {
       if (scale->dtype != Ct2DType::f32) throw error_of(origin(), ": '", scale->name, "' must be float32");
       if (scale->is_scalar()) {
-        std::fill(row_scale.begin(), row_scale.end(), static_cast<float>(scale->scalar()));
+        std::fill(row_scale.begin(), row_scale.end(), static_cast<float>(scale->scalar(origin())));
       } else if (scale->elements() == rows) {
         std::memcpy(row_scale.data(), scale->data, row_scale.size() * 4);
       } else {
@@ -166,14 +168,34 @@ class ConfigReader {
     if (const Ct2Variable* v = m_.find(stack + "/" + name)) return v;
     return m_.revision < 5 ? m_.find(name) : nullptr;
   }
+  // An attribute's value, read from its own bytes and finite; `fallback` when absent.
   double number(const std::string& stack, const std::string& name, double fallback) const {
     const Ct2Variable* v = attribute(stack, name);
-    return v ? v->scalar() : fallback;
+    if (v == nullptr) return fallback;
+    const double x = v->scalar(origin_);
+    if (!std::isfinite(x)) throw error_of(origin_, ": attribute '", v->name, "' is ", x, ", expected a finite number");
+    return x;
+  }
+  // An attribute that must be a whole number in [lowest, highest] (a count, an id).
+  std::int64_t integer(const std::string& stack, const std::string& name, std::int64_t fallback, std::int64_t lowest,
+                       std::int64_t highest) const {
+    const double x = number(stack, name, static_cast<double>(fallback));
+    if (x != std::floor(x) || x < static_cast<double>(lowest) || x > static_cast<double>(highest))
+      throw error_of(origin_, ": attribute '", attribute(stack, name)->name, "' is ", x, ", expected an integer in [",
+                     lowest, ", ", highest, "]");
+    return static_cast<std::int64_t>(x);
   }
   const Ct2Variable& required(const std::string& name) const {
     const Ct2Variable* v = m_.find(name);
     if (v == nullptr) throw error_of(origin_, ": missing variable '", name, "'");
     return *v;
+  }
+  // A variable that must be a matrix (an embedding or weight whose rows give a size).
+  const Ct2Variable& matrix(const std::string& name) const {
+    const Ct2Variable& v = required(name);
+    if (v.shape.size() != 2)
+      throw error_of(origin_, ": variable '", name, "' has shape ", v.shape_string(), ", expected a matrix [rows, columns]");
+    return v;
   }
   bool has(const std::string& name) const { return m_.find(name) != nullptr; }
   // Both names resolve to one variable (an alias made by CTranslate2's converter).
@@ -186,6 +208,7 @@ class ConfigReader {
     while (has(stack + "/layer_" + std::to_string(n) + "/ffn/linear_0/weight")) ++n;
     return n;
   }
+  const std::string& origin() const { return origin_; }
   [[noreturn]] void unsupported(const std::string& what) const {
     throw error_of(origin_, ": ", what, " — attend does not implement it");
   }
@@ -195,8 +218,8 @@ class ConfigReader {
   const std::string& origin_;
 };
 
-ops::Activation activation_from_ct2(double id, const std::string& origin) {
-  switch (static_cast<int>(id)) {
+ops::Activation activation_from_ct2(std::int64_t id, const std::string& origin) {
+  switch (id) {
     case 0: return ops::Activation::relu;
     case 1: return ops::Activation::gelu_tanh;
     case 2: return ops::Activation::silu;
@@ -206,12 +229,16 @@ ops::Activation activation_from_ct2(double id, const std::string& origin) {
 }
 
 float embedding_scale(const ConfigReader& r, const std::string& stack, std::int64_t d_model) {
-  const Ct2Variable* v = r.attribute(stack, "scale_embeddings");
-  if (v == nullptr) v = r.attribute(stack, "embeddings/multiply_by_sqrt_depth");
+  std::string name = "scale_embeddings";
+  const Ct2Variable* v = r.attribute(stack, name);
+  if (v == nullptr) v = r.attribute(stack, name = "embeddings/multiply_by_sqrt_depth");
   const float sqrt_d = std::sqrt(static_cast<float>(d_model));
   if (v == nullptr) return sqrt_d;  // CTranslate2's default
-  if (v->dtype == Ct2DType::i8) return v->scalar() != 0 ? sqrt_d : 1.0f;
-  return static_cast<float>(v->scalar());
+  const double x = r.number(stack, name, 0);
+  if (v->dtype == Ct2DType::i8) return x != 0 ? sqrt_d : 1.0f;
+  if (!(x > 0 && x <= std::numeric_limits<float>::max()))
+    throw error_of(r.origin(), ": attribute '", v->name, "' is ", x, ", expected a finite scale > 0");
+  return static_cast<float>(x);
 }
 
 std::string vocabulary_path(const std::string& dir, const std::string& stem) {
@@ -252,8 +279,62 @@ void check_attributes(const ConfigReader& r, const Ct2ModelFile& m) {
     if (r.number(stack, "start_from_zero_embedding", 0) != 0) r.unsupported("a zero start embedding");
     if (r.number(stack, "multi_query_attention", 0) != 0) r.unsupported("multi-query attention");
   }
-  if (const Ct2Variable* v = m.find("decoder/scale_outputs"); v && v->scalar() != 1.0) r.unsupported("scaled decoder outputs");
+  if (const Ct2Variable* v = m.find("decoder/scale_outputs"); v && v->scalar(r.origin()) != 1.0)
+    r.unsupported("scaled decoder outputs");
 }
+
+// config.json beside model.bin (format version 5 on): the special tokens and flags
+// CTranslate2 keeps outside the weights. Absent (or null) fields take CTranslate2's
+// defaults; a field of the wrong type is an error naming the file and the field.
+class Ct2Config {
+ public:
+  explicit Ct2Config(std::string path) : path_(std::move(path)) {
+    if (!fs::exists(path_)) return;
+    try {
+      json_ = nlohmann::json::parse(read_text_file(path_));
+    } catch (const nlohmann::json::exception& e) {
+      throw error_of(path_, ": not valid JSON (", json_reason(e), ")");
+    }
+    if (!json_.is_object()) throw error_of(path_, ": must be a JSON object, not ", json_.type_name());
+  }
+
+  std::string text(const char* key, const std::string& fallback) const {
+    const nlohmann::json* v = field(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_string()) bad(key, "must be a string", *v);
+    return v->get<std::string>();
+  }
+  bool flag(const char* key, bool fallback) const {
+    const nlohmann::json* v = field(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_boolean()) bad(key, "must be true or false", *v);
+    return v->get<bool>();
+  }
+  float epsilon(const char* key, float fallback) const {
+    const nlohmann::json* v = field(key);
+    if (v == nullptr) return fallback;
+    const double x = v->is_number() ? v->get<double>() : 0.0;
+    // > 0 and representable: ε = 0 divides by zero on a constant row, 1e39 is infinite.
+    if (!v->is_number() || !(x > 0 && x <= std::numeric_limits<float>::max()) || static_cast<float>(x) == 0.0f)
+      bad(key, "must be a finite number > 0", *v);
+    return static_cast<float>(x);
+  }
+
+ private:
+  const nlohmann::json* field(const char* key) const {
+    if (!json_.is_object()) return nullptr;
+    const auto it = json_.find(key);
+    return it == json_.end() || it->is_null() ? nullptr : &*it;
+  }
+  [[noreturn]] void bad(const char* key, const char* why, const nlohmann::json& v) const {
+    std::string shown = v.dump(-1, ' ', true);
+    if (shown.size() > 60) shown = shown.substr(0, 60) + "…";
+    throw error_of(path_, ": field '", key, "' ", why, ", got ", shown);
+  }
+
+  std::string path_;
+  nlohmann::json json_;
+};
 
 }  // namespace
 
@@ -272,43 +353,33 @@ Ct2Model read_ct2_model(const std::string& dir) {
   if (m.spec != "" && m.spec != "TransformerBase" && m.spec != "TransformerBig" && m.spec != "TransformerSpec")
     throw error_of(path, ": spec '", m.spec, "' is not an encoder-decoder Transformer attend runs (TransformerSpec, TransformerBase, TransformerBig)");
 
-  nlohmann::json extra = nlohmann::json::object();  // config.json, from format version 5
-  if (const auto p = fs::path(dir) / "config.json"; fs::exists(p)) {
-    try {
-      extra = nlohmann::json::parse(read_text_file(p.string()));
-    } catch (const nlohmann::json::exception& e) {
-      throw error_of(p.string(), ": not valid JSON (", e.what(), ")");
-    }
-  }
-  auto text = [&](const char* key, const std::string& fallback) {
-    return extra.contains(key) && extra[key].is_string() ? extra[key].get<std::string>() : fallback;
-  };
+  const Ct2Config extra((fs::path(dir) / "config.json").string());
+  auto text = [&](const char* key, const std::string& fallback) { return extra.text(key, fallback); };
 
   const ConfigReader r(m, path);
   check_attributes(r, m);
   ModelConfig c;
   c.name = "ctranslate2:" + (m.spec.empty() ? std::string("TransformerBase") : m.spec);
   const std::string encoder_embeddings = r.has("encoder/embeddings/weight") ? "encoder/embeddings/weight" : "encoder/embeddings_0/weight";
-  const Ct2Variable& src_emb = r.required(encoder_embeddings);
-  const Ct2Variable& tgt_emb = r.required("decoder/embeddings/weight");
-  if (src_emb.shape.size() != 2 || tgt_emb.shape.size() != 2) throw error_of(path, ": embeddings must be matrices");
+  const Ct2Variable& src_emb = r.matrix(encoder_embeddings);
+  const Ct2Variable& tgt_emb = r.matrix("decoder/embeddings/weight");
   c.d_model = src_emb.shape[1];
   c.src_vocab_size = src_emb.shape[0];
   c.tgt_vocab_size = tgt_emb.shape[0];
   c.encoder_layers = r.layers("encoder");
   c.decoder_layers = r.layers("decoder");
   if (c.encoder_layers == 0 || c.decoder_layers == 0) throw error_of(path, ": no encoder or no decoder layers found");
-  c.ffn_dim = r.required("encoder/layer_0/ffn/linear_0/weight").shape.at(0);
+  c.ffn_dim = r.matrix("encoder/layer_0/ffn/linear_0/weight").shape[0];
 
-  const double spec_heads = m.spec == "TransformerBig" ? 16 : 8;
+  const std::int64_t spec_heads = m.spec == "TransformerBig" ? 16 : 8, max_heads = 1 << 10;
   if (m.spec == "TransformerSpec" && !r.attribute("encoder", "num_heads")) throw error_of(path, ": missing variable 'encoder/num_heads'");
-  c.num_heads = static_cast<std::int64_t>(r.number("encoder", "num_heads", spec_heads));
+  c.num_heads = r.integer("encoder", "num_heads", spec_heads, 1, max_heads);
   const bool pre_norm = r.number("encoder", "pre_norm", 1) != 0;
   c.norm_placement = pre_norm ? NormPlacement::pre : NormPlacement::post;
-  c.activation = activation_from_ct2(r.number("encoder", "activation", 0), path);
-  if (r.number("decoder", "num_heads", double(c.num_heads)) != double(c.num_heads) ||
+  c.activation = activation_from_ct2(r.integer("encoder", "activation", 0, 0, 5), path);
+  if (r.integer("decoder", "num_heads", c.num_heads, 1, max_heads) != c.num_heads ||
       (r.number("decoder", "pre_norm", 1) != 0) != pre_norm ||
-      activation_from_ct2(r.number("decoder", "activation", 0), path) != c.activation)
+      activation_from_ct2(r.integer("decoder", "activation", 0, 0, 5), path) != c.activation)
     r.unsupported("an encoder and a decoder with different heads, norm placement or activation");
 
   c.linear_bias = r.has("encoder/layer_0/self_attention/linear_0/bias");
@@ -317,15 +388,13 @@ Ct2Model read_ct2_model(const std::string& dir) {
   c.layernorm_embedding = r.has("encoder/layernorm_embedding/gamma");
   if (r.has("encoder/layer_0/self_attention/layer_norm/gamma") && !r.has("encoder/layer_0/self_attention/layer_norm/beta"))
     r.unsupported("RMSNorm (layer norms without beta)");
-  c.layer_norm_epsilon = extra.contains("layer_norm_epsilon") && extra["layer_norm_epsilon"].is_number()
-                             ? extra["layer_norm_epsilon"].get<float>()
-                             : 1e-6f;  // CTranslate2's default
+  c.layer_norm_epsilon = extra.epsilon("layer_norm_epsilon", 1e-6f);  // CTranslate2's default
 
   if (r.has("encoder/position_encodings/encodings")) {
-    const Ct2Variable& table = r.required("encoder/position_encodings/encodings");
+    const Ct2Variable& table = r.matrix("encoder/position_encodings/encodings");
     c.position_encoding = PositionEncoding::learned;
     c.position_offset = 0;
-    c.max_positions = table.shape.at(0);
+    c.max_positions = table.shape[0];
     c.shared_position_table = r.same("encoder/position_encodings/encodings", "decoder/position_encodings/encodings");
     if (!r.has("decoder/position_encodings/encodings")) r.unsupported("a stored position table on the encoder only");
   } else {
@@ -367,8 +436,8 @@ Ct2Model read_ct2_model(const std::string& dir) {
   const bool with_target_bos = r.number("decoder", "with_target_bos", 1) != 0;
   c.decoder_start_id = special(target, text("decoder_start_token", with_target_bos ? "<s>" : "</s>"), out.target_vocabulary);
   c.pad_id = source.find("<blank>").value_or(0);
-  c.add_source_bos = extra.value("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
-  c.add_source_eos = extra.value("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;
+  c.add_source_bos = extra.flag("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
+  c.add_source_eos = extra.flag("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;
   c.validate(path);
 
   // The tensors, under attend's names.

@@ -11,6 +11,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::shared_ptr<sentencepiece::SentencePieceProcessor> load_spm(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw error_of(path.string(), ": not a regular file (a SentencePiece model is one file)");
   auto spm = std::make_shared<sentencepiece::SentencePieceProcessor>();
   const auto status = spm->Load(path.string());
   if (!status.ok()) throw error_of(path.string(), ": cannot load the SentencePiece model: ", status.ToString());
