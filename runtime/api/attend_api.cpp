@@ -1,4 +1,5 @@
 // The C++ API (include/attend/attend.hpp) over the runtime.
+#include <algorithm>
 #include <thread>
 
 #include "attend/attend.hpp"
@@ -7,6 +8,7 @@
 #include "formats/model_conversion.hpp"
 #include "formats/model_io.hpp"
 #include "model/random_model.hpp"
+#include "text/blank_text.hpp"
 #include "text/tokenizers.hpp"
 #include "translator/translator.hpp"
 
@@ -73,6 +75,7 @@ runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime
 template <class Describe>
 TranslationResult to_api(runtime::SentenceResult&& r, const Describe& describe) {
   TranslationResult out;
+  out.non_finite = r.non_finite;
   for (auto& h : r.hypotheses) {
     Hypothesis a;
     a.ids = std::move(h.tokens);
@@ -137,7 +140,9 @@ std::int64_t Model::target_vocabulary_size() const { return state_->model->confi
 
 Model::SpecialIds Model::special_ids() const {
   const auto& c = state_->model->config();
-  return {c.pad_id, c.bos_id, c.eos_id, c.unk_id, c.decoder_start_id};
+  // Without a source vocabulary (a preset) the config's unk, if the source side has it.
+  const std::int32_t source_unk = state_->tokenizers.source_unk().value_or(c.unk_id < c.src_vocab_size ? c.unk_id : 0);
+  return {c.pad_id, c.bos_id, c.eos_id, c.unk_id, c.decoder_start_id, source_unk};
 }
 
 namespace {
@@ -165,6 +170,10 @@ bool Model::truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_len
   ids.resize(static_cast<std::size_t>(max_length));
   if (keep_eos) ids.back() = c.eos_id;
   return true;
+}
+
+bool Model::is_empty_source(const std::vector<std::int32_t>& ids) const {
+  return runtime::is_empty_source(ids, state_->model->config());
 }
 
 Translator::Translator(const Model& model, const TranslatorOptions& options) : state_(std::make_unique<State>()) {
@@ -197,14 +206,35 @@ std::size_t Translator::arena_bytes() const { return state_->translator->plan().
 
 namespace {
 
+// TranslationOptions::max_input_length: longer sources are cut to it, or to the
+// translator's own limit if that is lower — keeping the end-of-sequence the model appends
+// (Model::truncate_source), as the CLI cuts its over-long lines. 0: no cut, so a source
+// over the translator's limit is an error.
+const std::vector<std::vector<std::int32_t>>& within_input_limit(const std::vector<std::vector<std::int32_t>>& sources,
+                                                                 const TranslationOptions& options, const Model& model,
+                                                                 const runtime::Translator& translator,
+                                                                 std::vector<std::vector<std::int32_t>>& storage) {
+  if (options.max_input_length < 0)
+    throw Error("max_input_length = " + std::to_string(options.max_input_length) + ": must be ≥ 0 (0: no limit of its own)");
+  if (options.max_input_length == 0) return sources;
+  const std::int64_t limit = std::min(options.max_input_length, translator.plan().limits().max_source_length);
+  if (std::none_of(sources.begin(), sources.end(), [&](const auto& s) { return static_cast<std::int64_t>(s.size()) > limit; }))
+    return sources;
+  storage = sources;
+  for (auto& s : storage) model.truncate_source(s, limit);
+  return storage;
+}
+
 // Runs already-encoded sources and fills each hypothesis with `describe` (text, tokens
 // or nothing), returning results or handing them to `on_result`.
 template <class Describe>
-std::vector<TranslationResult> run_translation(const runtime::Translator& translator,
-                                               const std::vector<std::vector<std::int32_t>>& sources,
+std::vector<TranslationResult> run_translation(const Model& model, const runtime::Translator& translator,
+                                               const std::vector<std::vector<std::int32_t>>& all_sources,
                                                const std::vector<std::vector<std::int32_t>>& prefixes,
                                                const TranslationOptions& options, const Describe& describe,
                                                const Translator::ResultCallback& on_result, std::size_t first_index) {
+  std::vector<std::vector<std::int32_t>> cut;
+  const auto& sources = within_input_limit(all_sources, options, model, translator, cut);
   runtime::Translator::ResultSink sink;
   if (on_result)
     sink = [&](std::size_t i, runtime::SentenceResult&& r) { on_result(first_index + i, to_api(std::move(r), describe)); };
@@ -228,7 +258,7 @@ std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::
                                                          const TranslationOptions& options,
                                                          const std::vector<std::vector<std::int32_t>>& prefixes,
                                                          const ResultCallback& on_result, std::size_t first_index) const {
-  return run_translation(*state_->translator, sources, prefixes, options, [](Hypothesis&) {}, on_result, first_index);
+  return run_translation(state_->model, *state_->translator, sources, prefixes, options, [](Hypothesis&) {}, on_result, first_index);
 }
 
 std::vector<TranslationResult> Translator::translate_text(const std::vector<std::string>& sources,
@@ -237,7 +267,7 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
                                                           const ResultCallback& on_result, std::size_t first_index) const {
   const auto& tok = state_->model.state_->tokenizers;
   return run_translation(
-      *state_->translator, encode_all(sources, [&](const std::string& s) { return tok.encode_text(s, runtime::Side::source); }),
+      state_->model, *state_->translator, encode_all(sources, [&](const std::string& s) { return tok.encode_text(s, runtime::Side::source); }),
       encode_all(prefixes, [&](const std::string& p) { return tok.encode_text(p, runtime::Side::target); }), options,
       [&](Hypothesis& h) { h.text = tok.decode_text(h.ids); }, on_result, first_index);
 }
@@ -249,7 +279,7 @@ std::vector<TranslationResult> Translator::translate_tokens(const std::vector<st
   using Tokens = std::vector<std::string>;
   const auto& tok = state_->model.state_->tokenizers;
   return run_translation(
-      *state_->translator, encode_all(sources, [&](const Tokens& s) { return tok.encode_tokens(s, runtime::Side::source); }),
+      state_->model, *state_->translator, encode_all(sources, [&](const Tokens& s) { return tok.encode_tokens(s, runtime::Side::source); }),
       encode_all(prefixes, [&](const Tokens& p) { return tok.encode_tokens(p, runtime::Side::target); }), options,
       [&](Hypothesis& h) { h.tokens = tok.decode_tokens(h.ids); }, on_result, first_index);
 }
@@ -269,6 +299,8 @@ std::vector<StepProfile> Translator::profile() const {
   out.push_back({"search", "search", "selection and bookkeeping", state_->translator->search_seconds()});
   return out;
 }
+
+bool is_blank_text(const std::string& text) { return runtime::is_blank_text(text); }
 
 void convert_model(const std::string& input_directory, const std::string& output_directory) {
   runtime::convert_model(input_directory, output_directory);

@@ -6,7 +6,8 @@
 //      hypothesis (scored log_prob / length^penalty); the first `beam` other candidates
 //      become the next live rows;
 //   4. a sentence with `beam` ended hypotheses is done and leaves the batch.
-// During a forced target prefix a sentence keeps a single row continuing the prefix.
+// During a forced target prefix a sentence keeps a single row continuing the prefix (an
+// end-of-sequence in the prefix ends the hypothesis there).
 // tools/reference.py implements the same procedure for the PyTorch parity tests.
 #include <algorithm>
 #include <cmath>
@@ -40,7 +41,10 @@ std::int64_t beam_select(const SearchInput& in, BeamScratch& scratch, Selection*
 
     if (const std::int32_t forced = in.forced_token(sentence); forced >= 0) {
       const float lp = in.log_probs[i * in.vocab + forced];
-      next[n++] = {static_cast<std::int32_t>(i), forced, in.live[i].log_prob + lp, lp};
+      if (forced == in.eos)  // a prefix holding end-of-sequence ends there, as in greedy search
+        in.finisher->finish(sentence, static_cast<std::int32_t>(i), in.live[i].log_prob + lp, lp);
+      else
+        next[n++] = {static_cast<std::int32_t>(i), forced, in.live[i].log_prob + lp, lp};
       i = j;
       continue;
     }

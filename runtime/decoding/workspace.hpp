@@ -34,7 +34,8 @@ class Workspace final : private Finisher {
   // Decodes one batch within the plan's limits; throws attend::Error (before any work)
   // on a batch or options the plan cannot take. Results stay until the next call.
   void decode(std::span<const SourceRef> batch, const DecodeOptions& options, LogitsObserver* observer = nullptr);
-  // The best options.num_hypotheses hypotheses of sentence `b` of the last batch.
+  // The best options.num_hypotheses hypotheses of sentence `b` of the last batch, always
+  // that many (padded with empty ones of score −∞ when fewer ended).
   void result(std::int64_t b, SentenceResult& out) const;
 
   // Profiling: seconds per plan step (indexed like plan().steps()) and for the search,
@@ -54,6 +55,8 @@ class Workspace final : private Finisher {
   std::int64_t select(std::int64_t step, std::int64_t rows, std::span<const SourceRef> batch, const DecodeOptions& o);
   void advance(std::int64_t step, std::int64_t next_rows);
   void keep_unfinished(std::int64_t rows, std::int64_t length);
+  bool mark_non_finite_rows(std::int64_t rows);
+  std::int64_t drop_non_finite(std::int64_t selected);
   float score(float log_prob, std::int64_t length) const;
 
   // Finisher: a hypothesis ended with end-of-sequence.
@@ -74,6 +77,7 @@ class Workspace final : private Finisher {
   std::vector<Selection> next_;
   std::vector<float> finish_scratch_;     // a hypothesis's log p's plus end-of-sequence
   std::vector<std::int32_t> source_lengths_;
+  std::vector<std::uint8_t> non_finite_;  // per sentence of the batch: its logits were not finite
   int cur_ = 0;
   std::int64_t step_ = 0;
   const DecodeOptions* options_ = nullptr;  // valid during decode() only

@@ -17,6 +17,29 @@ PlanLimits TranslatorConfig::plan_limits(const ModelConfig& model) const {
   return l;
 }
 
+bool is_empty_source(std::span<const std::int32_t> ids, const ModelConfig& c) {
+  for (const std::int32_t id : ids)
+    if (!((c.add_source_bos && id == c.bos_id) || (c.add_source_eos && id == c.eos_id))) return false;
+  return true;
+}
+
+namespace {
+
+// What an empty source translates to: `n` empty hypotheses, each ending at once with
+// certainty (end-of-sequence's log p = 0), so every caller finds the hypotheses it asked for.
+SentenceResult empty_result(std::int64_t n) {
+  SentenceResult r;
+  for (std::int64_t k = 0; k < n; ++k) {
+    Hypothesis h;
+    h.finished = true;
+    h.token_log_probs = {0.0f};
+    r.hypotheses.push_back(std::move(h));
+  }
+  return r;
+}
+
+}  // namespace
+
 Translator::Translator(std::shared_ptr<const Model> model, const TranslatorConfig& config)
     : config_(config), plan_(ExecutionPlan::compile(model, config.plan_limits(model->config()))) {}
 
@@ -50,6 +73,7 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   // (the workspace checks again, but only knows positions inside a batch).
   const ModelConfig& c = model().config();
   std::vector<std::int64_t> lengths;
+  std::vector<std::int64_t> decoded;  // the sources that are not empty, by index
   for (size_t i = 0; i < sources.size(); ++i) {
     const std::uint64_t sentence = first_id + i;
     if (static_cast<std::int64_t>(sources[i].size()) > limits.max_source_length)
@@ -68,11 +92,22 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
           throw error_of("sentence ", sentence, ": target prefix token ", k, " has id ", prefixes[i][k],
                          ", outside the target vocabulary [0, ", c.tgt_vocab_size, ")");
     }
+    if (is_empty_source(sources[i], c)) continue;
+    decoded.push_back(static_cast<std::int64_t>(i));
     lengths.push_back(static_cast<std::int64_t>(sources[i].size()));
   }
-  const auto batches = make_batches(lengths, {limits.max_batch, limits.batch_tokens()});
 
   std::vector<SentenceResult> results(sink ? 0 : sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!is_empty_source(sources[i], c)) continue;
+    if (sink) sink(i, empty_result(options.num_hypotheses));
+    else results[i] = empty_result(options.num_hypotheses);
+  }
+  if (decoded.empty()) return results;
+  auto batches = make_batches(lengths, {limits.max_batch, limits.batch_tokens()});
+  for (auto& batch : batches)
+    for (std::int64_t& i : batch) i = decoded[i];  // positions among the decoded → source indices
+
   std::unique_ptr<Workspace> w = acquire();
   try {
     std::vector<SourceRef> refs;

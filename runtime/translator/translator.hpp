@@ -28,6 +28,11 @@ struct TranslatorConfig {
   PlanLimits plan_limits(const ModelConfig& model) const;
 };
 
+// A source with no token besides the BOS/EOS the model adds to every source. It gets
+// empty hypotheses (score 0) without running the model: an empty line in, an empty
+// line out, whichever way it arrives.
+bool is_empty_source(std::span<const std::int32_t> ids, const ModelConfig& config);
+
 class Translator {
  public:
   Translator(std::shared_ptr<const Model> model, const TranslatorConfig& config);
