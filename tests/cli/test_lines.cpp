@@ -324,4 +324,50 @@ TEST_CASE("translate -o FILE: the file is replaced only when the run succeeds", 
   CHECK_THAT(into_dir.err, Contains("Is a directory"));
 }
 
+TEST_CASE("translate and plan: absurd limits are usage errors, never an overflow", "[cli][limits]") {
+  const std::string huge = "9223372036854775807";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"translate", "--preset", "tiny", "--input-format", "ids", "--max-batch-size", huge, "--max-batch-tokens", "0"}, "max_batch = " + huge},
+      {{"translate", "--preset", "tiny", "--input-format", "ids", "--max-batch-tokens", huge}, "max_batch_tokens = " + huge},
+      {{"translate", "--preset", "tiny", "--input-format", "ids", "--beam", huge}, "beam"},
+      {{"plan", "--preset", "tiny", "--max-batch", huge, "--max-batch-tokens", "0"}, "max_batch = " + huge},
+      {{"plan", "--preset", "tiny", "--max-batch", "65536", "--max-batch-tokens", "0", "--beam", "256"}, "more than the 1024 GiB"},
+  };
+  for (const Case& c : cases) {
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    INFO("attend " << joined);
+    const auto r = run_attend(c.args, "5 6 7\n");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains(c.message));
+    CHECK(r.out.empty());
+  }
+  // The token cap bounds the sentences: a huge sentence limit under it is fine.
+  const auto capped = run_attend({"plan", "--preset", "tiny", "--max-batch", huge, "--max-batch-tokens", "4096"});
+  CHECK(capped.status == 0);
+  CHECK_THAT(capped.out, Contains("limits: batch 4096"));
+  CHECK_THAT(capped.out, !Contains("saves -"));
+}
+
+// Peak RSS means nothing under ASan: [memory] runs in release builds only.
+TEST_CASE("translate: one short line costs what one short line needs, whatever --max-batch-size", "[cli][limits][memory]") {
+  const auto small = run_attend({"translate", "--preset", "tiny", "--input-format", "ids", "--max-length", "5"}, "5 6 7\n");
+  const auto large = run_attend({"translate", "--preset", "tiny", "--input-format", "ids", "--max-length", "5",
+                                 "--max-batch-size", "20000"}, "5 6 7\n");
+  REQUIRE(small.status == 0);
+  REQUIRE(large.status == 0);
+  CHECK(large.out == small.out);
+  auto peak = [](const std::string& err) {
+    std::smatch m;
+    REQUIRE(std::regex_search(err, m, std::regex("peak RSS ([0-9.]+) MiB")));
+    return std::stod(m[1]);
+  };
+  INFO("peak RSS " << peak(small.err) << " MiB at the default limit, " << peak(large.err) << " MiB with 20000");
+  CHECK(peak(large.err) < peak(small.err) + 16);
+}
+
 }  // namespace attend::test

@@ -150,7 +150,11 @@ int Translation::run() {
     attend::TranslatorOptions topt;
     topt.threads = args_.threads, topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
     topt.max_target_length = args_.max_length > 0 ? args_.max_length : 256, topt.max_beam_size = args_.beam;
-    translator_.emplace(*model_, topt);
+    try {
+      translator_.emplace(*model_, topt);
+    } catch (const attend::Error& e) {  // limits the flags asked for that the model or the machine cannot take
+      throw UsageError(e.what());
+    }
     options_ = translation_options();
     max_length_ = args_.max_length > 0 ? args_.max_length : std::min<std::int64_t>(topt.max_target_length, model_->max_positions());
 
