@@ -1,5 +1,7 @@
 #include "formats/model_io.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -85,14 +87,19 @@ void write_safetensors(const std::string& path, const TensorSource& tensors) {
       const std::vector<float> v = to_f32(*t);
       out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
     }
+    if (!out) break;
   }
-  if (!out) throw error_of(path, ": write failed");
+  out.close();  // the last buffered bytes: a full disk shows here
+  if (!out) throw error_of(path, ": write failed (", std::strerror(errno), ")");
 }
 
 void save_model(const std::string& dir, const ModelConfig& config, const TensorSource& tensors) {
   fs::create_directories(dir);
   const std::string config_path = (fs::path(dir) / "config.json").string();
-  std::ofstream(config_path) << config.to_json();
+  std::ofstream config_file(config_path);
+  config_file << config.to_json();
+  config_file.close();
+  if (!config_file) throw error_of(config_path, ": write failed (", std::strerror(errno), ")");
   write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors);
 }
 

@@ -371,3 +371,33 @@ TEST_CASE("translate: one short line costs what one short line needs, whatever -
 }
 
 }  // namespace attend::test
+
+namespace attend::test {
+
+TEST_CASE("convert: a failure half-way never leaves a partial model under the name asked for", "[cli][output]") {
+  const fs::path out = fs::path(scratch_directory()) / "converted-under-limit";
+  auto leftovers = [&] {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(scratch_directory())) n += e.path().filename().string().find("attend-partial") != std::string::npos;
+    return n;
+  };
+  // A write fails (EFBIG past a 64 KiB file size limit, the signal ignored): an error, nothing left.
+  const std::string convert = quote(attend_path()) + " convert " + quote(kCt2Model) + " " + quote(out.string());
+  const auto failed = run_shell("bash -c " + quote("trap '' XFSZ; ulimit -f 64; exec " + convert));
+  CHECK(failed.status == 1);
+  CHECK_THAT(failed.err, Contains("write failed"));
+  CHECK_FALSE(fs::exists(out));
+  CHECK(leftovers() == 0);
+  // Killed by the limit's signal: still no model under that name.
+  const auto killed = run_shell("bash -c " + quote("ulimit -f 64; exec " + convert));
+  CHECK(killed.status != 0);
+  CHECK_FALSE(fs::exists(out));
+  // Then a run that can write succeeds, and the result loads.
+  const auto ok = run_shell(convert + "/");
+  CHECK(ok.status == 0);
+  CHECK(fs::exists(out / "model.safetensors"));
+  const auto translated = run_attend({"translate", "-m", out.string(), "--input-format", "tokens", "-q"}, "آ ت ز م و ن\n");
+  CHECK(translated.out == "a t z m o n\n");
+}
+
+}  // namespace attend::test
