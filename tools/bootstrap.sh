@@ -16,6 +16,7 @@ packages=(
   libcli11-dev               # CLI flags
   clang libclang-rt-14-dev   # libFuzzer target for the model-file parsers
   python3 python3-numpy      # fixtures, independent reference implementation
+  python3-matplotlib         # tools/plot_attention.py (attention heat maps; its CLI test)
 )
 if [[ "${1:-}" == "--with-torch" ]]; then
   packages+=(python3-torch)  # only for tools/reference.py and tools/convert_torch.py

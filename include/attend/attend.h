@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attend/options.h"
+
 #if defined(_WIN32)
 #define ATTEND_C_API
 #else
@@ -43,7 +45,9 @@ typedef struct attend_translator attend_translator;
 typedef struct attend_result attend_result;
 
 typedef struct attend_translator_options {
-  int threads;                 /* 0: one per core */
+  int threads;                 /* all compute threads; 0: one per core */
+  int inter_threads;           /* batches translated at once; 0: chosen for the cores */
+  int intra_threads;           /* compute threads per batch; 0: threads / inter_threads */
   int64_t max_batch_size;      /* sentences per batch (default 32) */
   int64_t max_batch_tokens;    /* padded source tokens per batch (default 4096; 0: no cap) */
   int64_t max_source_length;   /* 0: the model's maximum */
@@ -51,17 +55,17 @@ typedef struct attend_translator_options {
   int64_t max_beam_size;       /* default 4 */
 } attend_translator_options;
 
+/* The decoding options: one field per line of ATTEND_TRANSLATION_OPTIONS (options.h,
+ * which documents each), with the same names and defaults as attend::TranslationOptions
+ * and CTranslate2's translate_batch. attend_options_init fills the defaults. */
 typedef struct attend_options {
-  int64_t beam_size;           /* default 1 (greedy) */
-  int64_t num_hypotheses;      /* n-best, <= beam_size (default 1) */
-  float length_penalty;        /* default 1 */
-  int64_t max_length;          /* default 0: the translator's max_target_length */
-  int64_t min_length;          /* default 0 */
-  int sampling;                /* nonzero: sample instead of search */
-  int64_t sampling_topk;       /* 0: all tokens */
-  float sampling_topp;         /* default 1 */
-  float temperature;           /* default 1 */
-  uint64_t seed;
+#define ATTEND_C_OPTION_FIELD(kind, name, def, flag, lo, lo_open, hi, hi_open, help) ATTEND_OPTION_C_TYPE_##kind name;
+  ATTEND_TRANSLATION_OPTIONS(ATTEND_C_OPTION_FIELD)
+#undef ATTEND_C_OPTION_FIELD
+  const char* const* end_token;          /* end_token_count tokens that end a hypothesis (NULL: the model's) */
+  size_t end_token_count;
+  const char* const* suppress_sequences; /* suppress_sequences_count sequences, tokens separated by spaces */
+  size_t suppress_sequences_count;
 } attend_options;
 
 ATTEND_C_API const char* attend_version(void);
@@ -89,7 +93,8 @@ ATTEND_C_API attend_status attend_translate_text(const attend_translator* transl
                                                  size_t count, const attend_options* options, attend_result** result);
 
 ATTEND_C_API size_t attend_result_sentences(const attend_result* result);
-/* Always the num_hypotheses asked for (empty ones of score -INFINITY when fewer ended). */
+/* At least 1 for every sentence (an empty one of score -INFINITY when nothing was found),
+   at most the num_hypotheses asked for. */
 ATTEND_C_API size_t attend_result_hypotheses(const attend_result* result, size_t sentence);
 /* 1 if the model produced NaN or infinite logits for this sentence (its hypotheses are
    empty, score -INFINITY), else 0. */
@@ -100,6 +105,10 @@ ATTEND_C_API const int32_t* attend_result_ids(const attend_result* result, size_
 ATTEND_C_API const char* attend_result_text(const attend_result* result, size_t sentence, size_t hypothesis);
 ATTEND_C_API float attend_result_score(const attend_result* result, size_t sentence, size_t hypothesis);
 ATTEND_C_API float attend_result_log_prob(const attend_result* result, size_t sentence, size_t hypothesis);
+/* return_attention: target_length x source_length floats, row-major (one row per id); NULL
+ * (lengths 0) without attention or for an index out of range. */
+ATTEND_C_API const float* attend_result_attention(const attend_result* result, size_t sentence, size_t hypothesis,
+                                                  size_t* target_length, size_t* source_length);
 ATTEND_C_API void attend_result_free(attend_result* result);
 
 #ifdef __cplusplus

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attend/error.hpp"
+#include "attend/options.hpp"
 
 namespace attend {
 
@@ -82,7 +83,8 @@ class ATTEND_API Model {
   std::vector<std::int32_t> encode_text(const std::string& line, Side side = Side::source) const;
   std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side = Side::source) const;
   std::string decode_text(const std::vector<std::int32_t>& target_ids) const;
-  std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& target_ids) const;
+  std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& ids, Side side = Side::target) const;
+  std::string decode_pieces(const std::vector<std::string>& target_tokens) const;  // SentencePiece models: tokens as text
   // Cuts an encoded source to `max_length` ids, keeping the end-of-sequence the model
   // appends to sources (if it does) as the last id. Returns whether anything was cut.
   bool truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_length) const;
@@ -111,51 +113,32 @@ struct TranslatorOptions {
   std::int64_t max_beam_size = 4;        // upper bound of TranslationOptions::beam_size
 };
 
-struct TranslationOptions {
-  std::int64_t beam_size = 1;
-  std::int64_t num_hypotheses = 1;   // n-best, ≤ beam_size
-  float length_penalty = 1.0f;       // beam search ranks by log_prob / length^penalty
-  std::int64_t max_length = 0;       // generated tokens, end-of-sequence excluded; 0: the
-                                     // translator's max_target_length
-  std::int64_t min_length = 0;       // end-of-sequence impossible before this many tokens
-  bool sampling = false;             // draw tokens instead of searching
-  std::int64_t sampling_topk = 0;    // 0: all tokens
-  float sampling_topp = 1.0f;
-  float temperature = 1.0f;
-  std::uint64_t seed = 0;            // with the sentence's index, fixes every draw
-
-  // CTranslate2's decoding options, with its semantics and defaults (translate_batch).
-  float patience = 1.0f;                  // beam: stop after beam_size·patience finished hypotheses
-  float coverage_penalty = 0.0f;          // beam: Wu et al. (2016) coverage penalty β
-  float repetition_penalty = 1.0f;        // > 1 penalises tokens already generated (CTRL)
-  std::int64_t no_repeat_ngram_size = 0;  // forbid repeating any n-gram of this size (0: off)
-  bool disable_unk = false;               // never generate the unknown token
-  std::vector<std::vector<std::string>> suppress_sequences;  // token sequences never generated
-  std::vector<std::string> end_token;     // tokens that end a hypothesis (empty: the model's EOS)
-  bool return_end_token = false;          // keep the end token in the output
-  float prefix_bias_beta = 0.0f;          // > 0: the target prefix biases instead of forcing
-  std::int64_t max_input_length = 1024;   // sources are truncated to this many tokens (0: no limit)
-  bool return_attention = false;          // fill Hypothesis::attention
-  bool return_alternatives = false;       // alternatives at the first position after the prefix
-  float min_alternative_expansion_prob = 0.0f;
-  bool replace_unknowns = false;          // replace <unk> by the source token of most attention
-};
-
 struct Hypothesis {
-  std::vector<std::int32_t> ids;       // target ids, end-of-sequence excluded
+  std::vector<std::int32_t> ids;       // target ids (a target prefix included); the end
+                                       // token only with return_end_token
   std::string text;                    // translate_text only: the detokenized text
-  std::vector<std::string> tokens;     // translate_tokens only: vocabulary tokens
-  float score = 0;                     // beam: log_prob / length^penalty; else log_prob
-  float log_prob = 0;                  // Σ log p, end-of-sequence included
-  std::vector<float> token_log_probs;  // one per id, then end-of-sequence's if finished
-  bool finished = false;               // ended with end-of-sequence (not cut at max_length)
-  std::vector<std::vector<float>> attention;  // return_attention: [target token][source token]
+  std::vector<std::string> tokens;     // translate_tokens (and replace_unknowns): vocabulary
+                                       // tokens, unknown ones replaced when asked
+  // CTranslate2's score: Σ log p of the generated tokens (forced prefix tokens count 0),
+  // divided by length^length_penalty (length: the tokens, prefix and end token
+  // included), plus the coverage penalty — for greedy search and sampling too.
+  float score = 0;
+  float log_prob = 0;                  // Σ token_log_probs
+  std::vector<float> token_log_probs;  // one per id, then the end token's if finished and left out
+  bool finished = false;               // ended with an end token (not cut at max_length)
+  // return_attention: one row per id (and per end token returned), over the source
+  // tokens — translate_text/tokens: the caller's tokens (the model's BOS/EOS left out,
+  // 0 for tokens cut by max_input_length); translate_ids: the ids given. The alignment
+  // layer's cross-attention (CTranslate2's alignment_layer, alignment_heads: by default
+  // the last layer's first head).
+  std::vector<std::vector<float>> attention;
 };
 
 struct TranslationResult {
-  // Best first; always num_hypotheses of them, so hypotheses[0] exists. When fewer ended
-  // (a vocabulary smaller than the beam), the rest are empty with score −∞. An empty
-  // source gives empty hypotheses of score 0 without running the model.
+  // Best first, at most num_hypotheses (fewer when the search ends fewer, as
+  // CTranslate2's), never none: hypotheses[0] always exists — empty with score −∞ when
+  // nothing was found. An empty source gives empty hypotheses of score 0 without running
+  // the model.
   std::vector<Hypothesis> hypotheses;
   // The model produced NaN or infinite logits for this sentence (an overflow in its
   // weights or activations): its hypotheses are empty, score −∞. Never a silent garbage.
@@ -199,8 +182,14 @@ class ATTEND_API Translator {
                                                   const std::vector<std::vector<std::string>>& target_prefixes = {},
                                                   const ResultCallback& on_result = {}, std::size_t first_index = 0) const;
 
+  // Throws attend::OptionError, naming the option, if these options cannot be used with
+  // this translator (translate_* check the same before any work).
+  void validate(const TranslationOptions& options) const;
+
   const Model& model() const;
   const TranslatorOptions& options() const;
+  int inter_threads() const;  // batches translated at once (the split chosen)
+  int intra_threads() const;  // compute threads per batch
   std::int64_t max_source_length() const;  // the limit sources are checked against
   std::string plan_description() const;    // the plan: steps, shapes, arena offsets, FLOPs, bytes
   std::size_t arena_bytes() const;

@@ -1,5 +1,6 @@
 // The C++ API (include/attend/attend.hpp) over the runtime.
 #include <algorithm>
+#include <limits>
 #include <thread>
 
 #include "attend/attend.hpp"
@@ -38,42 +39,86 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
   return r;
 }
 
-// max_length 0 is the translator's own limit, so default options suit any model, even
-// one whose max_positions is below the usual 256.
-// TODO(issue 12): CTranslate2's decoding options; each is refused until it is implemented.
-void reject_unimplemented(const TranslationOptions& o) {
-  const TranslationOptions d;
-  auto refuse = [](const char* name) { throw Error(std::string("decoding option ") + name + " is not implemented yet"); };
-  if (o.patience != d.patience) refuse("patience");
-  if (o.coverage_penalty != d.coverage_penalty) refuse("coverage_penalty");
-  if (o.repetition_penalty != d.repetition_penalty) refuse("repetition_penalty");
-  if (o.no_repeat_ngram_size != d.no_repeat_ngram_size) refuse("no_repeat_ngram_size");
-  if (o.disable_unk) refuse("disable_unk");
-  if (!o.suppress_sequences.empty()) refuse("suppress_sequences");
-  if (!o.end_token.empty()) refuse("end_token");
-  if (o.return_end_token) refuse("return_end_token");
-  if (o.prefix_bias_beta != d.prefix_bias_beta) refuse("prefix_bias_beta");
-  if (o.return_attention) refuse("return_attention");
-  if (o.return_alternatives) refuse("return_alternatives");
-  if (o.min_alternative_expansion_prob != d.min_alternative_expansion_prob) refuse("min_alternative_expansion_prob");
-  if (o.replace_unknowns) refuse("replace_unknowns");
+struct ThreadSplit {
+  int inter = 1, intra = 1;
+};
+
+// threads (all of them) = inter × intra; whichever is not given follows from the others
+// and the core count.
+ThreadSplit split_threads(const TranslatorOptions& o) {
+  if (o.threads < 0 || o.inter_threads < 0 || o.intra_threads < 0)
+    throw Error("threads = " + std::to_string(o.threads) + ", inter_threads = " + std::to_string(o.inter_threads) +
+                ", intra_threads = " + std::to_string(o.intra_threads) + ": each must be ≥ 0 (0: chosen)");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int total = o.threads > 0 ? o.threads : cores;
+  ThreadSplit s;
+  s.inter = o.inter_threads > 0 ? o.inter_threads : 1;
+  s.intra = o.intra_threads > 0 ? o.intra_threads : std::max(1, total / s.inter);
+  return s;
 }
 
-runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Translator& translator) {
-  reject_unimplemented(o);
-  if (o.max_length < 0) throw Error("max_length = " + std::to_string(o.max_length) + ": must be ≥ 0 (0: the translator's limit)");
+// The options as the runtime takes them: token strings resolved to target ids.
+runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Tokenizers& tokens,
+                                      const runtime::ModelConfig& config) {
   runtime::DecodeOptions d;
-  d.beam_size = o.beam_size, d.num_hypotheses = o.num_hypotheses, d.length_penalty = o.length_penalty;
-  d.max_length = o.max_length > 0 ? o.max_length : translator.plan().limits().max_target_length;
-  d.min_length = o.min_length;
-  d.sampling.enabled = o.sampling, d.sampling.top_k = o.sampling_topk, d.sampling.top_p = o.sampling_topp;
-  d.sampling.temperature = o.temperature, d.sampling.seed = o.seed;
+  static_cast<TranslationOptions&>(d) = o;
+  auto id_of = [&](const char* option, const std::string& token) {
+    if (!tokens.has_vocabulary())
+      throw OptionError(option, "'" + token + "'", "the model has no vocabulary to look tokens up in");
+    const auto id = tokens.find_token(token, runtime::Side::target);
+    if (!id) throw OptionError(option, "'" + token + "'", "not a token of the target vocabulary");
+    return *id;
+  };
+  for (const std::string& t : o.end_token) d.end_ids.push_back(t.empty() ? config.eos_id : id_of("end_token", t));
+  for (const auto& sequence : o.suppress_sequences) {
+    std::vector<std::int32_t> ids;
+    for (const std::string& t : sequence) ids.push_back(id_of("suppress_sequences", t));
+    if (!ids.empty()) d.suppress_ids.push_back(std::move(ids));
+  }
   return d;
 }
 
-// The runtime's result as the API's, with text or tokens filled by `describe`.
+// CTranslate2's truncation (Vocabulary::to_ids): cut to `max_length` ids, keeping an
+// end-of-sequence last (or last but one, before a language code that follows it).
+bool truncate_ids(std::vector<std::int32_t>& ids, std::int64_t max_length, std::int32_t eos) {
+  if (max_length <= 0 || static_cast<std::int64_t>(ids.size()) <= max_length) return false;
+  const auto n = static_cast<size_t>(max_length);
+  if (ids.back() == eos) {
+    ids[n - 1] = eos;
+  } else if (ids.size() >= 2 && ids[ids.size() - 2] == eos && n >= 2) {
+    ids[n - 2] = eos;
+    ids[n - 1] = ids.back();
+  }
+  ids.resize(n);
+  return true;
+}
+
+// What the caller gave for one sentence, to express results in its terms: the source
+// tokens (for replace_unknowns) and how its attention columns map to theirs.
+struct SourceView {
+  std::vector<std::string> tokens;  // the caller's source tokens (replace_unknowns only)
+  std::size_t leading = 0;          // encoder positions before the caller's first token (BOS)
+  std::size_t trailing = 0;         // and after its last (EOS)
+  std::size_t count = 0;            // the caller's tokens (attention rows end up this long)
+};
+
+// replace_unknowns (CTranslate2's replace_unknown_tokens): each unknown target token
+// becomes the source token it attends to most (the first of equal maxima).
+void replace_unknowns(Hypothesis& h, const SourceView& source, std::int32_t unk, const runtime::Tokenizers& tokenizers) {
+  if (h.tokens.empty()) h.tokens = tokenizers.decode_tokens(h.ids);
+  for (size_t t = 0; t < h.ids.size() && t < h.attention.size(); ++t) {
+    if (h.ids[t] != unk || h.attention[t].empty()) continue;
+    const auto& a = h.attention[t];
+    const auto at = static_cast<size_t>(std::max_element(a.begin(), a.end()) - a.begin());
+    if (at < source.tokens.size()) h.tokens[t] = source.tokens[at];
+  }
+}
+
+// The runtime's result as the API's: attention columns mapped to the caller's tokens,
+// unknown tokens replaced if asked, then text or tokens filled by `describe`.
 template <class Describe>
-TranslationResult to_api(runtime::SentenceResult&& r, const Describe& describe) {
+TranslationResult to_api(runtime::SentenceResult&& r, const SourceView& source, const TranslationOptions& o,
+                         const runtime::Tokenizers& tokenizers, std::int32_t unk, const Describe& describe) {
   TranslationResult out;
   out.non_finite = r.non_finite;
   for (auto& h : r.hypotheses) {
@@ -81,8 +126,24 @@ TranslationResult to_api(runtime::SentenceResult&& r, const Describe& describe) 
     a.ids = std::move(h.tokens);
     a.score = h.score, a.log_prob = h.log_prob, a.finished = h.finished;
     a.token_log_probs = std::move(h.token_log_probs);
+    a.attention = std::move(h.attention);
+    for (auto& row : a.attention) {  // as CTranslate2: specials out, cut tokens 0
+      row.erase(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(std::min(source.leading, row.size())));
+      row.resize(row.size() - std::min(source.trailing, row.size()));
+      row.resize(source.count, 0.0f);
+    }
+    if (o.replace_unknowns) replace_unknowns(a, source, unk, tokenizers);
+    if (!o.return_attention) a.attention.clear();
     describe(a);
     out.hypotheses.push_back(std::move(a));
+  }
+  // Never a result without hypotheses (the search found none, the scores were not
+  // finite): callers index hypotheses[0]. An empty one, impossible (score −∞).
+  if (out.hypotheses.empty()) {
+    Hypothesis none;
+    none.score = none.log_prob = -std::numeric_limits<float>::infinity();
+    describe(none);
+    out.hypotheses.push_back(std::move(none));
   }
   return out;
 }
@@ -158,18 +219,16 @@ std::vector<std::int32_t> Model::encode_tokens(const std::vector<std::string>& t
   return state_->tokenizers.encode_tokens(tokens, runtime_side(side));
 }
 std::string Model::decode_text(const std::vector<std::int32_t>& ids) const { return state_->tokenizers.decode_text(ids); }
-std::vector<std::string> Model::decode_tokens(const std::vector<std::int32_t>& ids) const {
-  return state_->tokenizers.decode_tokens(ids);
+std::vector<std::string> Model::decode_tokens(const std::vector<std::int32_t>& ids, Side side) const {
+  return side == Side::target ? state_->tokenizers.decode_tokens(ids) : state_->tokenizers.source_tokens(ids);
 }
+std::string Model::decode_pieces(const std::vector<std::string>& tokens) const { return state_->tokenizers.decode_pieces(tokens); }
 
 bool Model::truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_length) const {
   if (max_length < 0) throw Error("truncate_source: max_length must be ≥ 0");
   if (static_cast<std::int64_t>(ids.size()) <= max_length) return false;
-  const auto& c = state_->model->config();
-  const bool keep_eos = c.add_source_eos && max_length > 0 && ids.back() == c.eos_id;
-  ids.resize(static_cast<std::size_t>(max_length));
-  if (keep_eos) ids.back() = c.eos_id;
-  return true;
+  if (max_length == 0) return ids.clear(), true;
+  return truncate_ids(ids, max_length, state_->model->config().eos_id);
 }
 
 bool Model::is_empty_source(const std::vector<std::int32_t>& ids) const {
@@ -180,12 +239,9 @@ Translator::Translator(const Model& model, const TranslatorOptions& options) : s
   state_->model = model;
   state_->options = options;
   runtime::TranslatorConfig c;
-  // TODO(issue 11): several batches at once (inter_threads > 1).
-  if (options.inter_threads > 1) throw Error("inter_threads > 1 is not implemented yet");
-  if (options.inter_threads < 0 || options.intra_threads < 0) throw Error("inter_threads and intra_threads must be ≥ 0");
-  c.threads = options.intra_threads > 0 ? options.intra_threads
-              : options.threads > 0    ? options.threads
-                                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const ThreadSplit split = split_threads(options);
+  c.inter_threads = split.inter;
+  c.threads = split.intra;
   c.max_batch_size = options.max_batch_size;
   c.max_batch_tokens = options.max_batch_tokens;
   c.max_source_length = options.max_source_length > 0 ? options.max_source_length : model.max_positions();
@@ -200,56 +256,68 @@ Translator& Translator::operator=(Translator&&) noexcept = default;
 
 const Model& Translator::model() const { return state_->model; }
 const TranslatorOptions& Translator::options() const { return state_->options; }
+int Translator::inter_threads() const { return state_->translator->config().inter_threads; }
+int Translator::intra_threads() const { return state_->translator->config().threads; }
 std::int64_t Translator::max_source_length() const { return state_->translator->plan().limits().max_source_length; }
 std::string Translator::plan_description() const { return state_->translator->plan().describe(); }
 std::size_t Translator::arena_bytes() const { return state_->translator->plan().arena_bytes(); }
 
-namespace {
-
-// TranslationOptions::max_input_length: longer sources are cut to it, or to the
-// translator's own limit if that is lower — keeping the end-of-sequence the model appends
-// (Model::truncate_source), as the CLI cuts its over-long lines. 0: no cut, so a source
-// over the translator's limit is an error.
-const std::vector<std::vector<std::int32_t>>& within_input_limit(const std::vector<std::vector<std::int32_t>>& sources,
-                                                                 const TranslationOptions& options, const Model& model,
-                                                                 const runtime::Translator& translator,
-                                                                 std::vector<std::vector<std::int32_t>>& storage) {
-  if (options.max_input_length < 0)
-    throw Error("max_input_length = " + std::to_string(options.max_input_length) + ": must be ≥ 0 (0: no limit of its own)");
-  if (options.max_input_length == 0) return sources;
-  const std::int64_t limit = std::min(options.max_input_length, translator.plan().limits().max_source_length);
-  if (std::none_of(sources.begin(), sources.end(), [&](const auto& s) { return static_cast<std::int64_t>(s.size()) > limit; }))
-    return sources;
-  storage = sources;
-  for (auto& s : storage) model.truncate_source(s, limit);
-  return storage;
+void Translator::validate(const TranslationOptions& options) const {
+  const runtime::Translator& t = *state_->translator;
+  decode_options(options, state_->model.state_->tokenizers, t.model().config()).validate(t.plan().limits(), t.model().config());
 }
 
-// Runs already-encoded sources and fills each hypothesis with `describe` (text, tokens
-// or nothing), returning results or handing them to `on_result`.
+namespace {
+
+// One call's sources, encoded, with what maps their results back to the caller.
+struct Encoded {
+  std::vector<std::vector<std::int32_t>> sources, prefixes;
+  std::vector<SourceView> views;
+};
+
+// Runs encoded sources (cut to max_input_length first) and fills each hypothesis with
+// `describe` (text, tokens or nothing), returning results or handing them to `on_result`.
 template <class Describe>
-std::vector<TranslationResult> run_translation(const Model& model, const runtime::Translator& translator,
-                                               const std::vector<std::vector<std::int32_t>>& all_sources,
-                                               const std::vector<std::vector<std::int32_t>>& prefixes,
-                                               const TranslationOptions& options, const Describe& describe,
+std::vector<TranslationResult> run_translation(const runtime::Translator& translator, const runtime::Tokenizers& tokenizers,
+                                               Encoded&& in, const TranslationOptions& options, const Describe& describe,
                                                const Translator::ResultCallback& on_result, std::size_t first_index) {
-  std::vector<std::vector<std::int32_t>> cut;
-  const auto& sources = within_input_limit(all_sources, options, model, translator, cut);
+  const runtime::ModelConfig& config = translator.model().config();
+  const runtime::DecodeOptions decode = decode_options(options, tokenizers, config);
+  // max_input_length (CTranslate2's) cuts longer sources — to the translator's own limit
+  // when that is lower, as the CLI cuts its over-long lines; 0: no cut, so a source over
+  // the translator's limit is an error.
+  if (options.max_input_length > 0) {
+    const std::int64_t limit = std::min(options.max_input_length, translator.plan().limits().max_source_length);
+    for (auto& ids : in.sources) truncate_ids(ids, limit, config.eos_id);
+  }
+  auto convert = [&](std::size_t i, runtime::SentenceResult&& r) {
+    return to_api(std::move(r), in.views[i], options, tokenizers, config.unk_id, describe);
+  };
   runtime::Translator::ResultSink sink;
-  if (on_result)
-    sink = [&](std::size_t i, runtime::SentenceResult&& r) { on_result(first_index + i, to_api(std::move(r), describe)); };
+  if (on_result) sink = [&](std::size_t i, runtime::SentenceResult&& r) { on_result(first_index + i, convert(i, std::move(r))); };
   std::vector<TranslationResult> out;
-  for (auto& r : translator.translate(sources, decode_options(options, translator), prefixes, first_index, sink))
-    out.push_back(to_api(std::move(r), describe));
+  auto results = translator.translate(in.sources, decode, in.prefixes, first_index, sink);
+  for (std::size_t i = 0; i < results.size(); ++i) out.push_back(convert(i, std::move(results[i])));
   return out;
 }
 
+// Encodes each input with `encode`, which also describes it for the results.
 template <class Input, class Encode>
-std::vector<std::vector<std::int32_t>> encode_all(const std::vector<Input>& inputs, const Encode& encode) {
-  std::vector<std::vector<std::int32_t>> ids;
+void encode_all(const std::vector<Input>& inputs, const Encode& encode, std::vector<std::vector<std::int32_t>>& ids,
+                std::vector<SourceView>* views = nullptr) {
   ids.reserve(inputs.size());
-  for (const auto& input : inputs) ids.push_back(encode(input));
-  return ids;
+  for (const auto& input : inputs) {
+    SourceView view;
+    ids.push_back(encode(input, view));
+    if (views) views->push_back(std::move(view));
+  }
+}
+
+// The encoder positions the model adds around a source, for text and tokens.
+SourceView special_positions(const runtime::ModelConfig& c, std::size_t tokens) {
+  SourceView v;
+  v.leading = c.add_source_bos ? 1 : 0, v.trailing = c.add_source_eos ? 1 : 0, v.count = tokens;
+  return v;
 }
 
 }  // namespace
@@ -258,7 +326,17 @@ std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::
                                                          const TranslationOptions& options,
                                                          const std::vector<std::vector<std::int32_t>>& prefixes,
                                                          const ResultCallback& on_result, std::size_t first_index) const {
-  return run_translation(state_->model, *state_->translator, sources, prefixes, options, [](Hypothesis&) {}, on_result, first_index);
+  const auto& tok = state_->model.state_->tokenizers;
+  if (options.replace_unknowns && !tok.has_vocabulary())
+    throw OptionError("replace_unknowns", "true", "needs the model's vocabularies to name the source tokens");
+  Encoded in;
+  encode_all(sources, [&](const std::vector<std::int32_t>& ids, SourceView& v) {
+    v.count = ids.size();
+    if (options.replace_unknowns) v.tokens = tok.source_tokens(ids);
+    return ids;
+  }, in.sources, &in.views);
+  in.prefixes = prefixes;
+  return run_translation(*state_->translator, tok, std::move(in), options, [](Hypothesis&) {}, on_result, first_index);
 }
 
 std::vector<TranslationResult> Translator::translate_text(const std::vector<std::string>& sources,
@@ -266,10 +344,20 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
                                                           const std::vector<std::string>& prefixes,
                                                           const ResultCallback& on_result, std::size_t first_index) const {
   const auto& tok = state_->model.state_->tokenizers;
-  return run_translation(
-      state_->model, *state_->translator, encode_all(sources, [&](const std::string& s) { return tok.encode_text(s, runtime::Side::source); }),
-      encode_all(prefixes, [&](const std::string& p) { return tok.encode_text(p, runtime::Side::target); }), options,
-      [&](Hypothesis& h) { h.text = tok.decode_text(h.ids); }, on_result, first_index);
+  const auto& config = state_->translator->model().config();
+  Encoded in;
+  encode_all(sources, [&](const std::string& s, SourceView& v) {
+    auto ids = tok.encode_text(s, runtime::Side::source);
+    v = special_positions(config, ids.size());
+    v.count = ids.size() - v.leading - v.trailing;
+    if (options.replace_unknowns)
+      v.tokens = tok.source_tokens({ids.begin() + static_cast<std::ptrdiff_t>(v.leading), ids.begin() + static_cast<std::ptrdiff_t>(v.leading + v.count)});
+    return ids;
+  }, in.sources, &in.views);
+  encode_all(prefixes, [&](const std::string& p, SourceView&) { return tok.encode_text(p, runtime::Side::target); }, in.prefixes);
+  return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
+    h.text = options.replace_unknowns ? tok.decode_pieces(h.tokens) : tok.decode_text(h.ids);
+  }, on_result, first_index);
 }
 
 std::vector<TranslationResult> Translator::translate_tokens(const std::vector<std::vector<std::string>>& sources,
@@ -278,10 +366,17 @@ std::vector<TranslationResult> Translator::translate_tokens(const std::vector<st
                                                             const ResultCallback& on_result, std::size_t first_index) const {
   using Tokens = std::vector<std::string>;
   const auto& tok = state_->model.state_->tokenizers;
-  return run_translation(
-      state_->model, *state_->translator, encode_all(sources, [&](const Tokens& s) { return tok.encode_tokens(s, runtime::Side::source); }),
-      encode_all(prefixes, [&](const Tokens& p) { return tok.encode_tokens(p, runtime::Side::target); }), options,
-      [&](Hypothesis& h) { h.tokens = tok.decode_tokens(h.ids); }, on_result, first_index);
+  const auto& config = state_->translator->model().config();
+  Encoded in;
+  encode_all(sources, [&](const Tokens& s, SourceView& v) {
+    v = special_positions(config, s.size());
+    if (options.replace_unknowns) v.tokens = s;
+    return tok.encode_tokens(s, runtime::Side::source);
+  }, in.sources, &in.views);
+  encode_all(prefixes, [&](const Tokens& p, SourceView&) { return tok.encode_tokens(p, runtime::Side::target); }, in.prefixes);
+  return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
+    if (h.tokens.empty()) h.tokens = tok.decode_tokens(h.ids);
+  }, on_result, first_index);
 }
 
 void Translator::set_profiling(bool on) const { state_->translator->set_profiling(on); }

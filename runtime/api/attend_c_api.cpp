@@ -17,6 +17,17 @@ struct attend_translator {
 };
 struct attend_result {
   std::vector<attend::TranslationResult> sentences;
+  std::vector<std::vector<std::vector<float>>> attention;  // [sentence][hypothesis]: rows flattened
+
+  explicit attend_result(std::vector<attend::TranslationResult> r) : sentences(std::move(r)) {
+    for (const auto& sentence : sentences) {
+      auto& flat = attention.emplace_back();
+      for (const auto& h : sentence.hypotheses) {
+        auto& rows = flat.emplace_back();
+        for (const auto& row : h.attention) rows.insert(rows.end(), row.begin(), row.end());
+      }
+    }
+  }
 };
 
 namespace {
@@ -42,12 +53,39 @@ attend_status guarded(F&& f) {
   }
 }
 
+std::vector<std::string> split_spaces(const char* text) {
+  std::vector<std::string> out;
+  std::string current;
+  for (const char* c = text; *c != 0; ++c) {
+    if (*c == ' ' || *c == '\t') {
+      if (!current.empty()) out.push_back(std::move(current)), current.clear();
+    } else {
+      current += *c;
+    }
+  }
+  if (!current.empty()) out.push_back(std::move(current));
+  return out;
+}
+
 attend::TranslationOptions to_cpp(const attend_options* o) {
   attend::TranslationOptions t;
   if (o == nullptr) return t;
-  t.beam_size = o->beam_size, t.num_hypotheses = o->num_hypotheses, t.length_penalty = o->length_penalty;
-  t.max_length = o->max_length, t.min_length = o->min_length, t.sampling = o->sampling != 0;
-  t.sampling_topk = o->sampling_topk, t.sampling_topp = o->sampling_topp, t.temperature = o->temperature, t.seed = o->seed;
+#define ATTEND_COPY_OPTION(kind, name, def, flag, lo, lo_open, hi, hi_open, help) \
+  t.name = static_cast<decltype(t.name)>(o->name);
+  ATTEND_TRANSLATION_OPTIONS(ATTEND_COPY_OPTION)
+#undef ATTEND_COPY_OPTION
+  if (o->end_token_count > 0 && o->end_token == nullptr) throw attend::Error("attend_options: end_token is NULL");
+  for (size_t i = 0; i < o->end_token_count; ++i) {
+    if (o->end_token[i] == nullptr) throw attend::Error("attend_options: end_token[" + std::to_string(i) + "] is NULL");
+    t.end_token.emplace_back(o->end_token[i]);
+  }
+  if (o->suppress_sequences_count > 0 && o->suppress_sequences == nullptr)
+    throw attend::Error("attend_options: suppress_sequences is NULL");
+  for (size_t i = 0; i < o->suppress_sequences_count; ++i) {
+    if (o->suppress_sequences[i] == nullptr)
+      throw attend::Error("attend_options: suppress_sequences[" + std::to_string(i) + "] is NULL");
+    t.suppress_sequences.push_back(split_spaces(o->suppress_sequences[i]));
+  }
   return t;
 }
 
@@ -66,16 +104,20 @@ const char* attend_last_error(void) { return g_last_error.c_str(); }
 void attend_translator_options_init(attend_translator_options* o) {
   if (o == nullptr) return;
   const attend::TranslatorOptions d;
-  o->threads = d.threads, o->max_batch_size = d.max_batch_size, o->max_batch_tokens = d.max_batch_tokens;
+  o->threads = d.threads, o->inter_threads = d.inter_threads, o->intra_threads = d.intra_threads;
+  o->max_batch_size = d.max_batch_size, o->max_batch_tokens = d.max_batch_tokens;
   o->max_source_length = d.max_source_length, o->max_target_length = d.max_target_length, o->max_beam_size = d.max_beam_size;
 }
 
 void attend_options_init(attend_options* o) {
   if (o == nullptr) return;
   const attend::TranslationOptions d;
-  o->beam_size = d.beam_size, o->num_hypotheses = d.num_hypotheses, o->length_penalty = d.length_penalty;
-  o->max_length = d.max_length, o->min_length = d.min_length, o->sampling = d.sampling;
-  o->sampling_topk = d.sampling_topk, o->sampling_topp = d.sampling_topp, o->temperature = d.temperature, o->seed = d.seed;
+#define ATTEND_DEFAULT_OPTION(kind, name, def, flag, lo, lo_open, hi, hi_open, help) \
+  o->name = static_cast<decltype(o->name)>(d.name);
+  ATTEND_TRANSLATION_OPTIONS(ATTEND_DEFAULT_OPTION)
+#undef ATTEND_DEFAULT_OPTION
+  o->end_token = nullptr, o->end_token_count = 0;
+  o->suppress_sequences = nullptr, o->suppress_sequences_count = 0;
 }
 
 attend_status attend_model_load(const char* directory, const char* isa, attend_model** out) {
@@ -98,7 +140,8 @@ attend_status attend_translator_create(const attend_model* m, const attend_trans
   return guarded([&] {
     attend::TranslatorOptions t;
     if (o != nullptr) {
-      t.threads = o->threads, t.max_batch_size = o->max_batch_size, t.max_batch_tokens = o->max_batch_tokens;
+      t.threads = o->threads, t.inter_threads = o->inter_threads, t.intra_threads = o->intra_threads;
+      t.max_batch_size = o->max_batch_size, t.max_batch_tokens = o->max_batch_tokens;
       t.max_source_length = o->max_source_length, t.max_target_length = o->max_target_length, t.max_beam_size = o->max_beam_size;
     }
     *out = new attend_translator{attend::Translator(m->model, t)};
@@ -119,7 +162,8 @@ attend_status attend_translate_ids(const attend_translator* t, const int32_t* co
         throw attend::Error("attend_translate_ids: sources[" + std::to_string(i) + "] is NULL");
       ids[i].assign(sources[i], sources[i] + lengths[i]);
     }
-    *out = new attend_result{t->translator.translate_ids(ids, to_cpp(o))};
+    const attend::TranslationOptions options = to_cpp(o);
+    *out = new attend_result(t->translator.translate_ids(ids, options));
   });
 }
 
@@ -134,7 +178,8 @@ attend_status attend_translate_text(const attend_translator* t, const char* cons
       if (lines[i] == nullptr) throw attend::Error("attend_translate_text: lines[" + std::to_string(i) + "] is NULL");
       text[i] = lines[i];
     }
-    *out = new attend_result{t->translator.translate_text(text, to_cpp(o))};
+    const attend::TranslationOptions options = to_cpp(o);
+    *out = new attend_result(t->translator.translate_text(text, options));
   });
 }
 
@@ -167,6 +212,15 @@ float attend_result_score(const attend_result* r, size_t sentence, size_t k) {
 float attend_result_log_prob(const attend_result* r, size_t sentence, size_t k) {
   const attend::Hypothesis* h = hypothesis(r, sentence, k);
   return h ? h->log_prob : std::numeric_limits<float>::quiet_NaN();
+}
+
+const float* attend_result_attention(const attend_result* r, size_t sentence, size_t k, size_t* target_length,
+                                     size_t* source_length) {
+  const attend::Hypothesis* h = hypothesis(r, sentence, k);
+  const bool any = h != nullptr && !h->attention.empty();
+  if (target_length) *target_length = any ? h->attention.size() : 0;
+  if (source_length) *source_length = any ? h->attention[0].size() : 0;
+  return any ? r->attention[sentence][k].data() : nullptr;
 }
 
 void attend_result_free(attend_result* r) { delete r; }

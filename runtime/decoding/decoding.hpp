@@ -1,51 +1,65 @@
 // What a caller asks of decoding, and what it gets back.
+//
+// The options are the public attend::TranslationOptions (include/attend/options.hpp),
+// used as they are; DecodeOptions only adds what the API resolves from them (token
+// strings to ids). The semantics follow CTranslate2's decoding (src/decoding.cc):
+//   - a hypothesis' score is Σ log p of its generated tokens — forced target-prefix
+//     tokens count 0 — divided by length^length_penalty, where the length counts the
+//     prefix and the end token; greedy search and sampling are normalised too;
+//     coverage_penalty adds β·Σ_source log(min(attention received, 1));
+//   - repetition_penalty, no_repeat_ngram_size, disable_unk, suppress_sequences and
+//     min_length act on the logits, before the log-softmax, so the log-probabilities
+//     are renormalised over what is allowed.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "attend/options.hpp"
+
 namespace attend::runtime {
 
 struct PlanLimits;
+struct ModelConfig;
 
-struct SamplingOptions {
-  bool enabled = false;       // off: greedy (beam 1) or beam search
-  std::int64_t top_k = 0;     // sample among the k most likely tokens; 0: all
-  float top_p = 1.0f;         // …and among the smallest set whose probability reaches p
-  float temperature = 1.0f;   // probabilities ∝ exp(log p / temperature)
-  std::uint64_t seed = 0;     // with the sentence id, fixes every draw
-};
+struct DecodeOptions : TranslationOptions {
+  // Resolved by the API from end_token and suppress_sequences (strings): ids in the
+  // target vocabulary. end_ids empty: the model's end-of-sequence.
+  std::vector<std::int32_t> end_ids;
+  std::vector<std::vector<std::int32_t>> suppress_ids;
+  // The target prefix is context rather than a CTranslate2 target prefix: forced, but not
+  // part of the scores, lengths, min/max_length or the repetition rules (how CTranslate2
+  // completes alternatives after their first token). Set by the alternatives driver.
+  bool prefix_is_context = false;
 
-struct DecodeOptions {
-  std::int64_t beam_size = 1;
-  std::int64_t num_hypotheses = 1;  // n-best, ≤ beam_size
-  // Beam search ranks hypotheses by log_prob / length^length_penalty (length counts
-  // generated tokens, the end-of-sequence token included).
-  float length_penalty = 1.0f;
-  std::int64_t max_length = 256;    // generated tokens, end-of-sequence excluded
-  std::int64_t min_length = 0;      // end-of-sequence is impossible before this many tokens
-  SamplingOptions sampling;
-
-  // Throws attend::Error naming the option at fault (also against the plan's limits).
-  void validate(const PlanLimits& limits) const;
+  // max_length with 0 resolved to the plan's max_target_length.
+  std::int64_t max_length_within(const PlanLimits& limits) const;
+  // Throws attend::OptionError naming the option at fault (also against the plan's
+  // limits and the model's vocabulary).
+  void validate(const PlanLimits& limits, const ModelConfig& model) const;
 };
 
 // One sentence of a batch. Spans point into the caller's memory for the call's duration.
 struct SourceRef {
   std::span<const std::int32_t> tokens;
-  std::span<const std::int32_t> target_prefix;  // forced first target tokens
+  std::span<const std::int32_t> target_prefix;  // forced (or biased) first target tokens
   std::uint64_t id = 0;                         // stable sentence id: seeds sampling
 };
 
 struct Hypothesis {
-  std::vector<std::int32_t> tokens;    // generated tokens, end-of-sequence excluded
-  float score = 0;                     // beam: log_prob / length^penalty; otherwise log_prob
-  float log_prob = 0;                  // Σ log p(token), end-of-sequence included
+  // Generated tokens (the target prefix included); the end token only with
+  // return_end_token.
+  std::vector<std::int32_t> tokens;
+  float score = 0;                     // see the top of this file
+  float log_prob = 0;                  // Σ token_log_probs (forced tokens included)
   // log p of each generated token; one more entry than `tokens` when the hypothesis
-  // ended with end-of-sequence (that token's log p comes last).
+  // ended with an end token that `tokens` leaves out (that token's log p comes last).
   std::vector<float> token_log_probs;
-  bool finished = false;               // ended with end-of-sequence (not cut at max_length)
+  bool finished = false;               // ended with an end token (not cut at max_length)
+  // return_attention: per entry of `tokens` (and a trailing end token), the alignment
+  // layer's cross-attention over the source positions given to the encoder.
+  std::vector<std::vector<float>> attention;
 };
 
 struct SentenceResult {

@@ -1,5 +1,5 @@
-// The decoding driver: encode the batch, then step the decoder, letting the search pick
-// which (parent row, token) pairs go on, until every sentence is done or max_length.
+// The decoding driver: encode the batch, then step the decoder — logits rules, search,
+// histories — until every sentence has registered its hypotheses.
 #include "decoding/workspace.hpp"
 
 #include <algorithm>
@@ -9,13 +9,12 @@
 #include <limits>
 
 #include "attend/error.hpp"
+#include "attend/ops/softmax.hpp"
 
 namespace attend::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::int64_t store_capacity(const PlanLimits& l) { return l.beam_size == 1 ? 1 : 2 * l.beam_size; }
 
 // Whether every value is finite: an exponent of all ones (NaN, ±∞) plus one carries into
 // the sign bit. Integer arithmetic, so the compiler vectorises the loop; the logits are
@@ -32,25 +31,6 @@ bool all_finite(const float* x, std::int64_t n) {
 
 }  // namespace
 
-void DecodeOptions::validate(const PlanLimits& l) const {
-  auto fail = [](const char* what, auto value, const std::string& why) { throw error_of("decoding option ", what, " = ", value, ": ", why); };
-  if (beam_size < 1) fail("beam_size", beam_size, "must be ≥ 1");
-  if (beam_size > l.beam_size) fail("beam_size", beam_size, "exceeds the plan's beam limit " + std::to_string(l.beam_size));
-  if (num_hypotheses < 1 || num_hypotheses > beam_size) fail("num_hypotheses", num_hypotheses, "must be in [1, beam_size]");
-  if (!std::isfinite(length_penalty)) fail("length_penalty", length_penalty, "must be finite");
-  if (max_length < 1) fail("max_length", max_length, "must be ≥ 1");
-  if (max_length > l.max_target_length)
-    fail("max_length", max_length, "exceeds the plan's max_target_length " + std::to_string(l.max_target_length));
-  if (min_length < 0 || min_length > max_length) fail("min_length", min_length, "must be in [0, max_length]");
-  if (sampling.enabled) {
-    if (beam_size != 1) fail("beam_size", beam_size, "sampling draws one hypothesis per sentence: use beam_size 1");
-    if (sampling.top_k < 0) fail("sampling.top_k", sampling.top_k, "must be ≥ 0");
-    if (!(sampling.top_p > 0.0f && sampling.top_p <= 1.0f)) fail("sampling.top_p", sampling.top_p, "must be in (0, 1]");
-    if (!(sampling.temperature > 0.0f) || !std::isfinite(sampling.temperature))
-      fail("sampling.temperature", sampling.temperature, "must be finite and > 0");
-  }
-}
-
 Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
     : plan_(std::move(plan)),
       arena_(plan_->arena_bytes()),
@@ -59,12 +39,17 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
       vocab_(plan_->model().config().tgt_vocab_size),
       next_table_(plan_->limits().decoder_rows() * T_),
       next_(plan_->limits().decoder_rows()),
-      finish_scratch_(T_ + 1),
+      finish_scratch_(T_),
+      finish_tokens_(T_),
+      rules_scratch_(T_),
+      row_shift_(plan_->limits().decoder_rows()),
       source_lengths_(plan_->limits().max_batch),
+      registered_(plan_->limits().max_batch),
+      last_step_(plan_->limits().max_batch),
       non_finite_(plan_->limits().max_batch),
-      store_(plan_->limits().max_batch, store_capacity(plan_->limits()), T_),
+      store_(plan_->limits().max_batch, plan_->limits().beam_size, T_),
       greedy_(plan_->limits().decoder_rows(), plan_->limits().threads),
-      beam_(plan_->limits().decoder_rows(), plan_->limits().beam_size, plan_->limits().threads),
+      beam_(plan_->limits().decoder_rows(), plan_->limits().beam_size, plan_->limits().max_batch, plan_->limits().threads),
       sampling_(vocab_),
       step_seconds_(plan_->steps().size(), 0.0) {
   const std::int64_t R = plan_->limits().decoder_rows();
@@ -73,12 +58,14 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
     tokens_[i].resize(R * T_);
     log_probs_[i].resize(R * T_);
   }
+  end_ids_.reserve(8);
 }
 
 std::size_t Workspace::reserved_bytes() const {
   const std::int64_t R = plan_->limits().decoder_rows();
   return arena_.bytes() + 2 * R * (sizeof(LiveRow) + T_ * 8) + next_table_.size() * 4 + next_.size() * sizeof(Selection) +
-         greedy_.best_.size() * 4 + beam_.top_ids_.size() * 8 + beam_.candidates_.size() * sizeof(Selection) + sampling_.probs_.size() * 8;
+         greedy_.best_.size() * 4 + beam_.top_ids_.size() * 8 + beam_.candidates_.size() * sizeof(Selection) +
+         sampling_.probs_.size() * 8 + attention_rows_.size() * 4 + parents_.size() * 4;
 }
 
 void Workspace::reset_statistics() {
@@ -90,7 +77,8 @@ void Workspace::reset_statistics() {
 void Workspace::validate(std::span<const SourceRef> batch, const DecodeOptions& o) const {
   const PlanLimits& l = plan_->limits();
   const ModelConfig& c = plan_->model().config();
-  o.validate(l);
+  o.validate(l, c);
+  const std::int64_t max_length = o.max_length_within(l);
   if (static_cast<std::int64_t>(batch.size()) > l.max_batch)
     throw error_of("batch of ", batch.size(), " sentences exceeds the plan's max_batch ", l.max_batch);
   std::int64_t longest = 1;
@@ -103,8 +91,12 @@ void Workspace::validate(std::span<const SourceRef> batch, const DecodeOptions& 
       if (s.tokens[i] < 0 || s.tokens[i] >= c.src_vocab_size)
         throw error_of("sentence ", b, ": source token ", i, " has id ", s.tokens[i], ", outside the source vocabulary [0, ",
                        c.src_vocab_size, ")");
-    if (static_cast<std::int64_t>(s.target_prefix.size()) > o.max_length)
-      throw error_of("sentence ", b, ": target prefix of ", s.target_prefix.size(), " tokens is longer than max_length ", o.max_length);
+    const auto P = static_cast<std::int64_t>(s.target_prefix.size());
+    if (o.prefix_is_context && P + max_length > l.max_target_length)
+      throw error_of("sentence ", b, ": a context of ", P, " tokens and max_length ", max_length,
+                     " exceed the plan's max_target_length ", l.max_target_length);
+    if (!o.prefix_is_context && o.prefix_bias_beta == 0 && P > max_length)
+      throw error_of("sentence ", b, ": target prefix of ", P, " tokens is longer than max_length ", max_length);
     for (size_t i = 0; i < s.target_prefix.size(); ++i)
       if (s.target_prefix[i] < 0 || s.target_prefix[i] >= c.tgt_vocab_size)
         throw error_of("sentence ", b, ": target prefix token ", i, " has id ", s.target_prefix[i],
@@ -138,44 +130,149 @@ std::int64_t Workspace::encode(std::span<const SourceRef> batch) {
   return S;
 }
 
-// One row per sentence, at the decoder start token. (Beam search widens to beam_size
-// rows after the first step, rather than starting with copies that would tie.)
-void Workspace::start_rows(std::span<const SourceRef> batch) {
+// `draws` rows per sentence (several only for sampling several hypotheses), at the
+// decoder start token. Beam search widens to beam_size rows after the first step,
+// rather than starting with copies that would tie.
+void Workspace::start_rows(std::span<const SourceRef> batch, std::int64_t draws) {
   const auto& io = plan_->io();
   cur_ = 0;
-  for (size_t b = 0; b < batch.size(); ++b) {
-    live_[cur_][b] = {static_cast<std::int32_t>(b), 0.0f};
-    exec_.buffer<std::int32_t>(io.target_tokens)[b] = plan_->model().config().decoder_start_id;
-    exec_.buffer<std::int32_t>(io.cross_rows)[b] = static_cast<std::int32_t>(b);
-    exec_.buffer<std::int32_t>(io.cross_lengths)[b] = source_lengths_[b];
+  for (size_t b = 0; b < batch.size(); ++b)
+    for (std::int64_t d = 0; d < draws; ++d) {
+      const std::int64_t r = static_cast<std::int64_t>(b) * draws + d;
+      live_[cur_][r] = {static_cast<std::int32_t>(b), static_cast<std::int32_t>(d), 0.0f};
+      exec_.buffer<std::int32_t>(io.target_tokens)[r] = plan_->model().config().decoder_start_id;
+      exec_.buffer<std::int32_t>(io.cross_rows)[r] = static_cast<std::int32_t>(b);
+      exec_.buffer<std::int32_t>(io.cross_lengths)[r] = source_lengths_[b];
+    }
+}
+
+std::int64_t Workspace::prefix_offset(std::int32_t sentence) const {
+  return options_->prefix_is_context ? static_cast<std::int64_t>(batch_[sentence].target_prefix.size()) : 0;
+}
+
+// Sized for this batch (grown, never shrunk), before the decode loop.
+void Workspace::prepare_attention(std::int64_t rows, std::int64_t source_length) {
+  attention_stride_rows_ = rows, attention_source_ = source_length;
+  const auto values = static_cast<std::size_t>(T_ * rows * source_length);
+  if (attention_rows_.size() < values) attention_rows_.resize(values);
+  if (parents_.size() < static_cast<std::size_t>(T_ * rows)) parents_.resize(T_ * rows);
+  if (rules_scratch_.size() < static_cast<std::size_t>(source_length)) rules_scratch_.resize(source_length);
+}
+
+void Workspace::record_attention(std::int64_t t, std::int64_t rows) {
+  const auto& io = plan_->io();
+  const float* probs = exec_.buffer<float>(io.alignment);
+  const std::int64_t ld = plan_->buffers()[io.alignment].cols, S = attention_source_;
+  for (std::int64_t r = 0; r < rows; ++r)
+    std::copy_n(probs + r * ld, S, attention_rows_.data() + (t * attention_stride_rows_ + r) * S);
+}
+
+// CTranslate2's coverage penalty over the hypothesis ending at (step, row): β·Σ over
+// source positions that received attention of log(min(attention received, 1)).
+float Workspace::coverage(std::int64_t step, std::int64_t row, std::int64_t from_step) {
+  const std::int64_t S = attention_source_;
+  float* received = rules_scratch_.data();  // free while the search runs
+  std::fill_n(received, S, 0.0f);
+  for (std::int64_t t = step, r = row; t >= from_step; --t) {
+    const float* a = attention_rows_.data() + (t * attention_stride_rows_ + r) * S;
+    for (std::int64_t s = 0; s < S; ++s) received[s] += a[s];
+    if (t > 0) r = parents_[t * attention_stride_rows_ + r];
   }
+  float penalty = 0;
+  for (std::int64_t s = 0; s < S; ++s)
+    if (received[s] > 0) penalty += std::log(std::min(received[s], 1.0f));
+  return options_->coverage_penalty * penalty;
 }
 
-float Workspace::score(float log_prob, std::int64_t length) const {
-  if (options_->beam_size == 1 || options_->length_penalty == 0.0f) return log_prob;
-  return log_prob / std::pow(static_cast<float>(length), options_->length_penalty);
-}
-
-void Workspace::finish(std::int32_t sentence, std::int32_t parent, float log_prob, float eos_log_prob) {
+void Workspace::finish(std::int32_t sentence, const Selection& last, bool ended) {
   const std::int64_t t = step_;
-  const std::int32_t* tokens = tokens_[cur_].data() + parent * T_;
-  std::copy_n(log_probs_[cur_].data() + parent * T_, t, finish_scratch_.begin());
-  finish_scratch_[t] = eos_log_prob;
-  store_.add(sentence, {tokens, static_cast<size_t>(t)}, {finish_scratch_.data(), static_cast<size_t>(t + 1)},
-             score(log_prob, t + 1), log_prob, true);
+  const std::int32_t p = last.parent;
+  std::copy_n(tokens_[cur_].data() + p * T_, t, finish_tokens_.begin());
+  std::copy_n(log_probs_[cur_].data() + p * T_, t, finish_scratch_.begin());
+  finish_tokens_[t] = last.token;
+  finish_scratch_[t] = last.token_log_prob;
+  const std::int64_t offset = prefix_offset(sentence);
+  const float length = static_cast<float>(t + 1 - offset);
+  float score = last.score / std::pow(length, options_->length_penalty);
+  if (options_->coverage_penalty != 0) score += coverage(t, p, offset);
+  const auto n = static_cast<size_t>(t + 1);
+  store_.add(sentence, {finish_tokens_.data(), n}, {finish_scratch_.data(), n}, score, ended,
+             {static_cast<std::int32_t>(t), p});
+  ++registered_[sentence];
 }
 
-std::int64_t Workspace::select(std::int64_t step, std::int64_t rows, std::span<const SourceRef> batch,
-                               const DecodeOptions& o) {
-  const ModelConfig& c = plan_->model().config();
+// The logits rules, as CTranslate2 applies them to the logits before the log-softmax.
+// Where they only forbid tokens (min_length, disable_unk, n-grams, suppressed
+// sequences), the row's log-probabilities are renormalised in place — forbidden tokens
+// −∞, every other log p + row_shift_ = −log(1 − forbidden probability), the shift added
+// where a log p is read — which costs O(forbidden tokens) instead of a log-softmax over
+// the vocabulary. The repetition penalty changes the logits themselves: those rows are
+// recomputed.
+void Workspace::apply_logits_rules(std::int64_t t, std::int64_t rows) {
+  const auto& io = plan_->io();
+  float* logits = exec_.buffer<float>(io.logits);
+  float* log_probs = exec_.buffer<float>(io.log_probs);
+  shifted_ = false;
+  bool recompute_all = false;
+  auto history_of = [&](std::int64_t r, std::int64_t offset) {
+    return std::span<const std::int32_t>(tokens_[cur_].data() + r * T_ + offset, static_cast<size_t>(t - offset));
+  };
+  for (std::int64_t r = 0; r < rows; ++r) {
+    row_shift_[r] = 0;
+    const std::int64_t offset = prefix_offset(live_[cur_][r].sentence);
+    if (t < offset) continue;  // a forced context token
+    const auto history = history_of(r, offset);
+    if (!rules_.active(t - offset, static_cast<std::int64_t>(history.size()))) continue;
+    if (!rules_.only_forbids(static_cast<std::int64_t>(history.size()))) {
+      rules_.apply(logits + r * vocab_, history, t - offset, rules_scratch_.data());
+      recompute_all = true;
+      continue;
+    }
+    float* row = log_probs + r * vocab_;
+    double forbidden = 0;
+    rules_.for_each_forbidden(history, t - offset, [&](std::int32_t id) {
+      forbidden += std::exp(static_cast<double>(row[id]));
+      row[id] = -std::numeric_limits<float>::infinity();
+    });
+    if (forbidden < 0.999) {
+      row_shift_[r] = static_cast<float>(-std::log1p(-forbidden));
+      shifted_ = shifted_ || forbidden > 0;
+      continue;
+    }
+    // Nearly all the probability was forbidden: the renormalisation would lose precision.
+    rules_.apply(logits + r * vocab_, history, t - offset, rules_scratch_.data());
+    ops::log_softmax(ops::ConstMatrix(logits + r * vocab_, 1, vocab_), ops::Matrix(row, 1, vocab_), 1);
+  }
+  if (!recompute_all) return;
+  // Rows renormalised in place have unchanged logits: forbid there too, then recompute all.
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t offset = prefix_offset(live_[cur_][r].sentence);
+    if (t < offset || row_shift_[r] == 0) continue;
+    rules_.for_each_forbidden(history_of(r, offset), t - offset,
+                              [&](std::int32_t id) { logits[r * vocab_ + id] = -std::numeric_limits<float>::infinity(); });
+    row_shift_[r] = 0;
+  }
+  shifted_ = false;
+  ops::log_softmax(ops::ConstMatrix(logits, rows, vocab_), ops::Matrix(log_probs, rows, vocab_), plan_->limits().threads);
+}
+
+std::int64_t Workspace::select(std::int64_t step, std::int64_t rows) {
+  const DecodeOptions& o = *options_;
   float* lp = exec_.buffer<float>(plan_->io().log_probs);
-  if (step < o.min_length)
-    for (std::int64_t r = 0; r < rows; ++r) lp[r * vocab_ + c.eos_id] = -std::numeric_limits<float>::infinity();
   SearchInput in;
   in.step = step, in.rows = rows, in.vocab = vocab_, in.log_probs = lp, in.live = live_[cur_].data();
-  in.eos = c.eos_id, in.options = &o, in.batch = batch, in.finisher = this;
-  if (o.beam_size > 1) return beam_select(in, beam_, next_.data());
-  if (o.sampling.enabled) return sampling_select(in, sampling_, next_.data());
+  in.end_ids = end_ids_, in.options = &o, in.batch = batch_, in.last_step = last_step_.data(), in.finisher = this;
+  in.row_shift = shifted_ ? row_shift_.data() : nullptr;
+  if (o.prefix_bias_beta > 0) {  // the bias needs normalised rows: fold the shifts in first
+    if (shifted_)
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t v = 0; v < vocab_; ++v) lp[r * vocab_ + v] += row_shift_[r];
+    in.row_shift = nullptr;
+    bias_towards_prefix(in, beam_, lp);
+  }
+  // As CTranslate2, biased decoding is a beam search even with beam_size 1.
+  if (o.beam_size > 1 || o.prefix_bias_beta > 0) return beam_select(in, beam_, next_.data());
+  if (o.sampling) return sampling_select(in, sampling_, next_.data());
   return greedy_select(in, greedy_, next_.data());
 }
 
@@ -193,8 +290,8 @@ void Workspace::advance(std::int64_t t, std::int64_t n) {
     tokens_[nxt][r * T_ + t] = s.token;
     log_probs_[nxt][r * T_ + t] = s.token_log_prob;
     std::copy_n(table + p * T_, t + 1, next_table_.data() + r * T_);
-    const std::int32_t sentence = live_[cur_][p].sentence;
-    live_[nxt][r] = {sentence, s.log_prob};
+    live_[nxt][r] = {live_[cur_][p].sentence, live_[cur_][p].draw, s.score};
+    if (attention_ && t + 1 < T_) parents_[(t + 1) * attention_stride_rows_ + r] = s.parent;
   }
   for (std::int64_t r = 0; r < n; ++r) {
     std::copy_n(next_table_.data() + r * T_, t + 1, table + r * T_);
@@ -204,16 +301,6 @@ void Workspace::advance(std::int64_t t, std::int64_t n) {
     exec_.buffer<std::int32_t>(io.cross_lengths)[r] = source_lengths_[sentence];
   }
   cur_ = nxt;
-}
-
-// Rows still live at max_length become hypotheses without end-of-sequence.
-void Workspace::keep_unfinished(std::int64_t rows, std::int64_t length) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const LiveRow& row = live_[cur_][r];
-    store_.add(row.sentence, {tokens_[cur_].data() + r * T_, static_cast<size_t>(length)},
-               {log_probs_[cur_].data() + r * T_, static_cast<size_t>(length)}, score(row.log_prob, length), row.log_prob,
-               false);
-  }
 }
 
 // Marks the sentences of rows whose logits are not all finite; whether any was marked.
@@ -237,35 +324,53 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   validate(batch, o);
   if (batch.empty()) return;
   options_ = &o;
-  num_hypotheses_ = o.num_hypotheses;
+  batch_ = batch;
   const auto& io = plan_->io();
   const ModelConfig& c = plan_->model().config();
+  end_ids_.clear();
+  if (o.end_ids.empty()) end_ids_.push_back(c.eos_id);
+  else end_ids_.insert(end_ids_.end(), o.end_ids.begin(), o.end_ids.end());
+  rules_.reset(o, end_ids_, c.unk_id);
+  num_hypotheses_ = o.num_hypotheses;
+  keep_end_token_ = o.return_end_token;
+  attention_ = o.return_attention || o.replace_unknowns || o.coverage_penalty != 0;
+
   const std::int64_t B = static_cast<std::int64_t>(batch.size());
   const std::int64_t S = encode(batch);
-  store_.reset(B);
+  const bool beam = o.beam_size > 1 || o.prefix_bias_beta > 0;
+  const std::int64_t draws = o.sampling ? o.num_hypotheses : 1;
+  store_.reset(B, o.num_hypotheses);
+  std::fill_n(registered_.begin(), B, 0);
   std::fill_n(non_finite_.begin(), B, 0);
-  start_rows(batch);
+  beam_.reset(B);
+  if (attention_) prepare_attention(B * std::max(beam ? o.beam_size : 1, draws), S);
+  start_rows(batch, draws);
 
-  std::int64_t rows = B;
-  for (std::int64_t t = 0; t < o.max_length && rows > 0; ++t) {
+  const std::int64_t max_length = o.max_length_within(plan_->limits());
+  std::int64_t rows = B * draws;
+  for (std::int64_t t = 0; rows > 0; ++t) {
     step_ = t;
+    for (std::int64_t b = 0; b < B; ++b) last_step_[b] = t + 1 == prefix_offset(static_cast<std::int32_t>(b)) + max_length;
     for (std::int64_t r = 0; r < rows; ++r) {
       exec_.buffer<std::int32_t>(io.target_positions)[r] = static_cast<std::int32_t>(c.position_offset + t);
       exec_.buffer<std::int32_t>(io.self_lengths)[r] = static_cast<std::int32_t>(t + 1);
       exec_.buffer<std::int32_t>(io.self_rows)[r * T_ + t] = static_cast<std::int32_t>(r);  // this step's K/V slot
     }
-    exec_.run(Phase::decoder, {rows, B, S, t}, profiling_ ? step_seconds_.data() : nullptr);
+    PhaseShape shape{rows, B, S, t};
+    shape.alignment = attention_;
+    exec_.run(Phase::decoder, shape, profiling_ ? step_seconds_.data() : nullptr);
     const auto t0 = Clock::now();
     if (observer)
       observer->on_step(t, rows, exec_.buffer<std::int32_t>(io.cross_rows), exec_.buffer<float>(io.logits), vocab_);
     counters_.decoder_row_steps += rows;
     ++counters_.decoder_steps;
+    if (attention_) record_attention(t, rows);
     const bool non_finite = mark_non_finite_rows(rows);
-    std::int64_t next_rows = select(t, rows, batch, o);
+    apply_logits_rules(t, rows);
+    std::int64_t next_rows = select(t, rows);
     if (non_finite) next_rows = drop_non_finite(next_rows);
     advance(t, next_rows);
     rows = next_rows;
-    if (t + 1 == o.max_length) keep_unfinished(rows, t + 1);
     if (profiling_) search_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
   }
   ++counters_.batches;
@@ -273,16 +378,23 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
 }
 
 void Workspace::result(std::int64_t b, SentenceResult& out) const {
-  store_.collect(b, num_hypotheses_, out);
+  std::vector<HypothesisTrace> traces;
+  store_.collect(b, num_hypotheses_, keep_end_token_, out, traces);
   out.non_finite = non_finite_[b] != 0;
-  if (out.non_finite) out.hypotheses.clear();  // whatever ended before is not to be trusted
-  // Fewer ended hypotheses than asked (a vocabulary smaller than the beam, candidates
-  // that were all impossible): the rest are empty and impossible (score −∞), so that a
-  // caller always finds num_hypotheses of them and hypotheses[0] always exists.
-  while (static_cast<std::int64_t>(out.hypotheses.size()) < num_hypotheses_) {
-    Hypothesis h;
-    h.score = h.log_prob = -std::numeric_limits<float>::infinity();
-    out.hypotheses.push_back(std::move(h));
+  if (out.non_finite) out.hypotheses.clear(), traces.clear();  // whatever ended before is not to be trusted
+  if (!attention_) return;
+  // Each hypothesis' attention, followed back from its last row: one row per token.
+  const std::int64_t S = attention_source_, n = source_lengths_[b];
+  for (size_t i = 0; i < out.hypotheses.size(); ++i) {
+    Hypothesis& h = out.hypotheses[i];
+    std::vector<std::vector<float>> rows(static_cast<size_t>(traces[i].step) + 1);
+    for (std::int64_t t = traces[i].step, r = traces[i].row; t >= 0; --t) {
+      const float* a = attention_rows_.data() + (t * attention_stride_rows_ + r) * S;
+      rows[t].assign(a, a + n);
+      if (t > 0) r = parents_[t * attention_stride_rows_ + r];
+    }
+    rows.resize(h.tokens.size());
+    h.attention = std::move(rows);
   }
 }
 

@@ -1,7 +1,8 @@
 // Per-call state for decoding with a shared plan: the arena, the live rows and their
-// histories, the search scratch and the ended hypotheses — all reserved when the
-// workspace is created, so decode() allocates nothing. One workspace per thread;
-// any number of workspaces can share one plan and model.
+// histories, the search scratch and the registered hypotheses — all reserved when the
+// workspace is created (attention histories: when a decode first asks for them), so the
+// decode loop allocates nothing. One workspace per thread; any number of workspaces can
+// share one plan and model.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,11 @@
 
 #include "attend/ops/aligned_buffer.hpp"
 #include "decoding/decoding.hpp"
-#include "plan/execution_plan.hpp"
 #include "decoding/hypothesis_store.hpp"
-#include "plan/plan_executor.hpp"
+#include "decoding/logits_rules.hpp"
 #include "decoding/search.hpp"
+#include "plan/execution_plan.hpp"
+#include "plan/plan_executor.hpp"
 
 namespace attend::runtime {
 
@@ -34,8 +36,8 @@ class Workspace final : private Finisher {
   // Decodes one batch within the plan's limits; throws attend::Error (before any work)
   // on a batch or options the plan cannot take. Results stay until the next call.
   void decode(std::span<const SourceRef> batch, const DecodeOptions& options, LogitsObserver* observer = nullptr);
-  // The best options.num_hypotheses hypotheses of sentence `b` of the last batch, always
-  // that many (padded with empty ones of score −∞ when fewer ended).
+  // The best options.num_hypotheses hypotheses of sentence `b` of the last batch (none
+  // if its logits were not finite: SentenceResult::non_finite).
   void result(std::int64_t b, SentenceResult& out) const;
 
   // Profiling: seconds per plan step (indexed like plan().steps()) and for the search,
@@ -51,17 +53,23 @@ class Workspace final : private Finisher {
  private:
   void validate(std::span<const SourceRef> batch, const DecodeOptions& options) const;
   std::int64_t encode(std::span<const SourceRef> batch);  // returns the padded length
-  void start_rows(std::span<const SourceRef> batch);
-  std::int64_t select(std::int64_t step, std::int64_t rows, std::span<const SourceRef> batch, const DecodeOptions& o);
+  void start_rows(std::span<const SourceRef> batch, std::int64_t draws);
+  void prepare_attention(std::int64_t rows, std::int64_t source_length);
+  void record_attention(std::int64_t step, std::int64_t rows);
+  void apply_logits_rules(std::int64_t step, std::int64_t rows);
+  std::int64_t select(std::int64_t step, std::int64_t rows);
   void advance(std::int64_t step, std::int64_t next_rows);
-  void keep_unfinished(std::int64_t rows, std::int64_t length);
   bool mark_non_finite_rows(std::int64_t rows);
   std::int64_t drop_non_finite(std::int64_t selected);
-  float score(float log_prob, std::int64_t length) const;
 
-  // Finisher: a hypothesis ended with end-of-sequence.
-  void finish(std::int32_t sentence, std::int32_t parent, float log_prob, float eos_log_prob) override;
-  std::int64_t finished(std::int32_t sentence) const override { return store_.count(sentence); }
+  // Where a sentence's generated tokens start, as the rules, lengths and scores count
+  // them: after a context prefix, else at 0 (a CTranslate2 target prefix counts).
+  std::int64_t prefix_offset(std::int32_t sentence) const;
+  float coverage(std::int64_t step, std::int64_t row, std::int64_t from_step);
+
+  // Finisher: a hypothesis ended (end token or last step).
+  void finish(std::int32_t sentence, const Selection& last, bool ended) override;
+  std::int64_t registered(std::int32_t sentence) const override { return registered_[sentence]; }
 
   std::shared_ptr<const ExecutionPlan> plan_;
   ops::AlignedBuffer arena_;
@@ -75,13 +83,33 @@ class Workspace final : private Finisher {
   std::vector<float> log_probs_[2];
   std::vector<std::int32_t> next_table_;  // the new rows' cache-slot table, before it replaces the plan's
   std::vector<Selection> next_;
-  std::vector<float> finish_scratch_;     // a hypothesis's log p's plus end-of-sequence
+  std::vector<float> finish_scratch_;     // a hypothesis' log p's
+  std::vector<std::int32_t> finish_tokens_;
+  std::vector<float> rules_scratch_;
+  std::vector<float> row_shift_;  // per live row: add to its log p's (in-place renormalisation)
+  bool shifted_ = false;          // some row_shift_ is not 0 this step
   std::vector<std::int32_t> source_lengths_;
+  std::vector<std::int64_t> registered_;
+  std::vector<std::uint8_t> last_step_;
   std::vector<std::uint8_t> non_finite_;  // per sentence of the batch: its logits were not finite
   int cur_ = 0;
   std::int64_t step_ = 0;
-  const DecodeOptions* options_ = nullptr;  // valid during decode() only
+
+  // Per decode() call: the options, the batch, the end tokens and the rules.
+  const DecodeOptions* options_ = nullptr;
+  std::span<const SourceRef> batch_;
+  std::vector<std::int32_t> end_ids_;
+  LogitsRules rules_;
+  bool attention_ = false;  // the alignment step runs and its rows are kept
   std::int64_t num_hypotheses_ = 1;
+  bool keep_end_token_ = false;
+
+  // Attention histories: [step][row][source] of the rows live at each step, and each
+  // row's parent among the previous step's rows, so that a hypothesis' attention is
+  // followed back from its last row instead of copied at every step.
+  std::vector<float> attention_rows_;
+  std::vector<std::int32_t> parents_;
+  std::int64_t attention_stride_rows_ = 0, attention_source_ = 0;
 
   HypothesisStore store_;
   GreedyScratch greedy_;

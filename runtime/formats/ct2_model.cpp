@@ -438,6 +438,8 @@ Ct2Model read_ct2_model(const std::string& dir) {
   c.pad_id = source.find("<blank>").value_or(0);
   c.add_source_bos = extra.flag("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
   c.add_source_eos = extra.flag("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;
+  c.alignment_layer = r.integer("decoder", "alignment_layer", -1, -1024, 1024);
+  c.alignment_heads = r.integer("decoder", "alignment_heads", 1, 0, 1024);
   c.validate(path);
 
   // The tensors, under attend's names.

@@ -150,6 +150,8 @@ ModelConfig ModelConfig::from_json(std::string_view text, const std::string& ori
       {"decoder_start_id", id(c.decoder_start_id)},
       {"add_source_bos", boolean(c.add_source_bos)},
       {"add_source_eos", boolean(c.add_source_eos)},
+      {"alignment_layer", integer(c.alignment_layer)},
+      {"alignment_heads", integer(c.alignment_heads)},
   };
   for (const char* required : {"d_model", "num_heads", "ffn_dim", "encoder_layers", "decoder_layers", "src_vocab_size",
                                "tgt_vocab_size"})
@@ -205,6 +207,11 @@ void ModelConfig::validate(const std::string& origin) const {
   target_id(decoder_start_id, "decoder_start_id");
   if (pad_id >= src_vocab_size) bad(origin, "pad_id", "is outside the source vocabulary");
   target_id(unk_id, "unk_id");  // the target's; source ids come from the tokenizer, which knows its own
+  if (alignment_layer < -decoder_layers || alignment_layer >= decoder_layers)
+    bad(origin, "alignment_layer", "must name a decoder layer: in [-" + std::to_string(decoder_layers) + ", " +
+                                       std::to_string(decoder_layers) + ")");
+  if (alignment_heads < 0 || alignment_heads > num_heads)
+    bad(origin, "alignment_heads", "must be in [0, num_heads] (0: all heads)");
 }
 
 std::string ModelConfig::to_json() const {
@@ -242,6 +249,8 @@ std::string ModelConfig::to_json() const {
   j["decoder_start_id"] = decoder_start_id;
   j["add_source_bos"] = add_source_bos;
   j["add_source_eos"] = add_source_eos;
+  j["alignment_layer"] = alignment_layer;
+  j["alignment_heads"] = alignment_heads;
   return j.dump(2) + "\n";
 }
 

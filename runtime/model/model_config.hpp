@@ -52,9 +52,16 @@ struct ModelConfig {
   // Text front-ends add these to every source (CTranslate2's add_source_bos/eos).
   bool add_source_bos = false;
   bool add_source_eos = false;
+  // Which cross-attention return_attention reports (CTranslate2's decoder attributes):
+  // the layer (negative: from the end) and how many heads, from the first, are averaged
+  // (0: all of them).
+  std::int64_t alignment_layer = -1;
+  std::int64_t alignment_heads = 1;
   std::string name;
 
   std::int64_t head_dim() const { return d_model / num_heads; }
+  std::int64_t alignment_layer_index() const { return alignment_layer < 0 ? decoder_layers + alignment_layer : alignment_layer; }
+  std::int64_t alignment_head_count() const { return alignment_heads == 0 ? num_heads : alignment_heads; }
 
   // Parses and validates; errors name `origin` and the field.
   static ModelConfig from_json(std::string_view text, const std::string& origin);

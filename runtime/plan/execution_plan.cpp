@@ -21,6 +21,7 @@ const char* step_kind_name(StepKind k) {
     case StepKind::self_attention: return "self_attention";
     case StepKind::cross_attention: return "cross_attention";
     case StepKind::log_softmax: return "log_softmax";
+    case StepKind::alignment: return "alignment";
   }
   return "?";
 }
@@ -118,6 +119,13 @@ class PlanBuilder {
         s.bytes = 4 * rows * (2 * L * D + 2 * D);
         break;
       }
+      case StepKind::alignment: {  // its cost when a decode asks for attention (left out of the totals)
+        const double S = static_cast<double>(limits().max_source_length);
+        const double heads = static_cast<double>(c().alignment_head_count());
+        s.flops = 6 * rows * S * heads * static_cast<double>(c().head_dim());
+        s.bytes = 4 * rows * (S * heads * static_cast<double>(c().head_dim()) + S);
+        break;
+      }
       case StepKind::log_softmax:
         s.flops = 4 * rows * static_cast<double>(s.in.cols);
         s.bytes = 8 * rows * static_cast<double>(s.in.cols);
@@ -141,7 +149,8 @@ class PlanBuilder {
       case StepKind::embed_target: return {io.target_positions};
       case StepKind::cache_store: return {io.self_keys, io.self_values};
       case StepKind::self_attention: return {io.self_keys, io.self_values, io.self_rows, io.self_lengths};
-      case StepKind::cross_attention: return {io.cross_kv, io.cross_rows, io.cross_lengths};
+      case StepKind::cross_attention:
+      case StepKind::alignment: return {io.cross_kv, io.cross_rows, io.cross_lengths};
       default: return {};
     }
   }
@@ -250,6 +259,7 @@ class PlanBuilder {
     const int ffn = buffer("decoder.ffn", ElementType::f32, R, F);
     io.logits = buffer("decoder.logits", ElementType::f32, R, V, true);  // readable after the step
     io.log_probs = buffer("decoder.log_probs", ElementType::f32, R, V, true);
+    io.alignment = buffer("decoder.alignment", ElementType::f32, R, limits().max_source_length, true);
 
     add(step(StepKind::embed_target, P, "decoder.embed", all(io.target_tokens), all(y)));
     if (c().layernorm_embedding) norm(P, "decoder.layernorm_embedding", m().target_embedding_norm, all(y), all(y), -1);
@@ -271,6 +281,11 @@ class PlanBuilder {
         PlanStep ca = step(StepKind::cross_attention, P, p + "cross_attn", all(q), all(ctx));
         ca.layer = l;
         add(ca);
+        if (l == c().alignment_layer_index()) {  // return_attention's probabilities, computed only when asked
+          PlanStep al = step(StepKind::alignment, P, p + "cross_attn.alignment", all(q), all(io.alignment));
+          al.layer = l;
+          add(al);
+        }
         linear(P, p + "cross_attn.out_proj", w.cross_out, all(ctx), all(y), l, true);
       });
       feed_forward(P, p, w.fc1, w.fc2, w.ffn_norm, y, g, ffn, l);
@@ -392,6 +407,7 @@ std::string ExecutionPlan::describe() const {
                     operand(s.in).c_str(), operand(s.out).c_str(), human_count(s.flops).c_str(),
                     human_bytes(s.bytes).c_str(), s.threads);
       o << line;
+      if (s.kind == StepKind::alignment) continue;  // runs only for return_attention and coverage
       totals[int(phase)][0] += s.flops;
       totals[int(phase)][1] += s.bytes;
     }

@@ -61,6 +61,7 @@ enum class StepKind {
   cache_store,      // self K/V cache[layer][step][row] = K, V columns of `in`
   self_attention,   // out = attention(Q columns of `in`, cached K/V through the row table)
   cross_attention,  // out = attention(in, the layer's columns of the cross K/V)
+  alignment,        // out = the alignment layer's cross-attention probabilities (only when a decode asks)
   log_softmax,      // out = log_softmax(in)
 };
 const char* step_kind_name(StepKind k);
@@ -102,6 +103,7 @@ class ExecutionPlan {
     int self_keys, self_values;                                      // [layers·max target·rows, D]
     int cross_kv;                                                    // [batch tokens, layers·2D]
     int logits, log_probs;                                           // [rows, target vocab]
+    int alignment;                                                   // [rows, max source]: alignment step
   };
   const Io& io() const { return io_; }
 

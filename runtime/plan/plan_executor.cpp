@@ -6,6 +6,7 @@
 
 #include "attend/ops/activation.hpp"
 #include "attend/ops/attention.hpp"
+#include "attend/ops/attention_probs.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
 #include "attend/ops/softmax.hpp"
@@ -17,10 +18,21 @@ ops::Matrix PlanExecutor::matrix(const Operand& o, std::int64_t rows) const {
   return {buffer<float>(o.buffer) + o.col, rows, o.cols, b.cols};
 }
 
+// The stacked cross K/V [batch·S, L·2D]: layer l's K at column l·2D, V after it; each
+// row reads its sentence's S source positions.
+ops::KvCacheView PlanExecutor::cross_view(std::int64_t layer, bool values, const PhaseShape& shape) const {
+  const auto& io = plan_.io();
+  const std::int64_t D = plan_.model().config().d_model, dh = plan_.model().config().head_dim();
+  const std::int64_t ld = plan_.buffers()[io.cross_kv].cols, S = shape.source_length;
+  const float* kv = buffer<float>(io.cross_kv) + layer * 2 * D + (values ? D : 0);
+  return {kv, ld, S * ld, dh, buffer<std::int32_t>(io.cross_rows), 0};
+}
+
 void PlanExecutor::run(Phase phase, const PhaseShape& shape, double* step_seconds) const {
   const auto& steps = plan_.steps();
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].phase != phase) continue;
+    if (steps[i].kind == StepKind::alignment && !shape.alignment) continue;
     if (step_seconds == nullptr) {
       run_step(steps[i], shape);
       continue;
@@ -99,16 +111,23 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
         a.v = {buffer<float>(io.self_values) + s.layer * T * R * D, R * D, D, dh, table, T};
         a.kv_lengths = buffer<std::int32_t>(io.self_lengths);
       } else {
-        // The stacked cross K/V [batch·S, L·2D]: layer l's K at column l·2D, V after it;
-        // each row reads its sentence's S source positions.
-        const std::int64_t ld = plan_.buffers()[io.cross_kv].cols, S = shape.source_length;
-        const float* kv = buffer<float>(io.cross_kv) + s.layer * 2 * D;
-        const std::int32_t* sentence = buffer<std::int32_t>(io.cross_rows);
-        a.k = {kv, ld, S * ld, dh, sentence, 0};
-        a.v = {kv + D, ld, S * ld, dh, sentence, 0};
+        a.k = cross_view(s.layer, false, shape);
+        a.v = cross_view(s.layer, true, shape);
         a.kv_lengths = buffer<std::int32_t>(io.cross_lengths);
       }
       ops::attention_decode(a, threads);
+      return;
+    }
+    case StepKind::alignment: {
+      // The probabilities the layer's cross_attention step just used, for its query.
+      const ops::Matrix q = matrix(s.in, rows), out = matrix(s.out, rows);
+      ops::AttentionProbsArgs a;
+      a.rows = rows, a.heads = c.alignment_head_count(), a.head_dim = dh;
+      a.q = q.data, a.q_row_stride = q.ld;
+      a.k = cross_view(s.layer, false, shape);
+      a.kv_lengths = buffer<std::int32_t>(io.cross_lengths);
+      a.out = out.data, a.out_row_stride = out.ld, a.columns = shape.source_length;
+      ops::attention_probabilities(a, threads);
       return;
     }
     case StepKind::log_softmax:

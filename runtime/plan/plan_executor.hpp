@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "attend/ops/attention.hpp"
 #include "plan/execution_plan.hpp"
 
 namespace attend::runtime {
@@ -15,6 +16,7 @@ struct PhaseShape {
   std::int64_t batch = 0;          // sentences in the batch
   std::int64_t source_length = 0;  // padded source length of the batch
   std::int64_t step = 0;           // decoder: index of the token being produced
+  bool alignment = false;          // decoder: also run the alignment step (attention probabilities)
 };
 
 class PlanExecutor {
@@ -33,6 +35,8 @@ class PlanExecutor {
  private:
   void run_step(const PlanStep& s, const PhaseShape& shape) const;
   ops::Matrix matrix(const Operand& o, std::int64_t rows) const;
+  // Layer `layer`'s cross-attention keys or values: each row reads its sentence's rows.
+  ops::KvCacheView cross_view(std::int64_t layer, bool values, const PhaseShape& shape) const;
 
   const ExecutionPlan& plan_;
   std::byte* arena_;

@@ -122,4 +122,24 @@ std::vector<std::string> Tokenizers::decode_tokens(const std::vector<std::int32_
   return out;
 }
 
+std::optional<std::int32_t> Tokenizers::find_token(const std::string& token, Side side) const {
+  if (!has_vocabulary()) throw error_of("the model has no vocabulary to look up the token '", token, "' in");
+  return (side == Side::source ? *source_vocab_ : *target_vocab_).find(token);
+}
+
+std::vector<std::string> Tokenizers::source_tokens(const std::vector<std::int32_t>& ids) const {
+  if (!has_vocabulary()) throw error_of("the model has no vocabulary");
+  std::vector<std::string> out;
+  for (std::int32_t id : ids) out.push_back(source_vocab_->token(id));
+  return out;
+}
+
+std::string Tokenizers::decode_pieces(const std::vector<std::string>& pieces) const {
+  if (!has_text()) throw error_of("the model has no SentencePiece model (source.spm + target.spm, or vocab.spm)");
+  std::string out;
+  const auto status = target_spm_->Decode(pieces, &out);
+  if (!status.ok()) throw error_of("SentencePiece could not decode pieces: ", status.ToString());
+  return out;
+}
+
 }  // namespace attend::runtime

@@ -47,6 +47,12 @@ class Tokenizers {
   std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side) const;
   std::string decode_text(const std::vector<std::int32_t>& ids) const;               // target side
   std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& ids) const;  // target side
+  // For the decoding options that name tokens (end_token, suppress_sequences) and
+  // replace_unknowns: a token's id without the <unk> fallback, source ids as tokens,
+  // target tokens (SentencePiece pieces) as text.
+  std::optional<std::int32_t> find_token(const std::string& token, Side side) const;
+  std::vector<std::string> source_tokens(const std::vector<std::int32_t>& ids) const;
+  std::string decode_pieces(const std::vector<std::string>& pieces) const;
 
  private:
   std::vector<std::int32_t> with_source_specials(std::vector<std::int32_t> ids, Side side) const;

@@ -46,7 +46,10 @@ SentenceResult empty_result(std::int64_t n) {
 Translator::Translator(std::shared_ptr<const Model> model, const TranslatorConfig& config)
     : config_(config),
       plan_(ExecutionPlan::compile(model, config.plan_limits(model->config()))),
-      step_seconds_(plan_->steps().size(), 0.0) {}
+      step_seconds_(plan_->steps().size(), 0.0) {
+  if (config.inter_threads < 1) throw error_of("inter_threads = ", config.inter_threads, ": must be ≥ 1");
+  if (config.inter_threads > 1) workers_ = std::make_unique<BatchWorkers>(config.inter_threads);
+}
 
 std::shared_ptr<const ExecutionPlan> Translator::plan_for(std::int64_t sentences) const {
   const PlanLimits& full = plan_->limits();
@@ -117,7 +120,8 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
                                                   std::uint64_t first_id, const ResultSink& sink) const {
   if (!prefixes.empty() && prefixes.size() != sources.size())
     throw error_of("translate: ", prefixes.size(), " target prefixes for ", sources.size(), " sources");
-  options.validate(plan_->limits());
+  options.validate(plan_->limits(), plan_->model().config());
+  if (options.return_alternatives) return translate_alternatives(sources, options, prefixes, first_id, sink);
   const PlanLimits& limits = plan_->limits();
   // Checked here, before batching, so that a message names the caller's sentence index
   // (the workspace checks again, but only knows positions inside a batch).
@@ -134,9 +138,11 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
         throw error_of("sentence ", sentence, ": source token ", k, " has id ", sources[i][k],
                        ", outside the source vocabulary [0, ", c.src_vocab_size, ")");
     if (!prefixes.empty()) {
-      if (static_cast<std::int64_t>(prefixes[i].size()) > options.max_length)
+      const std::int64_t max_length = options.max_length_within(limits);
+      if (options.prefix_bias_beta == 0 && !options.prefix_is_context &&
+          static_cast<std::int64_t>(prefixes[i].size()) > max_length)
         throw error_of("sentence ", sentence, ": target prefix of ", prefixes[i].size(),
-                       " tokens is longer than max_length ", options.max_length);
+                       " tokens is longer than max_length ", max_length);
       for (size_t k = 0; k < prefixes[i].size(); ++k)
         if (prefixes[i][k] < 0 || prefixes[i][k] >= c.tgt_vocab_size)
           throw error_of("sentence ", sentence, ": target prefix token ", k, " has id ", prefixes[i][k],
@@ -155,42 +161,74 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   }
   if (decoded.empty()) return results;
   auto batches = make_batches(lengths, {limits.max_batch, limits.batch_tokens()});
-  for (auto& batch : batches)
-    for (std::int64_t& i : batch) i = decoded[i];  // positions among the decoded → source indices
-
   std::int64_t largest = 0;
-  for (const auto& batch : batches) largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(batch.size()));
-  std::unique_ptr<Workspace> w = acquire(largest);
-  try {
-    std::vector<SourceRef> refs;
-    for (const auto& batch : batches) {
-      refs.clear();
-      for (std::int64_t i : batch) {
-        SourceRef r;
-        r.tokens = sources[i];
-        if (!prefixes.empty()) r.target_prefix = prefixes[i];
-        r.id = first_id + static_cast<std::uint64_t>(i);
-        refs.push_back(r);
-      }
-      w->set_profiling(profiling_.load(std::memory_order_relaxed));
-      w->decode(refs, options);
-      collect_statistics(*w);
-      for (size_t b = 0; b < batch.size(); ++b) {
-        if (!sink) {
-          w->result(static_cast<std::int64_t>(b), results[batch[b]]);
-          continue;
-        }
-        SentenceResult r;
-        w->result(static_cast<std::int64_t>(b), r);
-        sink(static_cast<std::size_t>(batch[b]), std::move(r));
-      }
+  for (auto& batch : batches) {
+    for (std::int64_t& i : batch) i = decoded[i];  // positions among the decoded → source indices
+    largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(batch.size()));
+  }
+
+  if (!workers_ || batches.size() == 1) {
+    std::unique_ptr<Workspace> w = acquire(largest);
+    try {
+      for (const auto& batch : batches) decode_batch(*w, batch, sources, prefixes, options, first_id, results, sink);
+    } catch (...) {
+      release(std::move(w));
+      throw;
     }
-  } catch (...) {
     release(std::move(w));
+    return results;
+  }
+  // Batches shared among the workers, each with a workspace of its own; results reach
+  // the sink one at a time, so callers need no locking of their own.
+  std::vector<std::unique_ptr<Workspace>> held(static_cast<size_t>(workers_->workers()));
+  std::mutex sink_mutex;
+  const ResultSink serial = sink ? ResultSink([&](std::size_t i, SentenceResult&& r) {
+    std::lock_guard<std::mutex> lock(sink_mutex);
+    sink(i, std::move(r));
+  })
+                                 : ResultSink();
+  auto release_all = [&] {
+    for (auto& w : held)
+      if (w) release(std::move(w));
+  };
+  try {
+    workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
+      if (!held[worker]) held[worker] = acquire(largest);
+      decode_batch(*held[worker], batches[t], sources, prefixes, options, first_id, results, serial);
+    });
+  } catch (...) {
+    release_all();
     throw;
   }
-  release(std::move(w));
+  release_all();
   return results;
+}
+
+void Translator::decode_batch(Workspace& w, std::span<const std::int64_t> batch,
+                              std::span<const std::vector<std::int32_t>> sources,
+                              std::span<const std::vector<std::int32_t>> prefixes, const DecodeOptions& options,
+                              std::uint64_t first_id, std::vector<SentenceResult>& results, const ResultSink& sink) const {
+  std::vector<SourceRef> refs;
+  refs.reserve(batch.size());
+  for (std::int64_t i : batch) {
+    SourceRef r;
+    r.tokens = sources[i];
+    if (!prefixes.empty()) r.target_prefix = prefixes[i];
+    r.id = first_id + static_cast<std::uint64_t>(i);
+    refs.push_back(r);
+  }
+  w.set_profiling(profiling_.load(std::memory_order_relaxed));
+  w.decode(refs, options);
+  collect_statistics(w);
+  for (size_t b = 0; b < batch.size(); ++b) {
+    if (!sink) {
+      w.result(static_cast<std::int64_t>(b), results[batch[b]]);
+      continue;
+    }
+    SentenceResult r;
+    w.result(static_cast<std::int64_t>(b), r);
+    sink(static_cast<std::size_t>(batch[b]), std::move(r));
+  }
 }
 
 std::size_t Translator::idle_workspaces() const {

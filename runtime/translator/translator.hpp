@@ -18,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "translator/batch_workers.hpp"
 #include "translator/batching.hpp"
 #include "decoding/decoding.hpp"
 #include "plan/execution_plan.hpp"
@@ -26,7 +27,8 @@
 namespace attend::runtime {
 
 struct TranslatorConfig {
-  int threads = 1;                      // compute threads per call
+  int threads = 1;                      // compute threads per batch (intra_threads)
+  int inter_threads = 1;                // batches decoded at once by one call
   std::int64_t max_batch_size = 32;     // sentences per batch
   std::int64_t max_batch_tokens = 0;    // padded source tokens per batch (0: no cap beyond the plan's)
   std::int64_t max_source_length = 256; // longer sources are rejected (the CLI truncates first)
@@ -76,12 +78,22 @@ class Translator {
   std::size_t idle_workspace_bytes() const;
 
  private:
+  // return_alternatives (alternatives.cpp): two passes of translate().
+  std::vector<SentenceResult> translate_alternatives(std::span<const std::vector<std::int32_t>> sources,
+                                                     const DecodeOptions& options,
+                                                     std::span<const std::vector<std::int32_t>> prefixes,
+                                                     std::uint64_t first_id, const ResultSink& sink) const;
   std::unique_ptr<Workspace> acquire(std::int64_t sentences) const;
   void release(std::unique_ptr<Workspace> w) const;
   void collect_statistics(Workspace& w) const;
+  // Decodes one batch (indices into sources) on `w` and hands its results on.
+  void decode_batch(Workspace& w, std::span<const std::int64_t> batch, std::span<const std::vector<std::int32_t>> sources,
+                    std::span<const std::vector<std::int32_t>> prefixes, const DecodeOptions& options,
+                    std::uint64_t first_id, std::vector<SentenceResult>& results, const ResultSink& sink) const;
 
   TranslatorConfig config_;
   std::shared_ptr<const ExecutionPlan> plan_;  // at the configured limits
+  std::unique_ptr<BatchWorkers> workers_;      // inter_threads > 1 only
   mutable std::mutex mutex_;                   // guards everything below
   mutable std::map<std::int64_t, std::shared_ptr<const ExecutionPlan>> plans_;  // by max_batch
   mutable std::vector<std::unique_ptr<Workspace>> idle_;

@@ -2,6 +2,9 @@
 // include/attend/attend.hpp and attend.h only.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -142,10 +145,10 @@ TEST_CASE("C++ API: default options suit a model with fewer positions than 256",
   CHECK(static_cast<std::int64_t>(longest[0].hypotheses[0].ids.size()) == model.max_positions());
   attend::TranslationOptions negative;
   negative.max_length = -1;
-  CHECK_THROWS_WITH(translator.translate_text(corpus(1), negative), Contains("max_length = -1: must be ≥ 0"));
+  CHECK_THROWS_WITH(translator.translate_text(corpus(1), negative), Contains("max_length = -1: must be an integer ≥ 0"));
   attend::TranslationOptions too_long;
   too_long.max_length = model.max_positions() + 1;
-  CHECK_THROWS_WITH(translator.translate_text(corpus(1), too_long), Contains("exceeds the plan's max_target_length 64"));
+  CHECK_THROWS_WITH(translator.translate_text(corpus(1), too_long), Contains("max_length = 65: must be in [0, 64] (the translator's max_target_length"));
 }
 
 TEST_CASE("C++ API: one translator from many threads gives each the single-threaded answer", "[api]") {
@@ -159,6 +162,49 @@ TEST_CASE("C++ API: one translator from many threads gives each the single-threa
   for (auto& t : threads) t.join();
   for (const auto& g : got)
     for (std::size_t i = 0; i < lines.size(); ++i) CHECK(g[i].hypotheses[0].text == expected[i].hypotheses[0].text);
+}
+
+TEST_CASE("C++ API: several batches at once (inter_threads) give the one-batch-at-a-time results", "[api]") {
+  const attend::Model model = attend::Model::load(kModel);
+  const auto lines = corpus(40);
+  const attend::Translator serial(model, {.threads = 1, .max_batch_size = 4});
+  const attend::Translator parallel(model, {.inter_threads = 3, .intra_threads = 1, .max_batch_size = 4});
+  CHECK(parallel.inter_threads() == 3);
+  CHECK(parallel.intra_threads() == 1);
+  attend::TranslationOptions greedy = short_output(), beam = short_output(), sampling = short_output();
+  beam.beam_size = 3, beam.num_hypotheses = 2;
+  sampling.sampling = true, sampling.sampling_topk = 5, sampling.seed = 7;
+  for (const auto& options : {greedy, beam, sampling}) {
+    const auto expected = serial.translate_text(lines, options);
+    const auto got = parallel.translate_text(lines, options);
+    REQUIRE(got.size() == expected.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      REQUIRE(got[i].hypotheses.size() == expected[i].hypotheses.size());
+      for (std::size_t k = 0; k < got[i].hypotheses.size(); ++k) {
+        CHECK(got[i].hypotheses[k].ids == expected[i].hypotheses[k].ids);
+        CHECK(got[i].hypotheses[k].score == expected[i].hypotheses[k].score);
+      }
+    }
+  }
+  // The callback sees every sentence once, and never two at a time.
+  std::atomic<int> inside{0};
+  bool overlapped = false;
+  std::vector<int> seen(lines.size(), 0);
+  const auto none = parallel.translate_text(lines, greedy, {}, [&](std::size_t i, attend::TranslationResult&& r) {
+    if (inside.fetch_add(1) != 0) overlapped = true;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    ++seen.at(i);
+    CHECK(!r.hypotheses.empty());
+    inside.fetch_sub(1);
+  });
+  CHECK(none.empty());
+  CHECK_FALSE(overlapped);
+  CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<long>(lines.size()));
+  // A failing batch fails the call, and the translator still works afterwards.
+  std::vector<std::vector<std::int32_t>> bad(9, {5, 6, 7});
+  bad[6] = {5, -1};
+  CHECK_THROWS_AS(parallel.translate_ids(bad, greedy), attend::Error);
+  CHECK(parallel.translate_text(lines, greedy).size() == lines.size());
 }
 
 TEST_CASE("C++ API: profiling and model information", "[api]") {

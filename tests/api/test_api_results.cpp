@@ -1,5 +1,5 @@
 // What every result of the API guarantees, as the CLI's "one line per input line" does:
-// num_hypotheses hypotheses always (so hypotheses[0] exists), an empty hypothesis for an
+// a hypothesis always (so hypotheses[0] exists), an empty hypothesis for an
 // empty source, a flag instead of garbage when the model's scores are not finite, and
 // over-long sources truncated rather than refused.
 #include <catch2/catch.hpp>
@@ -27,7 +27,7 @@ std::vector<std::string> corpus(std::size_t n) {
 
 }  // namespace
 
-TEST_CASE("API results: always num_hypotheses hypotheses, whatever the search finds", "[api][results]") {
+TEST_CASE("API results: never without a hypothesis, never more than num_hypotheses, whatever the search finds", "[api][results]") {
   const attend::Model model = attend::Model::load(kModel);
   const attend::Translator translator(model, {.threads = 1, .max_beam_size = 64});
   const std::vector<std::string> sources = {corpus(1)[0], "", "   ", "\xC2\xA0", "\xE2\x81\xA0", "A cat."};
@@ -56,7 +56,8 @@ TEST_CASE("API results: always num_hypotheses hypotheses, whatever the search fi
     REQUIRE(results.size() == sources.size());
     for (std::size_t i = 0; i < results.size(); ++i) {
       INFO("source " << i);
-      CHECK(static_cast<std::int64_t>(results[i].hypotheses.size()) == c.options.num_hypotheses);
+      CHECK(results[i].hypotheses.size() >= 1);
+      CHECK(static_cast<std::int64_t>(results[i].hypotheses.size()) <= c.options.num_hypotheses);
       CHECK_FALSE(results[i].non_finite);
       for (std::size_t k = 1; k < results[i].hypotheses.size(); ++k)
         CHECK(results[i].hypotheses[k - 1].score >= results[i].hypotheses[k].score);
@@ -101,7 +102,7 @@ TEST_CASE("API results: non-finite scores are flagged, never returned as a trans
     REQUIRE(r.size() == 3);
     for (std::size_t i : {0, 2}) {
       CHECK(r[i].non_finite);
-      REQUIRE(static_cast<std::int64_t>(r[i].hypotheses.size()) == beam);
+      REQUIRE(r[i].hypotheses.size() == 1);
       CHECK(r[i].hypotheses[0].ids.empty());
       CHECK(std::isinf(r[i].hypotheses[0].score));
     }

@@ -9,8 +9,10 @@
 #include <fstream>
 #include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "attend/options.hpp"
 #include "cli_runner.hpp"
 
 namespace attend::test {
@@ -29,6 +31,13 @@ std::string corpus_lines(std::size_t first, std::size_t count) {
   std::string out, line;
   for (std::size_t i = 0; i < first + count && std::getline(in, line); ++i)
     if (i >= first) out += line + "\n";
+  return out;
+}
+
+std::vector<std::string> split_tokens_of(const std::string& line) {
+  std::istringstream s(line);
+  std::vector<std::string> out;
+  for (std::string t; s >> t;) out.push_back(t);
   return out;
 }
 
@@ -98,8 +107,8 @@ TEST_CASE("translate: the default flags suit a model with only 64 positions", "[
   CHECK(r.err.empty());
   CHECK(split_lines(r.out).size() == 3);
   const auto too_long = run_attend({"translate", "-m", kModel, "-q", "--max-length", "65"}, "hello\n");
-  CHECK(too_long.status == 1);
-  CHECK_THAT(too_long.err, Contains("max_length = 65: exceeds the plan's max_target_length 64"));
+  CHECK(too_long.status == 2);
+  CHECK_THAT(too_long.err, Contains("--max-length 65: must be in [0, 64] (the model has 64 positions"));
 }
 
 TEST_CASE("translate: ids in, ids out, within the vocabulary and --max-length", "[cli]") {
@@ -265,9 +274,9 @@ TEST_CASE("CLI: bad flags get a clear message and exit status 2", "[cli]") {
   const std::vector<Case> cases = {
       {{}, "A subcommand is required"},
       {{"translate", "-m", kModel, "--frobnicate"}, "--frobnicate"},
-      {{"translate", "-m", kModel, "--beam", "0"}, "--beam: must be an integer ≥ 1, got 0"},
+      {{"translate", "-m", kModel, "--beam", "0"}, "--beam: must be an integer in [1, 256], got 0"},
       {{"translate", "-m", kModel, "--max-batch-size", "2x"}, "--max-batch-size: '2x' is not an integer ≥ 1"},
-      {{"translate", "-m", kModel, "--beam", "2", "--n-best", "3"}, "--n-best 3 needs --beam ≥ 3"},
+      {{"translate", "-m", kModel, "--beam", "2", "--n-best", "3"}, "--n-best 3: must be ≤ --beam × --patience = 2"},
       {{"translate", "-m", kModel, "--beam", "2", "--sample-topk", "5"}, "exclude each other"},
       {{"translate", "-m", kModel, "--input-format", "xml"}, "--input-format"},
       {{"translate", "-m", kModel, "--preset", "tiny"}, "excludes"},
@@ -292,6 +301,151 @@ TEST_CASE("CLI: bad flags get a clear message and exit status 2", "[cli]") {
   const auto version = run_attend({"--version"});
   CHECK(version.status == 0);
   CHECK_THAT(version.out, Contains("attend 0."));
+}
+
+// Every decoding flag comes from the one description of the options (attend/options.h):
+// each bound is tried just outside, and a bad value is a usage error (exit 2) naming the
+// flag and the range it accepts.
+TEST_CASE("translate: every decoding flag's bounds — exit 2 naming the flag and the range", "[cli]") {
+  int tried = 0;
+  for (const attend::OptionSpec& spec : attend::kTranslationOptionSpecs) {
+    if (spec.flag.empty() || spec.kind == attend::OptionSpec::Kind::flag) continue;
+    const std::string flag(spec.flag);
+    const bool integer = spec.kind == attend::OptionSpec::Kind::integer;
+    std::vector<std::string> outside = {"x"};
+    auto number = [&](double v) {
+      std::ostringstream s;
+      s << v;
+      return s.str();
+    };
+    if (spec.lowest > -ATTEND_UNBOUNDED) outside.push_back(number(integer || spec.lowest_open ? spec.lowest - (integer ? 1 : 0) : spec.lowest - 0.5));
+    if (spec.highest < ATTEND_UNBOUNDED) outside.push_back(number(integer || spec.highest_open ? spec.highest + (integer ? 1 : 0) : spec.highest + 0.5));
+    if (!integer) outside.push_back("inf"), outside.push_back("nan");
+    for (const std::string& value : outside) {
+      INFO(flag << " " << value);
+      const auto r = run_attend({"translate", "-m", kModel, "-q", flag, value}, "hello\n");
+      CHECK(r.status == 2);
+      CHECK_THAT(r.err, Contains(flag) && Contains(spec.range()));
+      CHECK(r.out.empty());
+      ++tried;
+    }
+  }
+  CHECK(tried >= 40);
+
+  // Limits that depend on other flags or on the model, found after parsing: the same terms.
+  struct Case {
+    std::vector<std::string> flags;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--min-length", "30", "--max-length", "20"}, "--min-length 30: must be ≤ --max-length (20)"},
+      {{"--min-length", "65"}, "--min-length 65: must be ≤ --max-length (64)"},
+      {{"--max-length", "100"}, "--max-length 100: must be in [0, 64] (the model has 64 positions"},
+      {{"--n-best", "3"}, "--n-best 3: must be ≤ --beam × --patience = 1 (greedy search)"},
+      {{"--beam", "4", "--patience", "0.5", "--n-best", "3"}, "--n-best 3: must be ≤ --beam × --patience = 2"},
+      {{"--end-token", "no-such-piece"}, "--end-token 'no-such-piece': not a token of the target vocabulary"},
+      {{"--suppress-sequences", "</s> no-such-piece"}, "--suppress-sequences 'no-such-piece': not a token of the target vocabulary"},
+      {{"--prefix-bias-beta", "0.5", "--sampling"}, "--prefix-bias-beta 0.5: biased decoding is a beam search"},
+      {{"--prefix-bias-beta", "0.5", "--return-alternatives"}, "not compatible with --return-alternatives"},
+      {{"--replace-unknowns", "--output-format", "ids"}, "--replace-unknowns writes source tokens"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"translate", "-m", kModel, "-q"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    INFO(c.message);
+    const auto r = run_attend(args, "hello\n");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains(c.message));
+    CHECK(r.out.empty());
+  }
+  // Values at the bounds are accepted.
+  for (const std::vector<std::string>& ok : std::vector<std::vector<std::string>>{
+           {"--beam", "4", "--patience", "2", "--n-best", "8"}, {"--temperature", "0"}, {"--sample-topp", "1"},
+           {"--prefix-bias-beta", "0"}, {"--max-input-length", "0"}, {"--min-length", "0"},
+           {"--min-alternative-expansion-prob", "1", "--return-alternatives"}}) {
+    std::vector<std::string> args = {"translate", "-m", kModel, "-q", "--max-length", "6"};
+    args.insert(args.end(), ok.begin(), ok.end());
+    INFO(ok[0]);
+    CHECK(run_attend(args, "hello\n").status == 0);
+  }
+}
+
+TEST_CASE("translate: CTranslate2's decoding flags change the output as documented", "[cli]") {
+  std::string line = corpus_lines(0, 1);
+  line.pop_back();  // its newline
+  const std::string plain = translate_alone(line, {"--output-format", "tokens"});
+  const auto tokens = split_tokens_of(plain);
+  REQUIRE(tokens.size() >= 2);
+  // --end-token: the first generated token ends the output (and is left out of it) —
+  // once --min-length 0 allows an end token first (the default 1, as CTranslate2's, does not).
+  CHECK(translate_alone(line, {"--output-format", "tokens", "--min-length", "0", "--end-token", tokens[0]}).empty());
+  CHECK(translate_alone(line, {"--output-format", "tokens", "--min-length", "0", "--end-token", tokens[0], "--return-end-token"}) ==
+        tokens[0]);
+  CHECK(split_tokens_of(translate_alone(line, {"--output-format", "tokens", "--end-token", tokens[0]})).at(0) != tokens[0]);
+  // --suppress-sequences with one token: it never appears.
+  const auto suppressed = split_tokens_of(translate_alone(line, {"--output-format", "tokens", "--suppress-sequences", tokens[0]}));
+  CHECK(std::find(suppressed.begin(), suppressed.end(), tokens[0]) == suppressed.end());
+  // --no-repeat-ngram-size 1: no token twice.
+  auto once = split_tokens_of(translate_alone(line, {"--output-format", "tokens", "--no-repeat-ngram-size", "1"}));
+  std::sort(once.begin(), once.end());
+  CHECK(std::adjacent_find(once.begin(), once.end()) == once.end());
+  // --return-alternatives --n-best 3: three outputs that differ in their first token.
+  const auto alternatives = translate(line, {"-q", "--return-alternatives", "--n-best", "3", "--output-format", "tokens"});
+  REQUIRE(alternatives.status == 0);
+  const auto lines = split_lines(alternatives.out);
+  REQUIRE(lines.size() == 3);
+  std::set<std::string> first_tokens;
+  for (const auto& l : lines) first_tokens.insert(split_tokens_of(l.substr(l.find("||| ") + 4)).at(0));
+  CHECK(first_tokens.size() == 3);
+  // --replace-unknowns: a forced <unk> becomes a source token.
+  const std::string source_tokens = "▁The ▁quick ▁fox .";
+  const auto replaced = run_attend({"translate", "-m", kModel, "-q", "--max-length", "4", "--input-format", "tokens",
+                                    "--target-prefix", "<unk>", "--replace-unknowns"},
+                                   source_tokens + "\n");
+  REQUIRE(replaced.status == 0);
+  const auto first = split_tokens_of(replaced.out).at(0);
+  const auto given = split_tokens_of(source_tokens);
+  CHECK(std::find(given.begin(), given.end(), first) != given.end());
+}
+
+TEST_CASE("translate --attention: one JSON line per input line, drawn by tools/plot_attention.py", "[cli]") {
+  const std::string file = scratch_directory() + "/attention.jsonl";
+  const auto r = translate(corpus_lines(0, 2) + "\n" + corpus_lines(2, 1), {"-q", "--beam", "2", "--attention", file});
+  REQUIRE(r.status == 0);
+  const auto lines = split_lines(read_file(file));
+  REQUIRE(lines.size() == 4);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    INFO("line " << i);
+    const auto j = nlohmann::json::parse(lines[i]);
+    CHECK(j["line"] == i);
+    const auto source = j["source"].get<std::vector<std::string>>();
+    const auto target = j["target"].get<std::vector<std::string>>();
+    const auto attention = j["attention"].get<std::vector<std::vector<double>>>();
+    if (i == 2) {  // the empty input line
+      CHECK(source.empty());
+      CHECK(attention.empty());
+      continue;
+    }
+    CHECK(source.back() == "</s>");  // the model adds EOS to sources: the encoder saw it
+    REQUIRE(attention.size() == target.size());
+    REQUIRE(!attention.empty());
+    for (const auto& row : attention) {
+      REQUIRE(row.size() == source.size());
+      double total = 0;
+      for (double a : row) {
+        CHECK((a >= 0 && a <= 1));
+        total += a;
+      }
+      CHECK(total == Approx(1.0).margin(1e-4));  // a distribution over the source positions
+    }
+  }
+  const std::string png = scratch_directory() + "/attention.png";
+  const auto plot = run_shell("/usr/bin/python3 " + quote(std::string(ATTEND_SOURCE_DIR) + "/tools/plot_attention.py") + " " +
+                              quote(file) + " --line 1 -o " + quote(png));
+  INFO(plot.err);
+  REQUIRE(plot.status == 0);
+  CHECK(read_file(png).substr(0, 8) == "\x89PNG\r\n\x1a\n");
+  CHECK(read_file(png).size() > 5000);
 }
 
 TEST_CASE("bench --json: one JSON object with every figure", "[cli]") {

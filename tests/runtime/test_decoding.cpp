@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "attend/error.hpp"
 #include "translator/batching.hpp"
 #include "decoding_fixture.hpp"
 #include "plan/plan_executor.hpp"
+#include "decoding/logits_rules.hpp"
 #include "translator/translator.hpp"
 
 using Catch::Matchers::Contains;
@@ -193,8 +195,8 @@ TEST_CASE("beam search: n-best lists, scores and length penalty", "[runtime][bea
 TEST_CASE("sampling is reproducible per sentence, whatever the batch", "[runtime][sampling]") {
   auto sources = tiny_sources();
   DecodeOptions o = greedy();
-  o.sampling.enabled = true, o.sampling.top_k = 10, o.sampling.top_p = 0.95f, o.sampling.temperature = 1.2f;
-  o.sampling.seed = 1234;
+  o.sampling = true, o.sampling_topk = 10, o.sampling_topp = 0.95f, o.temperature = 1.2f;
+  o.seed = 1234;
   const auto a = Translator(trained_tiny_model(), small_config(10, 1)).translate(sources, o);
   const auto b = Translator(trained_tiny_model(), small_config(3, 1)).translate(sources, o);
   CHECK(best_tokens(a) == best_tokens(b));
@@ -205,10 +207,10 @@ TEST_CASE("sampling is reproducible per sentence, whatever the batch", "[runtime
     const auto one = t.translate(std::vector<std::vector<std::int32_t>>{sources[i]}, o, {}, i);
     CHECK(one[0].hypotheses[0].tokens == a[i].hypotheses[0].tokens);
   }
-  o.sampling.seed = 99;
+  o.seed = 99;
   CHECK(best_tokens(t.translate(sources, o)) != best_tokens(a));
   // top_k = 1 samples the argmax: greedy.
-  o.sampling.top_k = 1;
+  o.sampling_topk = 1;
   CHECK(best_tokens(t.translate(sources, o)) == best_tokens(t.translate(sources, greedy())));
 }
 
@@ -273,24 +275,102 @@ TEST_CASE("bad batches and options are rejected before any work", "[runtime][err
   CHECK_THROWS_WITH(t.translate(ok, o, std::vector<std::vector<std::int32_t>>{{60}}),
                     Contains("target prefix token 0 has id 60, outside the target vocabulary"));
   o.beam_size = 3;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("beam_size = 3: exceeds the plan's beam limit 2"));
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("beam_size = 3: must be ≤ the translator's max_beam_size 2"));
   o.beam_size = 2, o.num_hypotheses = 3;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("num_hypotheses = 3: must be in [1, beam_size]"));
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("num_hypotheses = 3: must be ≤ beam_size × patience = 2"));
   o = greedy(25);
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("max_length = 25: exceeds the plan's max_target_length 24"));
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("max_length = 25: must be in [0, 24] (the translator's max_target_length"));
   o = greedy();
   o.min_length = 30;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("min_length = 30"));
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("min_length = 30: must be ≤ max_length (24)"));
   o = greedy();
-  o.sampling.enabled = true, o.sampling.top_p = 0;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("sampling.top_p"));
-  o.sampling.top_p = 1, o.sampling.temperature = -1;
-  CHECK_THROWS_WITH(t.translate(ok, o), Contains("sampling.temperature"));
+  o.sampling = true, o.sampling_topp = 0;
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("sampling_topp = 0: must be a number in (0, 1]"));
+  o.sampling_topp = 1, o.temperature = -1;
+  CHECK_THROWS_WITH(t.translate(ok, o), Contains("temperature = -1: must be a finite number ≥ 0"));
 
   Workspace w(ExecutionPlan::compile(trained_tiny_model(), small_config(2, 1).plan_limits(trained_tiny_model()->config())));
   std::vector<std::int32_t> s = {5};
   std::vector<SourceRef> three = {{s, {}, 0}, {s, {}, 1}, {s, {}, 2}};
   CHECK_THROWS_WITH(w.decode(three, greedy()), Contains("batch of 3 sentences exceeds the plan's max_batch 2"));
+}
+
+}  // namespace attend::runtime
+
+namespace attend::runtime {
+
+// Issue 13: the draw took the first candidate as the most likely although candidates
+// are only sorted when top-k/top-p cut them; at low temperature every other candidate
+// underflowed and <unk> (id 0 of the unsorted list) came out.
+TEST_CASE("sampling tends to greedy search as the temperature falls", "[runtime][sampling]") {
+  const auto sources = tiny_sources();
+  const Translator t(trained_tiny_model(), small_config(4, 1));
+  const auto want = t.translate(sources, greedy());
+  for (const auto& [topk, topp] : std::vector<std::pair<std::int64_t, float>>{{0, 1.0f}, {10, 1.0f}, {0, 0.9f}, {5, 0.8f}})
+    for (float temperature : {0.2f, 0.05f, 1e-3f, 0.0f}) {
+      INFO("top-k " << topk << ", top-p " << topp << ", temperature " << temperature);
+      DecodeOptions o = greedy();
+      o.sampling = true, o.sampling_topk = topk, o.sampling_topp = topp, o.temperature = temperature, o.seed = 7;
+      const auto got = t.translate(sources, o);
+      for (size_t s = 0; s < sources.size(); ++s) {
+        const Hypothesis& h = got[s].hypotheses[0];
+        if (temperature <= 1e-3f) {  // p^(1/T): only the most likely token is left
+          CHECK(h.tokens == want[s].hypotheses[0].tokens);
+          CHECK(h.score == Approx(want[s].hypotheses[0].score).margin(1e-5));
+        }
+        // Still a draw, but only among likely tokens (the bug drew log p ≈ −28 tokens).
+        for (float lp : h.token_log_probs) CHECK(lp > -6.0f);
+      }
+    }
+}
+
+TEST_CASE("sampling several hypotheses draws them independently", "[runtime][sampling]") {
+  const auto sources = tiny_sources();
+  const Translator t(trained_tiny_model(), small_config(4, 4));
+  DecodeOptions o = greedy();
+  o.sampling = true, o.num_hypotheses = 4, o.seed = 3, o.temperature = 1.5f;
+  const auto got = t.translate(sources, o);
+  for (const auto& r : got) {
+    REQUIRE(r.hypotheses.size() == 4);
+    for (size_t k = 1; k < 4; ++k) CHECK(r.hypotheses[k - 1].score >= r.hypotheses[k].score);  // best first
+  }
+  // Draw 0 of each sentence is the one-hypothesis draw.
+  o.num_hypotheses = 1;
+  const auto one = t.translate(sources, o);
+  bool first_draw_kept = false;
+  for (size_t s = 0; s < sources.size(); ++s)
+    for (const auto& h : got[s].hypotheses) first_draw_kept |= h.tokens == one[s].hypotheses[0].tokens;
+  CHECK(first_draw_kept);
+}
+
+// The rules on hand-made logits, each against CTranslate2's definition.
+TEST_CASE("logits rules: repetition penalty, n-grams, suppressed tokens and sequences, min_length", "[runtime][decoding]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::int32_t> end_ids = {1};
+  std::vector<float> scratch(16);
+  auto run = [&](const DecodeOptions& o, const std::vector<std::int32_t>& history, std::int64_t generated) {
+    LogitsRules rules;
+    rules.reset(o, end_ids, 0);
+    std::vector<float> logits = {0.5f, 1.0f, 2.0f, -1.0f, 3.0f, 0.0f, -2.0f};
+    rules.apply(logits.data(), history, generated, scratch.data());
+    return logits;
+  };
+  DecodeOptions o;
+  o.min_length = 0;
+  o.repetition_penalty = 2.0f;  // positive logits halved, negative doubled, once per token
+  CHECK(run(o, {2, 3, 2}, 3) == std::vector<float>{0.5f, 1.0f, 1.0f, -2.0f, 3.0f, 0.0f, -2.0f});
+  o = DecodeOptions();
+  o.min_length = 0, o.no_repeat_ngram_size = 2;  // history 4 5 4: "4 5" seen, so 5 may not follow 4
+  CHECK(run(o, {4, 5, 4}, 3) == std::vector<float>{0.5f, 1.0f, 2.0f, -1.0f, 3.0f, -inf, -2.0f});
+  o.no_repeat_ngram_size = 3;  // "5 4" never followed by anything yet
+  CHECK(run(o, {4, 5, 4}, 3) == std::vector<float>{0.5f, 1.0f, 2.0f, -1.0f, 3.0f, 0.0f, -2.0f});
+  o = DecodeOptions();
+  o.min_length = 0, o.disable_unk = true, o.suppress_ids = {{6}, {3, 4}, {2, 3, 5}};
+  CHECK(run(o, {2, 3}, 2) == std::vector<float>{-inf, 1.0f, 2.0f, -1.0f, -inf, -inf, -inf});
+  CHECK(run(o, {3, 2}, 2) == std::vector<float>{-inf, 1.0f, 2.0f, -1.0f, 3.0f, 0.0f, -inf});
+  o = DecodeOptions();  // min_length 1: the end token is impossible first, then allowed
+  CHECK(run(o, {}, 0)[1] == -inf);
+  CHECK(run(o, {4}, 1)[1] == 1.0f);
 }
 
 }  // namespace attend::runtime

@@ -86,18 +86,23 @@ TEST_CASE("decoding with a compiled plan performs no heap allocation", "[runtime
     limits.max_batch = 4, limits.max_source_length = 8, limits.max_target_length = 16, limits.beam_size = 4;
     limits.threads = threads;
     Workspace w(ExecutionPlan::compile(model, limits));
-    DecodeOptions greedy, beam, sampling;
-    greedy.max_length = beam.max_length = sampling.max_length = 16;
+    DecodeOptions greedy, beam, sampling, rules, attention;
+    greedy.max_length = beam.max_length = sampling.max_length = rules.max_length = attention.max_length = 16;
     beam.beam_size = 4, beam.num_hypotheses = 3;
-    sampling.sampling.enabled = true, sampling.sampling.top_k = 5, sampling.sampling.top_p = 0.9f;
+    sampling.sampling = true, sampling.sampling_topk = 5, sampling.sampling_topp = 0.9f, sampling.num_hypotheses = 3;
+    // Every logits rule, and attention with the coverage penalty (its history is reserved
+    // by the first decode that asks for it).
+    rules.repetition_penalty = 1.3f, rules.no_repeat_ngram_size = 2, rules.disable_unk = true, rules.min_length = 3;
+    rules.suppress_ids = {{7}, {7, 8}}, rules.end_ids = {2, 9};
+    attention.beam_size = 4, attention.return_attention = true, attention.coverage_penalty = 0.2f;
     w.set_profiling(true);
-    for (const DecodeOptions* o : {&greedy, &beam, &sampling}) {
+    for (const DecodeOptions* o : {&greedy, &beam, &sampling, &rules, &attention}) {
       w.decode(refs, *o);  // warm-up: thread pool, lazily initialised statics
       g_allocations = 0;
       g_counting = true;
       w.decode(refs, *o);
       g_counting = false;
-      INFO(threads << " thread(s), beam " << o->beam_size << (o->sampling.enabled ? ", sampling" : ""));
+      INFO(threads << " thread(s), beam " << o->beam_size << (o->sampling ? ", sampling" : ""));
       CHECK(g_allocations.load() == 0);
       SentenceResult r;  // results are copied out afterwards (that allocates, by design)
       w.result(0, r);

@@ -74,9 +74,14 @@ TEST_CASE("a plan lists its steps in program order", "[runtime][plan]") {
   const auto encoder = std::count_if(steps.begin(), steps.end(), [](const PlanStep& s) { return s.phase == Phase::encoder; });
   CHECK(encoder == 1 + 3 * 7 + 1 + 1);
   // Decoder: embed, 12 steps per pre-LN layer (3 norms, QKV, cache store, self-attention,
-  // out-proj, cross Q, cross-attention, cross out-proj, fc1, fc2), final norm, output
+  // out-proj, cross Q, cross-attention, cross out-proj, fc1, fc2), the alignment layer's
+  // attention probabilities (the last layer's; run only when asked), final norm, output
   // projection, log-softmax.
-  CHECK(static_cast<std::int64_t>(steps.size()) - encoder == 1 + 2 * 12 + 1 + 1 + 1);
+  CHECK(static_cast<std::int64_t>(steps.size()) - encoder == 1 + 2 * 12 + 1 + 1 + 1 + 1);
+  const auto alignment = std::find_if(steps.begin(), steps.end(), [](const PlanStep& s) { return s.kind == StepKind::alignment; });
+  REQUIRE(alignment != steps.end());
+  CHECK(alignment->layer == 1);
+  CHECK((alignment - 1)->kind == StepKind::cross_attention);
   CHECK(steps.front().kind == StepKind::embed_source);
   CHECK(steps.back().kind == StepKind::log_softmax);
   const std::string text = plan->describe();

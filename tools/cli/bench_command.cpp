@@ -23,7 +23,7 @@ struct BenchArgs {
   ModelChoice model;
   std::string input, input_format, src_len = "10:50";
   std::int64_t sentences = 256, batch = 32, tgt_len = 48, beam = 1, warmup = 1, repeat = 1;
-  int threads = 0;
+  int threads = 0, inter_threads = 0, intra_threads = 0;
   bool json = false, sentences_given = false;
 };
 
@@ -78,16 +78,21 @@ int run_bench(const BenchArgs& args) {
   }
 
   attend::TranslatorOptions topt;
-  topt.threads = args.threads, topt.max_batch_size = args.batch, topt.max_batch_tokens = 0;
+  topt.threads = args.threads, topt.inter_threads = args.inter_threads, topt.intra_threads = args.intra_threads;
+  topt.max_batch_size = args.batch, topt.max_batch_tokens = 0;
   topt.max_source_length = longest, topt.max_target_length = args.tgt_len, topt.max_beam_size = args.beam;
   const attend::Translator translator(model, topt);
   attend::TranslationOptions options;
   options.beam_size = args.beam, options.min_length = options.max_length = args.tgt_len;  // exactly tgt_len tokens
 
   const auto batches = length_sorted_batches(sentences, args.batch);
-  auto run_batch = [&](const std::vector<std::size_t>& batch, std::int64_t& generated) {
+  // One call per batch gives each batch's latency; with several batches at once
+  // (inter-threads > 1) a call must hold many batches, and only the pass is timed.
+  const int inter = translator.inter_threads();
+  auto run_batches = [&](std::size_t first, std::size_t count, std::int64_t& generated) {
     Sentences sources;
-    for (std::size_t i : batch) sources.push_back(sentences[i]);
+    for (std::size_t b = first; b < first + count; ++b)
+      for (std::size_t i : batches[b % batches.size()]) sources.push_back(sentences[i]);
     const auto t0 = std::chrono::steady_clock::now();
     const auto results = translator.translate_ids(sources, options);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -96,20 +101,28 @@ int run_bench(const BenchArgs& args) {
   };
 
   std::int64_t ignored = 0;
-  for (std::int64_t i = 0; i < args.warmup; ++i) run_batch(batches[static_cast<std::size_t>(i) % batches.size()], ignored);
+  if (inter == 1) {
+    for (std::int64_t i = 0; i < args.warmup; ++i) run_batches(static_cast<std::size_t>(i), 1, ignored);
+  } else if (args.warmup > 0) {  // every worker warms up its own workspace
+    run_batches(0, static_cast<std::size_t>(args.warmup * inter), ignored);
+  }
   translator.reset_profile();
   translator.set_profiling(true);
   std::vector<double> latencies;
   std::int64_t generated = 0;
-  for (std::int64_t pass = 0; pass < args.repeat; ++pass)
-    for (const auto& batch : batches) latencies.push_back(run_batch(batch, generated));
-  translator.set_profiling(false);
-
   double seconds = 0;
+  for (std::int64_t pass = 0; pass < args.repeat; ++pass) {
+    if (inter == 1) {
+      for (std::size_t b = 0; b < batches.size(); ++b) latencies.push_back(run_batches(b, 1, generated));
+    } else {
+      seconds += run_batches(0, batches.size(), generated);
+    }
+  }
+  translator.set_profiling(false);
   for (double s : latencies) seconds += s;
   const double passes = static_cast<double>(args.repeat);
   const auto info = model.info();
-  const int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = inter * translator.intra_threads();
   const auto shares = time_shares(translator.profile());
   double profiled = 0;
   for (const auto& s : shares) profiled += s.seconds;
@@ -119,6 +132,8 @@ int run_bench(const BenchArgs& args) {
   j["parameters"] = info.parameters;
   j["isa"] = info.isa;
   j["threads"] = threads;
+  j["inter_threads"] = inter;
+  j["intra_threads"] = translator.intra_threads();
   j["workload"] = {{"sentences", sentences.size()},
                    {"source", args.input.empty() ? "synthetic" : args.input},
                    {"source_tokens", source_tokens},
@@ -136,23 +151,31 @@ int run_bench(const BenchArgs& args) {
   j["generated_tokens_per_second"] = static_cast<double>(generated) / seconds;
   j["source_tokens_per_second"] = static_cast<double>(source_tokens) * passes / seconds;
   j["sentences_per_second"] = static_cast<double>(sentences.size()) * passes / seconds;
-  j["batch_latency_ms"] = {{"p50", 1e3 * percentile(latencies, 50)},
-                           {"p90", 1e3 * percentile(latencies, 90)},
-                           {"p99", 1e3 * percentile(latencies, 99)}};
+  if (latencies.empty()) {
+    j["batch_latency_ms"] = nullptr;  // batches overlapped (inter-threads > 1)
+  } else {
+    j["batch_latency_ms"] = {{"p50", 1e3 * percentile(latencies, 50)},
+                             {"p90", 1e3 * percentile(latencies, 90)},
+                             {"p99", 1e3 * percentile(latencies, 99)}};
+  }
   j["peak_rss_mib"] = peak_rss_mib();
   auto& breakdown = j["time_by_step"] = nlohmann::ordered_json::array();
+  // Step times are summed over the workers: shares are of worker time (wall × inter).
+  const double worker_seconds = seconds * inter;
   for (const auto& s : shares)
     breakdown.push_back({{"phase", s.phase}, {"kind", s.kind}, {"name", s.name}, {"steps", s.steps},
-                         {"seconds", s.seconds}, {"percent", 100 * s.seconds / seconds}});
+                         {"seconds", s.seconds}, {"percent", 100 * s.seconds / worker_seconds}});
+  const double other = std::max(0.0, worker_seconds - profiled);
   breakdown.push_back({{"phase", "other"}, {"kind", "other"}, {"name", "batching and API overhead"}, {"steps", 0},
-                       {"seconds", std::max(0.0, seconds - profiled)}, {"percent", 100 * std::max(0.0, seconds - profiled) / seconds}});
+                       {"seconds", other}, {"percent", 100 * other / worker_seconds}});
 
   if (args.json) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("attend bench: %s — %.1f M parameters, %s kernels, %d thread(s)\n", args.model.describe().c_str(),
-              static_cast<double>(info.parameters) / 1e6, info.isa.c_str(), threads);
+  std::printf("attend bench: %s — %.1f M parameters, %s kernels, %d thread(s): %d batch(es) at once × %d\n",
+              args.model.describe().c_str(), static_cast<double>(info.parameters) / 1e6, info.isa.c_str(), threads, inter,
+              translator.intra_threads());
   std::printf("workload: %zu sentences (%s, %lld source tokens), %lld generated tokens each, %s, batches of %lld "
               "(%zu per pass), %lld warm-up batch(es), %lld pass(es)\n",
               sentences.size(), args.input.empty() ? ("synthetic, lengths " + args.src_len).c_str() : args.input.c_str(),
@@ -163,10 +186,11 @@ int run_bench(const BenchArgs& args) {
   std::printf("  generated tokens/s  %10.1f\n", j["generated_tokens_per_second"].get<double>());
   std::printf("  source tokens/s     %10.1f\n", j["source_tokens_per_second"].get<double>());
   std::printf("  sentences/s         %10.2f\n", j["sentences_per_second"].get<double>());
-  std::printf("  batch latency (ms)  p50 %.1f   p90 %.1f   p99 %.1f   (%zu batches)\n", 1e3 * percentile(latencies, 50),
-              1e3 * percentile(latencies, 90), 1e3 * percentile(latencies, 99), latencies.size());
+  if (!latencies.empty())
+    std::printf("  batch latency (ms)  p50 %.1f   p90 %.1f   p99 %.1f   (%zu batches)\n", 1e3 * percentile(latencies, 50),
+                1e3 * percentile(latencies, 90), 1e3 * percentile(latencies, 99), latencies.size());
   std::printf("  peak RSS (MiB)      %10.1f\n", peak_rss_mib());
-  std::printf("  measured time (s)   %10.2f\n\ntime by plan step (summed over layers, %% of measured time):\n", seconds);
+  std::printf("  measured time (s)   %10.2f\n\ntime by plan step (summed over layers, %% of measured time × batches at once):\n", seconds);
   for (const auto& b : breakdown) {
     const double percent = b["percent"].get<double>();
     if (percent < 0.1) continue;
@@ -194,7 +218,9 @@ Command add_bench_command(CLI::App& parent) {
   app->add_option("--src-len", args->src_len, "Synthetic source lengths MIN:MAX (uniform) or N")->capture_default_str();
   app->add_option("--tgt-len", args->tgt_len, "Generated tokens per sentence (exactly)")->check(at_least(1))->capture_default_str();
   app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(at_least(1))->capture_default_str();
-  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0: chosen for the cores)")->check(at_least(0))->capture_default_str();
+  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--warmup", args->warmup, "Untimed batches before measuring")->check(at_least(0))->capture_default_str();
   app->add_option("--repeat", args->repeat, "Timed passes over the workload")->check(at_least(1))->capture_default_str();
   app->add_flag("--json", args->json, "Print the results as one JSON object");

@@ -3,10 +3,13 @@
 // flushed as soon as it is ready.
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.hpp"
 #include "flag_checks.hpp"
 #include "model_choice.hpp"
+#include "option_flags.hpp"
 #include "ordered_output.hpp"
 #include "output_file.hpp"
 #include "process_stats.hpp"
@@ -27,11 +30,10 @@ constexpr std::size_t kMaxChunkLines = 4096;
 struct TranslateArgs {
   ModelChoice model;
   std::string input = "-", output = "-", input_format = "text", output_format;
-  std::string target_prefix, target_prefix_file;
-  std::int64_t beam = 1, n_best = 1, max_length = 0, min_length = 0, sample_topk = 0;
-  float length_penalty = 1.0f, sample_topp = 1.0f, temperature = 1.0f;
-  bool sampling = false, scores = false, strict = false, quiet = false;
-  int threads = 0;
+  std::string target_prefix, target_prefix_file, attention_file;
+  DecodingFlags decoding;
+  bool scores = false, strict = false, quiet = false;
+  int threads = 0, inter_threads = 0, intra_threads = 0;
   std::int64_t max_batch_size = 32, max_batch_tokens = 4096;
 };
 
@@ -63,14 +65,17 @@ class Translation {
   };
 
   void check_usage() const;
-  attend::TranslationOptions translation_options() const;
+  void check_options();
   void translate_all(LineReader& reader, LineReader* prefix_reader, SourceLines& lines, OrderedOutput& output,
-                     Progress& progress);
+                     OrderedOutput* attention, Progress& progress);
   void translate_chunk(const std::vector<std::string>& text, const std::vector<std::string>& prefix_text,
-                       std::uint64_t first, SourceLines& lines, OrderedOutput& output, Progress& progress);
+                       std::uint64_t first, SourceLines& lines, OrderedOutput& output, OrderedOutput* attention,
+                       Progress& progress);
   void check_prefix(const std::vector<std::int32_t>& prefix, std::uint64_t number) const;
   std::string hypothesis_text(const attend::Hypothesis& h) const;
   std::string output_for(std::uint64_t line, const attend::TranslationResult* result) const;
+  std::string attention_for(std::uint64_t line, const std::vector<std::int32_t>& source,
+                            const attend::TranslationResult* result) const;
   void print_summary(double seconds) const;
 
   const TranslateArgs& args_;
@@ -79,33 +84,43 @@ class Translation {
   attend::TranslationOptions options_;
   Format output_format_ = Format::text;
   std::vector<std::int32_t> common_prefix_;
-  std::int64_t max_length_ = 0;  // the generated tokens a sentence may have (--max-length, or the translator's)
+  std::int64_t max_length_ = 0;  // the tokens a translation may have (--max-length, or the translator's)
   Totals totals_;
 };
 
 void Translation::check_usage() const {
-  if (args_.n_best < 1) throw UsageError("--n-best must be ≥ 1");
-  if (args_.n_best > args_.beam) throw UsageError("--n-best " + std::to_string(args_.n_best) + " needs --beam ≥ " + std::to_string(args_.n_best));
-  if (args_.sampling && args_.beam > 1) throw UsageError("sampling (--sampling, --sample-topk, --sample-topp, --temperature) and --beam > 1 exclude each other");
+  const attend::TranslationOptions& o = args_.decoding.options;
+  if (o.sampling && o.beam_size > 1)
+    throw UsageError("sampling (--sampling, --sample-topk, --sample-topp, --temperature) and --beam > 1 exclude each other");
   if (!args_.target_prefix.empty() && !args_.target_prefix_file.empty())
     throw UsageError("--target-prefix and --target-prefix-file exclude each other");
+  if (o.replace_unknowns && output_format_ == Format::ids)
+    throw UsageError("--replace-unknowns writes source tokens: use --output-format text or tokens");
   if (args_.target_prefix_file == "-" && args_.input == "-")
     throw UsageError("--target-prefix-file - and the input would both read standard input: give one of them as a file (-i FILE)");
 }
 
-attend::TranslationOptions Translation::translation_options() const {
-  attend::TranslationOptions o;
-  o.beam_size = args_.beam, o.num_hypotheses = args_.n_best, o.length_penalty = args_.length_penalty;
-  o.max_length = args_.max_length, o.min_length = args_.min_length;
-  o.sampling = args_.sampling, o.sampling_topk = args_.sample_topk, o.sampling_topp = args_.sample_topp;
-  o.temperature = args_.temperature, o.seed = args_.model.seed;
-  return o;
+// Every option against the model and the translator, before any line is read: a bad
+// value is a usage error naming its flag and what it accepts.
+void Translation::check_options() {
+  const std::int64_t positions = model_->max_positions();
+  if (options_.max_length > positions)
+    throw UsageError("--max-length " + std::to_string(options_.max_length) + ": must be in [0, " +
+                     std::to_string(positions) + "] (the model has " + std::to_string(positions) + " positions; 0: " +
+                     std::to_string(std::min<std::int64_t>(256, positions)) + ")");
+  try {
+    translator_->validate(options_);
+  } catch (const attend::OptionError& e) {
+    throw UsageError(usage_message(e));
+  }
 }
 
 std::string Translation::hypothesis_text(const attend::Hypothesis& h) const {
+  // With --replace-unknowns the library has put the replaced tokens in h.tokens.
+  const bool replaced = options_.replace_unknowns && !h.tokens.empty();
   switch (output_format_) {
-    case Format::text: return model_->decode_text(h.ids);
-    case Format::tokens: return join(model_->decode_tokens(h.ids));
+    case Format::text: return replaced ? model_->decode_pieces(h.tokens) : model_->decode_text(h.ids);
+    case Format::tokens: return join(replaced ? h.tokens : model_->decode_tokens(h.ids));
     case Format::ids: {
       std::string out;
       for (std::int32_t id : h.ids) out.append(out.empty() ? "" : " ").append(std::to_string(id));
@@ -120,15 +135,16 @@ std::string Translation::hypothesis_text(const attend::Hypothesis& h) const {
 // empty line (N lines "INDEX |||  ||| 0.000000" with --n-best). Text and tokens are put
 // on one line (utf8.hpp's one_line: a decoded newline is written `\n`).
 std::string Translation::output_for(std::uint64_t line, const attend::TranslationResult* result) const {
-  if (result == nullptr && args_.n_best == 1) return "\n";
+  const std::int64_t n = options_.num_hypotheses;
+  if (result == nullptr && n == 1) return "\n";
   std::string out;
-  for (std::int64_t k = 0; k < args_.n_best; ++k) {
+  for (std::int64_t k = 0; k < n; ++k) {
     const bool present = result != nullptr && k < static_cast<std::int64_t>(result->hypotheses.size());
     const attend::Hypothesis* h = present ? &result->hypotheses[k] : nullptr;
     const std::string text = h != nullptr ? one_line(hypothesis_text(*h)) : "";
     const float missing = result != nullptr ? -std::numeric_limits<float>::infinity() : 0.0f;
     const std::string score = format_score(h != nullptr ? h->score : missing);
-    if (args_.n_best > 1) out.append(std::to_string(line)).append(" ||| ").append(text).append(" ||| ").append(score);
+    if (n > 1) out.append(std::to_string(line)).append(" ||| ").append(text).append(" ||| ").append(score);
     else if (args_.scores) out.append(score).append(" ||| ").append(text);
     else out.append(text);
     out += '\n';
@@ -136,27 +152,60 @@ std::string Translation::output_for(std::uint64_t line, const attend::Translatio
   return out;
 }
 
+// One JSON line per input line (--attention FILE): the best hypothesis' attention, one
+// row per target token over the source tokens the encoder saw (the model's BOS/EOS
+// included), as tools/plot_attention.py reads it.
+std::string Translation::attention_for(std::uint64_t line, const std::vector<std::int32_t>& source,
+                                       const attend::TranslationResult* result) const {
+  auto tokens = [&](const std::vector<std::int32_t>& ids, attend::Model::Side side) {
+    if (model_->has_vocabulary()) return model_->decode_tokens(ids, side);
+    std::vector<std::string> out;
+    for (std::int32_t id : ids) out.push_back(std::to_string(id));
+    return out;
+  };
+  nlohmann::json j;
+  j["line"] = line;
+  j["source"] = tokens(source, attend::Model::Side::source);
+  const attend::Hypothesis* h = result != nullptr && !result->hypotheses.empty() ? &result->hypotheses[0] : nullptr;
+  j["target"] = h != nullptr ? tokens(h->ids, attend::Model::Side::target) : std::vector<std::string>{};
+  j["score"] = h != nullptr ? h->score : 0.0f;
+  j["attention"] = h != nullptr ? h->attention : std::vector<std::vector<float>>{};
+  return j.dump() + "\n";
+}
+
 int Translation::run() {
-  check_usage();
   const Format input_format = parse_format(args_.input_format);
   output_format_ = args_.output_format.empty() ? input_format : parse_format(args_.output_format);
+  check_usage();
   LineReader reader(args_.input, "input");
   std::optional<LineReader> prefix_reader;
   if (!args_.target_prefix_file.empty()) prefix_reader.emplace(args_.target_prefix_file, "target prefix file");
   OutputFile out(args_.output);
+  std::optional<OutputFile> attention_out;
+  if (!args_.attention_file.empty()) attention_out.emplace(args_.attention_file);
   OrderedOutput output(out.stream());
+  std::optional<OrderedOutput> attention;
+  if (attention_out) attention.emplace(attention_out->stream());
   try {
     model_ = args_.model.load();
+    options_ = args_.decoding.options;
+    options_.seed = args_.model.seed;
+    options_.return_attention = attention_out.has_value();
+    // The translator is sized for what the options ask: as long an output, as many rows
+    // per sentence (a beam, or independent draws and alternatives).
     attend::TranslatorOptions topt;
-    topt.threads = args_.threads, topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
-    topt.max_target_length = args_.max_length > 0 ? args_.max_length : 256, topt.max_beam_size = args_.beam;
+    topt.threads = args_.threads, topt.inter_threads = args_.inter_threads, topt.intra_threads = args_.intra_threads;
+    topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
+    const std::int64_t positions = model_->max_positions();
+    topt.max_target_length = options_.max_length > 0 ? std::min(options_.max_length, positions) : 256;
+    topt.max_beam_size = std::max(options_.beam_size, options_.sampling || options_.return_alternatives ? options_.num_hypotheses : 1);
     try {
       translator_.emplace(*model_, topt);
     } catch (const attend::Error& e) {  // limits the flags asked for that the model or the machine cannot take
       throw UsageError(e.what());
     }
-    options_ = translation_options();
-    max_length_ = args_.max_length > 0 ? args_.max_length : std::min<std::int64_t>(topt.max_target_length, model_->max_positions());
+    check_options();
+    max_length_ = std::min(topt.max_target_length, positions);
 
     SourceLines lines(*model_, input_format, args_.strict, translator_->max_source_length(), "attend translate");
     if (output_format_ == Format::text && !model_->has_text_tokenizer())
@@ -173,7 +222,8 @@ int Translation::run() {
     const bool show_progress = !args_.quiet && is_terminal(2) && !interactive;
     Progress progress(show_progress, show_progress ? count_lines(args_.input) : std::nullopt);
     try {
-      translate_all(reader, prefix_reader ? &*prefix_reader : nullptr, lines, output, progress);
+      translate_all(reader, prefix_reader ? &*prefix_reader : nullptr, lines, output, attention ? &*attention : nullptr,
+                    progress);
     } catch (...) {
       progress.finish();
       lines.print_warnings(stderr);
@@ -182,16 +232,18 @@ int Translation::run() {
     progress.finish();
     lines.print_warnings(stderr);
     out.commit();
+    if (attention_out) attention_out->commit();
     if (!args_.quiet) print_summary(progress.seconds());
   } catch (...) {
     out.abandon(output.written(), "attend translate");
+    if (attention_out) attention_out->abandon(attention->written(), "attend translate");
     throw;
   }
   return 0;
 }
 
 void Translation::translate_all(LineReader& reader, LineReader* prefix_reader, SourceLines& lines, OrderedOutput& output,
-                                Progress& progress) {
+                                OrderedOutput* attention, Progress& progress) {
   for (std::size_t chunk = kFirstChunkLines;; chunk = std::min(chunk * 2, kMaxChunkLines)) {
     const std::uint64_t first = reader.lines_read();
     std::vector<std::string> text = reader.read(chunk);
@@ -202,21 +254,22 @@ void Translation::translate_all(LineReader& reader, LineReader* prefix_reader, S
       if (prefix_text.size() < text.size()) {  // translate the lines that have one, then stop
         const std::uint64_t missing = first + prefix_text.size() + 1;
         text.resize(prefix_text.size());
-        if (!text.empty()) translate_chunk(text, prefix_text, first, lines, output, progress);
+        if (!text.empty()) translate_chunk(text, prefix_text, first, lines, output, attention, progress);
         throw attend::Error(prefix_reader->label() + " ends at line " + std::to_string(missing - 1) +
                             ": input line " + std::to_string(missing) + " has no target prefix");
       }
     }
-    translate_chunk(text, prefix_text, first, lines, output, progress);
+    translate_chunk(text, prefix_text, first, lines, output, attention, progress);
   }
   if (prefix_reader != nullptr && !prefix_reader->read(1).empty())
     std::fprintf(stderr, "attend translate: warning: %s has more lines than the input\n", prefix_reader->label().c_str());
 }
 
-// A forced prefix must fit in the output: checked here, per line, so that the message
-// names the line and every line before it is still translated.
+// A forced prefix must fit in the output (a biasing one, --prefix-bias-beta, need not):
+// checked here, per line, so that the message names the line and every line before it is
+// still translated.
 void Translation::check_prefix(const std::vector<std::int32_t>& prefix, std::uint64_t number) const {
-  if (static_cast<std::int64_t>(prefix.size()) > max_length_)
+  if (options_.prefix_bias_beta == 0 && static_cast<std::int64_t>(prefix.size()) > max_length_)
     throw attend::Error(at_line(number) + "the target prefix has " + std::to_string(prefix.size()) +
                         " tokens, more than the " + std::to_string(max_length_) + " a translation may have (--max-length)");
 }
@@ -225,7 +278,8 @@ void Translation::check_prefix(const std::vector<std::int32_t>& prefix, std::uin
 // prefix that cannot be honoured) stops the run, but only after every line before it has
 // been translated and written.
 void Translation::translate_chunk(const std::vector<std::string>& text, const std::vector<std::string>& prefix_text,
-                                  std::uint64_t first, SourceLines& lines, OrderedOutput& output, Progress& progress) {
+                                  std::uint64_t first, SourceLines& lines, OrderedOutput& output, OrderedOutput* attention,
+                                  Progress& progress) {
   std::vector<std::vector<std::int32_t>> sources, prefixes;
   std::vector<std::uint64_t> line_of;  // sources[i] is input line line_of[i] (0-based)
   std::exception_ptr rejected;
@@ -235,6 +289,7 @@ void Translation::translate_chunk(const std::vector<std::string>& text, const st
       auto ids = lines.encode(text[i], line + 1);
       if (!ids) {  // empty in, empty out
         output.put(line, output_for(line, nullptr));
+        if (attention) attention->put(line, attention_for(line, {}, nullptr));
         ++totals_.lines, ++totals_.empty;
         continue;
       }
@@ -263,6 +318,7 @@ void Translation::translate_chunk(const std::vector<std::string>& text, const st
                                }
                                totals_.generated += r.hypotheses[0].ids.size();
                                output.put(line, output_for(line, &r));
+                               if (attention) attention->put(line, attention_for(line, sources[i - first], &r));
                                progress.update(++totals_.lines, totals_.generated);
                              },
                              first);
@@ -304,23 +360,22 @@ Command add_translate_command(CLI::App& parent) {
   app->add_option("--output-format", args->output_format, "text, tokens or ids (default: the input format)")->check(formats);
   app->add_option("--target-prefix", args->target_prefix, "Force every output to start with this (in the input format)");
   app->add_option("--target-prefix-file", args->target_prefix_file, "One forced target prefix per input line");
-  app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(at_least(1))->capture_default_str();
-  app->add_option("--n-best", args->n_best, "Hypotheses per input (≤ --beam)")->check(at_least(1))->capture_default_str();
-  app->add_option("--length-penalty", args->length_penalty, "Beam scores are log_prob / length^penalty")->capture_default_str();
-  app->add_option("--max-length", args->max_length, "Most generated tokens per sentence (0: 256, or the model's max positions if fewer)")->check(at_least(0))->capture_default_str();
-  app->add_option("--min-length", args->min_length, "End of sequence impossible before this many tokens")->check(at_least(0))->capture_default_str();
-  app->add_flag("--sampling", args->sampling, "Sample tokens instead of searching (implied by the next three)");
-  auto implies_sampling = [args](auto) { args->sampling = true; };
-  app->add_option("--sample-topk", args->sample_topk, "Sample among the k most likely tokens (0: all)")->check(at_least(0))->each(implies_sampling);
-  app->add_option("--sample-topp", args->sample_topp, "Sample among the most likely tokens of total probability p")->each(implies_sampling);
-  app->add_option("--temperature", args->temperature, "Sampling temperature")->each(implies_sampling);
+  args->decoding.add_to(*app);
+  app->add_option("--attention", args->attention_file,
+                  "Write each line's attention (best hypothesis: target x source tokens) to FILE as JSON lines "
+                  "{line, source, target, score, attention}; tools/plot_attention.py draws them");
   app->add_flag("--scores", args->scores, "Prefix each output with its score");
   app->add_flag("--strict", args->strict, "Reject invalid UTF-8, out-of-vocabulary ids and over-long lines instead of repairing them");
   app->add_flag("-q,--quiet", args->quiet, "No progress bar and no summary");
-  app->add_option("-t,--threads", args->threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0: chosen for the cores)")->check(at_least(0))->capture_default_str();
+  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
   app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(at_least(0))->capture_default_str();
-  return {app, [args] { return Translation(*args).run(); }};
+  return {app, [args, app] {
+            args->decoding.finish_parsing(*app);
+            return Translation(*args).run();
+          }};
 }
 
 }  // namespace attend::cli

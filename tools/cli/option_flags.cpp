@@ -1,0 +1,90 @@
+#include "option_flags.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <regex>
+
+#include "source_lines.hpp"
+
+namespace attend::cli {
+namespace {
+
+// The options given as lists, which the scalar description leaves out.
+constexpr std::pair<const char*, const char*> kListFlags[] = {{"end_token", "--end-token"},
+                                                             {"suppress_sequences", "--suppress-sequences"}};
+
+// Checks a flag's text against the option's range; CLI11 prefixes the flag's name.
+CLI::Validator range_of(const attend::OptionSpec& spec) {
+  const std::string range = spec.range();
+  const bool integer = spec.kind != attend::OptionSpec::Kind::real;
+  return CLI::Validator(
+      [spec, range, integer](std::string& text) -> std::string {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        if (integer) {
+          long long v = 0;
+          const auto [at, error] = std::from_chars(text.data(), end, v);
+          if (error != std::errc() || at != end) return "'" + text + "' is not " + range;
+          value = static_cast<double>(v);
+        } else {
+          const auto [at, error] = std::from_chars(text.data(), end, value);
+          if (error != std::errc() || at != end) return "'" + text + "' is not " + range;
+        }
+        if (!spec.accepts(value)) return "must be " + range + ", got " + text;
+        return {};
+      },
+      range, std::string(spec.name));
+}
+
+void add_flag(CLI::App& app, const attend::OptionSpec& spec, std::int64_t& field) {
+  app.add_option(std::string(spec.flag), field, std::string(spec.help))->check(range_of(spec))->capture_default_str();
+}
+void add_flag(CLI::App& app, const attend::OptionSpec& spec, float& field) {
+  app.add_option(std::string(spec.flag), field, std::string(spec.help))->check(range_of(spec))->capture_default_str();
+}
+void add_flag(CLI::App& app, const attend::OptionSpec& spec, bool& field) {
+  app.add_flag(std::string(spec.flag), field, std::string(spec.help));
+}
+void add_flag(CLI::App&, const attend::OptionSpec&, std::uint64_t&) {}  // the seed: --seed (model_choice.cpp)
+
+}  // namespace
+
+void DecodingFlags::add_to(CLI::App& app) {
+#define ATTEND_ADD_FLAG(kind, name, ...) \
+  if (const auto& spec = attend::option_spec(#name); !spec.flag.empty()) add_flag(app, spec, options.name);
+  ATTEND_TRANSLATION_OPTIONS(ATTEND_ADD_FLAG)
+#undef ATTEND_ADD_FLAG
+  app.add_option("--end-token", end_tokens,
+                 "A target token that ends a hypothesis (repeatable; given, they replace the model's end-of-sequence)");
+  app.add_option("--suppress-sequences", suppress_sequences,
+                 "Target tokens, separated by spaces, never generated in that order (repeatable; one token: never at all)");
+}
+
+void DecodingFlags::finish_parsing(const CLI::App& app) {
+  for (const char* implies : {"--sample-topk", "--sample-topp", "--temperature"})
+    if (app.count(implies) > 0) options.sampling = true;
+  options.end_token = end_tokens;
+  options.suppress_sequences.clear();
+  for (const std::string& s : suppress_sequences) options.suppress_sequences.push_back(split_tokens(s));
+}
+
+std::string flag_of(const std::string& option) {
+  for (const auto& spec : attend::kTranslationOptionSpecs)
+    if (spec.name == option && !spec.flag.empty()) return std::string(spec.flag);
+  for (const auto& [name, flag] : kListFlags)
+    if (option == name) return flag;
+  return option;
+}
+
+std::string usage_message(const attend::OptionError& e) {
+  // Option names in the requirement become flags too: "must be ≤ max_length (256)".
+  std::string requirement = e.requirement();
+  for (const auto& spec : attend::kTranslationOptionSpecs) {
+    if (spec.flag.empty()) continue;
+    const std::regex word("\\b" + std::string(spec.name) + "\\b");
+    requirement = std::regex_replace(requirement, word, std::string(spec.flag));
+  }
+  return flag_of(e.option()) + " " + e.value() + ": " + requirement;
+}
+
+}  // namespace attend::cli
