@@ -48,7 +48,7 @@ void PlanLimits::validate(const ModelConfig& c) const {
         ("exceeds the model's max_positions " + std::to_string(c.max_positions)).c_str());
   check(beam_size >= 1 && beam_size <= 256, "beam_size", beam_size, "must be in [1, 256]");
   check(batch_tokens() >= max_source_length, "max_batch_tokens", max_batch_tokens, "must hold one longest source");
-  check(threads >= 1, "threads", threads, "must be ≥ 1");
+  check(threads >= 1 && threads <= 1024, "threads", threads, "must be in [1, 1024]");
   // The largest buffers, in double (exact enough, never overflowing): the KV caches, the
   // cross-attention K/V, the logits, the encoder's feed-forward activations.
   const double T = double(batch_tokens()), R = double(decoder_rows()), D = double(c.d_model);

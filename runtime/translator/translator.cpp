@@ -47,7 +47,13 @@ Translator::Translator(std::shared_ptr<const Model> model, const TranslatorConfi
     : config_(config),
       plan_(ExecutionPlan::compile(model, config.plan_limits(model->config()))),
       step_seconds_(plan_->steps().size(), 0.0) {
-  if (config.inter_threads < 1) throw error_of("inter_threads = ", config.inter_threads, ": must be ≥ 1");
+  // Each batch worker has a team of `threads`: bounded, so that no flag starts a
+  // million threads.
+  if (config.inter_threads < 1 || config.inter_threads > 1024)
+    throw error_of("inter_threads = ", config.inter_threads, ": must be in [1, 1024]");
+  if (std::int64_t{config.inter_threads} * config.threads > 4096)
+    throw error_of("inter_threads × intra_threads = ", config.inter_threads, " × ", config.threads,
+                   ": at most 4096 threads in all");
   if (config.inter_threads > 1) workers_ = std::make_unique<BatchWorkers>(config.inter_threads);
 }
 

@@ -336,6 +336,12 @@ TEST_CASE("translate and plan: absurd limits are usage errors, never an overflow
       {{"translate", "--preset", "tiny", "--input-format", "ids", "--beam", huge}, "beam"},
       {{"plan", "--preset", "tiny", "--max-batch", huge, "--max-batch-tokens", "0"}, "max_batch = " + huge},
       {{"plan", "--preset", "tiny", "--max-batch", "65536", "--max-batch-tokens", "0", "--beam", "256"}, "more than the 1024 GiB"},
+      {{"translate", "--preset", "tiny", "--input-format", "ids", "--inter-threads", "100000"}, "inter_threads = 100000"},
+      {{"translate", "--preset", "tiny", "--input-format", "ids", "--threads", "100000"}, "threads = 100000"},
+      {{"bench", "--preset", "tiny", "--sentences", huge}, "--sentences " + huge + ": at most"},
+      {{"bench", "--preset", "tiny", "--src-len", "1:" + huge}, "at most the model's 512 positions"},
+      {{"bench", "--preset", "tiny", "--batch", huge}, "max_batch = " + huge},
+      {{"bench", "--preset", "tiny", "--inter-threads", "100000"}, "inter_threads = 100000"},
   };
   for (const Case& c : cases) {
     std::string joined;
