@@ -12,9 +12,11 @@
 #include <immintrin.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -26,10 +28,20 @@
 namespace attend::ops::detail {
 namespace {
 
-// How long a waiting thread spins before it sleeps. Long enough to bridge the gaps
-// between the regions of a decoder step (a few µs to tens of µs), short enough that a
-// thread whose partner was descheduled gives its core back almost at once.
-constexpr auto kSpin = std::chrono::microseconds(50);
+constexpr long kDefaultSpinUs = 50;
+
+// How long a waiting thread spins before it sleeps: long enough to bridge the gaps
+// between the regions of a decoder step, short enough that a thread whose partner was
+// descheduled gives its core back soon. $ATTEND_SPIN_US overrides it (0: sleep at once,
+// as OMP_WAIT_POLICY=passive; large: spin, as active).
+std::chrono::microseconds spin_time() {
+  static const std::chrono::microseconds spin = [] {
+    const char* env = std::getenv("ATTEND_SPIN_US");
+    const long us = env != nullptr && *env != '\0' ? std::strtol(env, nullptr, 10) : kDefaultSpinUs;
+    return std::chrono::microseconds(std::clamp(us, 0L, 1000000L));
+  }();
+  return spin;
+}
 
 constexpr int kMaxTeam = 255;          // threads in a region (the count fits in 8 bits)
 constexpr std::uint32_t kCountBits = 8;
@@ -37,10 +49,10 @@ constexpr std::uint32_t kCountBits = 8;
 thread_local int tls_index = 0;        // thread_index()
 thread_local bool tls_in_region = false;
 
-// Spins until ready() or kSpin has passed; whether ready() held.
+// Spins until ready() or spin_time() has passed; whether ready() held.
 template <class Ready>
 bool spin_until(const Ready& ready) {
-  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  const auto deadline = std::chrono::steady_clock::now() + spin_time();
   for (unsigned i = 1;; ++i) {
     if (ready()) return true;
     _mm_pause();
