@@ -12,20 +12,14 @@
 #include <vector>
 
 #include "attend/ops/gemm.hpp"
+#include "decoding_fixture.hpp"
 #include "model/random_model.hpp"
 #include "translator/translator.hpp"
 
 namespace attend::runtime {
 namespace {
 
-std::shared_ptr<const Model> tiny_model() {
-  static const auto model = [] {
-    const ModelConfig c = preset_config("tiny");
-    LoadReport report;
-    return Model::build(c, random_weights(c, 3), report, {});
-  }();
-  return model;
-}
+std::shared_ptr<const Model> tiny_model() { return test::tiny_preset_model(); }
 
 std::vector<std::vector<std::int32_t>> sources(int n, int seed) {
   std::vector<std::vector<std::int32_t>> out;

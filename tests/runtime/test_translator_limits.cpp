@@ -12,6 +12,7 @@
 
 #include "attend/error.hpp"
 #include "formats/model_io.hpp"
+#include "decoding_fixture.hpp"
 #include "model/random_model.hpp"
 #include "plan/execution_plan.hpp"
 #include "translator/translator.hpp"
@@ -23,14 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::shared_ptr<const Model> tiny_model() {
-  static const auto model = [] {
-    const ModelConfig c = preset_config("tiny");
-    LoadReport report;
-    return Model::build(c, random_weights(c, 1), report, {});
-  }();
-  return model;
-}
+std::shared_ptr<const Model> tiny_model() { return test::tiny_preset_model(); }
 
 }  // namespace
 
