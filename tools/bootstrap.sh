@@ -17,6 +17,7 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer target for the model-file parsers
   python3 python3-numpy      # fixtures, independent reference implementation
   python3-matplotlib         # tools/plot_attention.py (attention heat maps; its CLI test)
+  python3-dev python3-venv   # the Python package: headers for the bindings, a venv for its tests
 )
 if [[ "${1:-}" == "--with-torch" ]]; then
   packages+=(python3-torch)  # only for tools/reference.py and tools/convert_torch.py

@@ -145,6 +145,14 @@ struct TranslationResult {
   bool non_finite = false;
 };
 
+// The log-probabilities a model gives a known target (Translator::score_ids).
+struct ScoringResult {
+  std::vector<std::int32_t> ids;     // the target as scored, end-of-sequence excluded
+  std::vector<std::string> tokens;   // score_tokens only: the target's vocabulary tokens
+  std::vector<float> log_probs;      // log p of each target id given the ones before, then of end-of-sequence
+  float log_prob = 0;                // their sum
+};
+
 struct StepProfile {
   std::string phase;  // "encoder", "decoder", "search"
   std::string kind;   // "gemm", "attention", "layer_norm", …
@@ -186,6 +194,15 @@ class ATTEND_API Translator {
   // this translator (translate_* check the same before any work).
   void validate(const TranslationOptions& options) const;
 
+  // Teacher-forced scoring: the log-probability of each token of targets[i] (then of
+  // end-of-sequence) given sources[i] and the target tokens before it. A target may
+  // have at most options().max_target_length - 1 tokens.
+  std::vector<ScoringResult> score_ids(const std::vector<std::vector<std::int32_t>>& sources,
+                                       const std::vector<std::vector<std::int32_t>>& targets) const;
+  // Vocabulary tokens in and out (sources get BOS/EOS as the model asks; unknown tokens map to <unk>).
+  std::vector<ScoringResult> score_tokens(const std::vector<std::vector<std::string>>& sources,
+                                          const std::vector<std::vector<std::string>>& targets) const;
+
   const Model& model() const;
   const TranslatorOptions& options() const;
   int inter_threads() const;  // batches translated at once (the split chosen)
@@ -205,7 +222,7 @@ class ATTEND_API Translator {
 };
 
 // Whether `text` is blank: nothing but white space and invisible characters (ASCII and
-// Unicode spaces, NBSP, U+3000, the zero-width U+200B–U+200D, U+2060, U+FEFF…). Blank text
+// Unicode spaces, NBSP, U+3000, the zero-width U+200B, U+2060, U+FEFF…). Blank text
 // encodes to no tokens and translates to an empty hypothesis, as an empty line does.
 ATTEND_API bool is_blank_text(const std::string& text);
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -23,6 +24,16 @@ namespace attend {
 #define ATTEND_OPTION_CPP_TYPE_BOOL bool
 #define ATTEND_OPTION_CPP_TYPE_U64 std::uint64_t
 
+// One token of a sentence as decoding chooses it (TranslationOptions::on_token).
+struct TokenStep {
+  std::size_t index = 0;        // the sentence, as on_result numbers it (first_index + position)
+  std::int64_t step = 0;        // position in the output, 0-based (forced prefix tokens included)
+  std::int32_t id = 0;          // target id; the end token included
+  float log_prob = 0;           // log p(id)
+  bool is_last = false;         // the end token, or max_length reached
+  std::int64_t hypothesis = 0;  // sampling with num_hypotheses > 1: which draw
+};
+
 struct TranslationOptions {
 #define ATTEND_DECLARE_OPTION(kind, name, def, flag, lo, lo_open, hi, hi_open, help) \
   ATTEND_OPTION_CPP_TYPE_##kind name = static_cast<ATTEND_OPTION_CPP_TYPE_##kind>(def);
@@ -35,6 +46,11 @@ struct TranslationOptions {
   // Tokens that end a hypothesis; empty: the model's end-of-sequence. As in CTranslate2,
   // given end tokens replace the model's (include it to keep it).
   std::vector<std::string> end_token;
+
+  // Streaming (greedy search and sampling): called on the translating thread with each
+  // token as it is chosen; returning true stops that sentence's batch there (its
+  // sentences keep the tokens they have, unfinished).
+  std::function<bool(const TokenStep&)> on_token;
 };
 
 // One option as the description list gives it.

@@ -32,4 +32,22 @@ void activation(Activation a, ConstMatrix x, Matrix y, int threads) {
   });
 }
 
+void multiply(ConstMatrix x, ConstMatrix gate, Matrix y, int threads) {
+  constexpr const char* op = "multiply";
+  detail::check_threads(op, threads);
+  detail::check_matrix(op, "x", x);
+  detail::check_matrix(op, "gate", gate);
+  detail::check_matrix(op, "y", y);
+  detail::check_same_shape(op, "x", x, "y", y);
+  detail::check_same_shape(op, "gate", gate, "y", y);
+  const int nt = detail::useful_threads(threads, x.rows * x.cols, 16384);
+  detail::parallel_chunks(nt, x.rows, [&](index_t b, index_t e) {
+    for (index_t r = b; r < e; ++r) {
+      const float *a = x.row(r), *g = gate.row(r);
+      float* out = y.row(r);
+      for (index_t c = 0; c < x.cols; ++c) out[c] = a[c] * g[c];
+    }
+  });
+}
+
 }  // namespace attend::ops

@@ -15,15 +15,16 @@ const char* activation_name(Activation a) {
     case Activation::gelu: return "gelu";
     case Activation::gelu_tanh: return "gelu_tanh";
     case Activation::silu: return "silu";
+    case Activation::gelu_sigmoid: return "gelu_sigmoid";
   }
   return "?";
 }
 
 Activation parse_activation(const char* name) {
   for (Activation a : {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
-                       Activation::silu})
+                       Activation::silu, Activation::gelu_sigmoid})
     if (std::strcmp(name, activation_name(a)) == 0) return a;
-  throw Error(std::string("unknown activation '") + name + "' (expected relu, gelu, gelu_tanh, silu or none)");
+  throw Error(std::string("unknown activation '") + name + "' (expected relu, gelu, gelu_tanh, silu, gelu_sigmoid or none)");
 }
 
 }  // namespace attend::ops

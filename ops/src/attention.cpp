@@ -13,7 +13,8 @@ namespace attend::ops {
 std::size_t attention_stack_bytes_per_thread() {
   const std::size_t tq = static_cast<std::size_t>(detail::active_kernels().attention_query_tile);
   // Qᵀ and Oᵀ (kMaxHeadDim × TQ each) and one Sᵀ tile; see kernels/attention_tile.hpp.
-  return sizeof(float) * tq * (2 * detail::kMaxHeadDim + detail::kAttentionKeyTile);
+  // With relative positions, Qᵀ·keys and Wᵀ (2R + 1 distances × TQ each) besides.
+  return sizeof(float) * tq * (2 * detail::kMaxHeadDim + detail::kAttentionKeyTile + 2 * (2 * kMaxRelativeKeyDistance + 1));
 }
 
 void attention(const AttentionArgs& x, int threads) {
@@ -47,7 +48,11 @@ void attention(const AttentionArgs& x, int threads) {
     t.scale = scale;
     t.out = x.out.at(b, h, t0);
     t.out_stride = x.out.seq_stride;
-    kt.attention_tile(t);
+    if (!x.positions.active()) return kt.attention_tile(t);
+    t.positions = &x.positions;
+    t.position_bias = x.positions.bias ? x.positions.bias + h * x.positions.bias_head_stride : nullptr;
+    t.q_position = t0 + x.kv_len - x.q_len;
+    kt.attention_tile_positions(t);
   });
 }
 

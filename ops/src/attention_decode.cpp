@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "attend/ops/attention.hpp"
-#include "check.hpp"
+#include "attention_check.hpp"
 #include "kernel_table.hpp"
 #include "parallel.hpp"
 
@@ -16,6 +16,7 @@ void attention_decode(const DecodeAttentionArgs& x, int threads) {
   ATTEND_OP_CHECK(x.head_dim >= 1 && x.head_dim <= detail::kMaxHeadDim, op, "head_dim ", x.head_dim,
                   " is outside [1, ", detail::kMaxHeadDim, "]");
   ATTEND_OP_CHECK(std::isfinite(x.scale), op, "scale is not finite");
+  detail::check_positions(op, x.positions, x.heads);
   if (x.rows * x.heads == 0) return;
   ATTEND_OP_CHECK(x.q && x.out && x.kv_lengths, op, "q, out and kv_lengths are required");
   ATTEND_OP_CHECK(x.k.data && x.v.data, op, "k or v cache is null");
@@ -37,13 +38,21 @@ void attention_decode(const DecodeAttentionArgs& x, int threads) {
     dq.k = &x.k;
     dq.v = &x.v;
     dq.scale = scale;
+    const bool positions = x.positions.active();
+    if (positions) dq.positions = &x.positions;
     for (index_t item = first; item < last; ++item) {
       dq.row = item / x.heads;
       dq.head = item % x.heads;
       dq.q = x.q + dq.row * x.q_row_stride + dq.head * x.head_dim;
       dq.out = x.out + dq.row * x.out_row_stride + dq.head * x.head_dim;
       dq.kv_len = x.kv_lengths[dq.row];
-      kt.attention_decode(dq);
+      if (!positions) {
+        kt.attention_decode(dq);
+        continue;
+      }
+      dq.position_bias = x.positions.bias ? x.positions.bias + dq.head * x.positions.bias_head_stride : nullptr;
+      dq.q_position = x.query_positions ? x.query_positions[dq.row] : dq.kv_len - 1;
+      kt.attention_decode_positions(dq);
     }
   });
 }

@@ -35,6 +35,7 @@ index_t attention_unfused_scratch_floats(const AttentionArgs& x, int threads) {
 void attention_unfused(const AttentionArgs& x, std::span<float> scratch, int threads) {
   constexpr const char* op = "attention_unfused";
   detail::check_attention(op, x, threads);
+  ATTEND_OP_CHECK(!x.positions.active(), op, "relative positions are taken by the fused kernel only (ops::attention)");
   if (x.batch * x.heads * x.q_len == 0) return;
   const index_t per_thread = per_thread_floats(x);
   const int nt = unfused_threads(x, threads);

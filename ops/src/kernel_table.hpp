@@ -63,6 +63,11 @@ struct AttentionTile {
   float scale = 0.0f;
   float* out = nullptr;
   index_t out_stride = 0;
+  // Relative-position terms (attention_tile_positions only): row r of the tile sits at
+  // position q_position + r; position_bias is this head's row of positions->bias.
+  const RelativePositions* positions = nullptr;
+  const float* position_bias = nullptr;
+  index_t q_position = 0;
 };
 
 // One decoding query (row i, head h) against its cached keys.
@@ -74,6 +79,11 @@ struct DecodeQuery {
   index_t row = 0, head = 0, kv_len = 0;
   float scale = 0.0f;
   float* out = nullptr;
+  // Relative-position terms (attention_decode_positions only): the query sits at
+  // position q_position; position_bias is this head's row of positions->bias.
+  const RelativePositions* positions = nullptr;
+  const float* position_bias = nullptr;
+  index_t q_position = 0;
 };
 
 struct KernelTable {
@@ -88,6 +98,10 @@ struct KernelTable {
   int attention_query_tile;         // queries per tile (vector lanes × vectors)
   void (*attention_tile)(const AttentionTile&);
   void (*attention_decode)(const DecodeQuery&);
+  // The same with relative-position terms (T5 bias, Shaw keys/values): separate entry
+  // points so the plain kernels stay exactly as fast as without them.
+  void (*attention_tile_positions)(const AttentionTile&);
+  void (*attention_decode_positions)(const DecodeQuery&);
 
   // Row kernels: n elements. Pointers may alias as the public ops allow. `stream`: write
   // y with streaming stores (the caller fences; see streaming.hpp).

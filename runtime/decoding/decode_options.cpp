@@ -54,6 +54,9 @@ void DecodeOptions::validate(const PlanLimits& l, const ModelConfig& model) cons
   if (min_length > max)
     fail("min_length", text(min_length), "must be ≤ max_length (" + std::to_string(max) + ")");
 
+  if (on_token && (beam_size > 1 || prefix_bias_beta > 0 || return_alternatives))
+    fail("on_token", "a callback",
+         "streaming tokens needs greedy search or sampling: beam_size 1, no prefix_bias_beta, no return_alternatives");
   if (sampling && beam_size > 1)
     fail("beam_size", text(beam_size),
          "sampling draws one token at a time: use beam_size 1 (CTranslate2's random beam search is not implemented)");

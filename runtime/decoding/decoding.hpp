@@ -32,6 +32,13 @@ struct DecodeOptions : TranslationOptions {
   // part of the scores, lengths, min/max_length or the repetition rules (how CTranslate2
   // completes alternatives after their first token). Set by the alternatives driver.
   bool prefix_is_context = false;
+  // CTranslate2's decode_alternatives runs the decoder over the prefix (less its last
+  // token) as one sequence; for two families that pass computes other numbers than
+  // step-by-step decoding, and attend reproduces them: Marian zeroes every embedding of
+  // the pass (not only the start's), T5's bias shifts the pass's queries by its length − 1
+  // (the offset of a single cached query). The pass covers the prefix less this many trailing tokens (the driver's
+  // context may end with an alternative's first token); −1: no such pass.
+  std::int64_t one_pass_prefix_tail = -1;
 
   // max_length with 0 resolved to the plan's max_target_length.
   std::int64_t max_length_within(const PlanLimits& limits) const;

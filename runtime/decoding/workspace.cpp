@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "attend/error.hpp"
+#include "attend/ops/isa.hpp"
 #include "attend/ops/softmax.hpp"
 
 namespace attend::runtime {
@@ -17,10 +18,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Whether every value is finite: an exponent of all ones (NaN, ±∞) plus one carries into
-// the sign bit. Integer arithmetic, so the compiler vectorises the loop, in a clone per
-// vector width chosen at load time (never -march=native); the logits are still in
-// cache, and this costs well under 1% of a decoder step.
-__attribute__((target_clones("avx512f", "avx2", "default"))) bool all_finite(const float* x, std::int64_t n) {
+// the sign bit. Integer arithmetic, so the compiler vectorises the loop — compiled once
+// per vector width below and chosen by the kernels' ISA (never -march=native; an ifunc
+// would run before a sanitizer's runtime is up). The logits are still in cache: this
+// costs well under 1% of a decoder step.
+inline __attribute__((always_inline)) bool all_finite_loop(const float* x, std::int64_t n) {
   std::uint32_t any = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     std::uint32_t bits;
@@ -28,6 +30,20 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) bool all_finite(con
     any |= (bits & 0x7f800000u) + 0x00800000u;
   }
   return (any & 0x80000000u) == 0;
+}
+__attribute__((target("avx512f"))) bool all_finite_avx512(const float* x, std::int64_t n) { return all_finite_loop(x, n); }
+__attribute__((target("avx2"))) bool all_finite_avx2(const float* x, std::int64_t n) { return all_finite_loop(x, n); }
+bool all_finite_sse2(const float* x, std::int64_t n) { return all_finite_loop(x, n); }
+
+bool all_finite(const float* x, std::int64_t n) {
+  static const auto chosen = [] {
+    switch (ops::active_isa()) {
+      case ops::Isa::avx512: return &all_finite_avx512;
+      case ops::Isa::avx2: return &all_finite_avx2;
+      default: return &all_finite_sse2;
+    }
+  }();
+  return chosen(x, n);
 }
 
 }  // namespace
@@ -151,6 +167,11 @@ std::int64_t Workspace::prefix_offset(std::int32_t sentence) const {
   return options_->prefix_is_context ? static_cast<std::int64_t>(batch_[sentence].target_prefix.size()) : 0;
 }
 
+std::int64_t Workspace::one_pass_steps(std::int32_t sentence) const {
+  if (options_->one_pass_prefix_tail < 0) return 0;
+  return static_cast<std::int64_t>(batch_[sentence].target_prefix.size()) - options_->one_pass_prefix_tail;
+}
+
 // Sized for this batch (grown, never shrunk), before the decode loop.
 void Workspace::prepare_attention(std::int64_t rows, std::int64_t source_length) {
   attention_stride_rows_ = rows, attention_source_ = source_length;
@@ -200,6 +221,27 @@ void Workspace::finish(std::int32_t sentence, const Selection& last, bool ended)
   store_.add(sentence, {finish_tokens_.data(), n}, {finish_scratch_.data(), n}, score, ended,
              {static_cast<std::int32_t>(t), p});
   ++registered_[sentence];
+  if (options_->on_token && !stopping_) stream_token(sentence, live_[cur_][p].draw, last.token, last.token_log_prob, true);
+}
+
+void Workspace::stream_token(std::int32_t sentence, std::int32_t draw, std::int32_t token, float log_prob, bool last) {
+  const TokenStep step{static_cast<std::size_t>(batch_[sentence].id), step_, token, log_prob, last, draw};
+  if (options_->on_token(step)) stop_ = true;
+}
+
+bool Workspace::stream_step(std::int64_t rows) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const LiveRow& parent = live_[cur_][next_[r].parent];
+    stream_token(parent.sentence, parent.draw, next_[r].token, next_[r].token_log_prob, false);
+  }
+  return stop_;
+}
+
+std::int64_t Workspace::stop_rows(std::int64_t rows) {
+  stopping_ = true;  // finish() streams nothing more: these tokens went out already
+  for (std::int64_t r = 0; r < rows; ++r) finish(live_[cur_][next_[r].parent].sentence, next_[r], false);
+  stopping_ = false;
+  return 0;
 }
 
 // The logits rules, as CTranslate2 applies them to the logits before the log-softmax.
@@ -326,6 +368,7 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   if (batch.empty()) return;
   options_ = &o;
   batch_ = batch;
+  stop_ = false;
   const auto& io = plan_->io();
   const ModelConfig& c = plan_->model().config();
   end_ids_.clear();
@@ -354,6 +397,12 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
     for (std::int64_t b = 0; b < B; ++b) last_step_[b] = t + 1 == prefix_offset(static_cast<std::int32_t>(b)) + max_length;
     for (std::int64_t r = 0; r < rows; ++r) {
       exec_.buffer<std::int32_t>(io.target_positions)[r] = static_cast<std::int32_t>(c.position_offset + t);
+      // Inside CTranslate2's one-pass prefix its T5 bias shifts every query by the pass's
+      // length − 1 (an offset meant for one cached query), and (Marian) every embedding
+      // is zero.
+      const std::int64_t pass = one_pass_steps(live_[cur_][r].sentence);
+      exec_.buffer<std::int32_t>(io.query_positions)[r] = static_cast<std::int32_t>(t < pass ? t + pass - 1 : t);
+      exec_.buffer<std::int32_t>(io.zero_embedding)[r] = t < pass ? 1 : 0;
       exec_.buffer<std::int32_t>(io.self_lengths)[r] = static_cast<std::int32_t>(t + 1);
       exec_.buffer<std::int32_t>(io.self_rows)[r * T_ + t] = static_cast<std::int32_t>(r);  // this step's K/V slot
     }
@@ -370,6 +419,7 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
     apply_logits_rules(t, rows);
     std::int64_t next_rows = select(t, rows);
     if (non_finite) next_rows = drop_non_finite(next_rows);
+    if (o.on_token && stream_step(next_rows)) next_rows = stop_rows(next_rows);  // the callback ended the batch
     advance(t, next_rows);
     rows = next_rows;
     if (profiling_) search_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();

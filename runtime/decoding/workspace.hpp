@@ -65,10 +65,20 @@ class Workspace final : private Finisher {
   // Where a sentence's generated tokens start, as the rules, lengths and scores count
   // them: after a context prefix, else at 0 (a CTranslate2 target prefix counts).
   std::int64_t prefix_offset(std::int32_t sentence) const;
+  // Steps [0, n) of `sentence` that CTranslate2 runs as one sequence (see
+  // DecodeOptions::one_pass_prefix_tail); 0 when it does not.
+  std::int64_t one_pass_steps(std::int32_t sentence) const;
   float coverage(std::int64_t step, std::int64_t row, std::int64_t from_step);
 
   // Finisher: a hypothesis ended (end token or last step).
   void finish(std::int32_t sentence, const Selection& last, bool ended) override;
+  // Streaming (options_->on_token): hands one chosen token of batch sentence `sentence`
+  // to the callback; records whether it asked to stop.
+  void stream_token(std::int32_t sentence, std::int32_t draw, std::int32_t token, float log_prob, bool last);
+  // The continuing rows' tokens of this step, streamed; true if the batch must stop.
+  bool stream_step(std::int64_t rows);
+  // Ends the batch at this step: the selected rows become unfinished hypotheses.
+  std::int64_t stop_rows(std::int64_t rows);
   std::int64_t registered(std::int32_t sentence) const override { return registered_[sentence]; }
 
   std::shared_ptr<const ExecutionPlan> plan_;
@@ -97,6 +107,8 @@ class Workspace final : private Finisher {
 
   // Per decode() call: the options, the batch, the end tokens and the rules.
   const DecodeOptions* options_ = nullptr;
+  bool stop_ = false;      // on_token asked to end the batch
+  bool stopping_ = false;  // ending it: finish() streams no token
   std::span<const SourceRef> batch_;
   std::vector<std::int32_t> end_ids_;
   LogitsRules rules_;

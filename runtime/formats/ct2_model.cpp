@@ -48,7 +48,7 @@ std::string ct2_name(const std::string& attend, const std::string& encoder_embed
       {"self_attn_layer_norm", "self_attention/layer_norm"}, {"cross_attn.q_proj", "attention/linear_0"},
       {"cross_attn.kv_proj", "attention/linear_1"}, {"cross_attn.out_proj", "attention/linear_2"},
       {"cross_attn_layer_norm", "attention/layer_norm"}, {"fc1", "ffn/linear_0"},
-      {"fc2", "ffn/linear_1"}, {"final_layer_norm", "ffn/layer_norm"},
+      {"fc1_noact", "ffn/linear_0_noact"}, {"fc2", "ffn/linear_1"}, {"final_layer_norm", "ffn/layer_norm"},
       {"layernorm_embedding", "layernorm_embedding"}, {"layer_norm", "layer_norm"}};
   if (attend == "output_projection.weight") return "decoder/projection/weight";
   if (attend == "output_projection.bias") return "decoder/projection/bias";
@@ -56,6 +56,11 @@ std::string ct2_name(const std::string& attend, const std::string& encoder_embed
   if (attend == "decoder.embed_tokens.weight") return "decoder/embeddings/weight";
   const std::string stack = attend.substr(0, attend.find('.'));  // encoder | decoder
   if (attend.ends_with("embed_positions.weight")) return stack + "/position_encodings/encodings";
+  // T5's bias: CTranslate2 stores a copy in every layer but uses the first layer's.
+  if (attend.ends_with("relative_attention_bias.weight")) return stack + "/layer_0/self_attention/relative_attention_bias";
+  static const std::regex relative(R"(\w+\.layers\.(\d+)\.self_attn\.(relative_position_keys|relative_position_values))");
+  if (std::smatch m; std::regex_match(attend, m, relative))
+    return stack + "/layer_" + m[1].str() + "/self_attention/" + m[2].str();
   std::string rest = attend.substr(stack.size() + 1), out = stack + "/";
   static const std::regex layer(R"(layers\.(\d+)\.(.*))");
   std::smatch m;
@@ -171,18 +176,25 @@ class ConfigReader {
   // An attribute's value, read from its own bytes and finite; `fallback` when absent.
   double number(const std::string& stack, const std::string& name, double fallback) const {
     const Ct2Variable* v = attribute(stack, name);
-    if (v == nullptr) return fallback;
-    const double x = v->scalar(origin_);
-    if (!std::isfinite(x)) throw error_of(origin_, ": attribute '", v->name, "' is ", x, ", expected a finite number");
-    return x;
+    return v ? finite(*v) : fallback;
   }
   // An attribute that must be a whole number in [lowest, highest] (a count, an id).
   std::int64_t integer(const std::string& stack, const std::string& name, std::int64_t fallback, std::int64_t lowest,
                        std::int64_t highest) const {
-    const double x = number(stack, name, static_cast<double>(fallback));
+    const Ct2Variable* v = attribute(stack, name);
+    return v ? whole(*v, lowest, highest) : fallback;
+  }
+  // A variable's single value, finite.
+  double finite(const Ct2Variable& v) const {
+    const double x = v.scalar(origin_);
+    if (!std::isfinite(x)) throw error_of(origin_, ": attribute '", v.name, "' is ", x, ", expected a finite number");
+    return x;
+  }
+  // A variable's single value, a whole number in [lowest, highest].
+  std::int64_t whole(const Ct2Variable& v, std::int64_t lowest, std::int64_t highest) const {
+    const double x = finite(v);
     if (x != std::floor(x) || x < static_cast<double>(lowest) || x > static_cast<double>(highest))
-      throw error_of(origin_, ": attribute '", attribute(stack, name)->name, "' is ", x, ", expected an integer in [",
-                     lowest, ", ", highest, "]");
+      throw error_of(origin_, ": attribute '", v.name, "' is ", x, ", expected an integer in [", lowest, ", ", highest, "]");
     return static_cast<std::int64_t>(x);
   }
   const Ct2Variable& required(const std::string& name) const {
@@ -224,17 +236,17 @@ ops::Activation activation_from_ct2(std::int64_t id, const std::string& origin) 
     case 1: return ops::Activation::gelu_tanh;
     case 2: return ops::Activation::silu;
     case 3: return ops::Activation::gelu;
+    case 4: return ops::Activation::gelu_sigmoid;
   }
-  throw error_of(origin, ": activation id ", id, " (GELUSigmoid = 4 or Tanh = 5) — attend does not implement it");
+  throw error_of(origin, ": activation id ", id, " (Tanh = 5, Sigmoid = 6, or unknown) — attend does not implement it");
 }
 
 float embedding_scale(const ConfigReader& r, const std::string& stack, std::int64_t d_model) {
-  std::string name = "scale_embeddings";
-  const Ct2Variable* v = r.attribute(stack, name);
-  if (v == nullptr) v = r.attribute(stack, name = "embeddings/multiply_by_sqrt_depth");
+  const Ct2Variable* v = r.attribute(stack, "scale_embeddings");
+  if (v == nullptr) v = r.attribute(stack, "embeddings/multiply_by_sqrt_depth");
   const float sqrt_d = std::sqrt(static_cast<float>(d_model));
   if (v == nullptr) return sqrt_d;  // CTranslate2's default
-  const double x = r.number(stack, name, 0);
+  const double x = r.finite(*v);
   if (v->dtype == Ct2DType::i8) return x != 0 ? sqrt_d : 1.0f;
   if (!(x > 0 && x <= std::numeric_limits<float>::max()))
     throw error_of(r.origin(), ": attribute '", v->name, "' is ", x, ", expected a finite scale > 0");
@@ -253,12 +265,16 @@ void reject_unknown_variables(const Ct2ModelFile& m, const std::set<std::string>
       "num_heads", "pre_norm", "activation", "embeddings_merge", "alignment_layer", "alignment_heads",
       "scale_embeddings", "multi_query_attention", "with_source_bos", "with_source_eos", "with_target_bos",
       "alibi", "alibi_use_positive_positions", "scale_alibi", "start_from_zero_embedding", "scale_outputs",
-      "multiply_by_sqrt_depth"};
+      "multiply_by_sqrt_depth", "queries_scale", "relative_attention_max_distance", "layer_norm_use_residual"};
   static const std::vector<std::pair<std::string, std::string>> features = {
-      {"relative_position", "relative position representations"}, {"relative_attention_bias", "T5 relative attention bias"},
-      {"linear_0_noact", "gated (GLU) feed-forward layers"}, {"project_in", "input/output projections"},
+      {"relative_asymmetric_position", "asymmetric relative positions"}, {"relative_left_max_position", "asymmetric relative positions"},
+      {"relative_right_max_position", "asymmetric relative positions"}, {"project_in", "input/output projections"},
       {"rotary", "rotary position embeddings"}, {"embeddings_1", "source factors (several source embeddings)"},
-      {"input_layer_norm", "parallel or pre-post layer norms"}, {"shared_layer_norm", "parallel residual blocks"}};
+      {"input_layer_norm", "parallel or pre-post layer norms"}, {"shared_layer_norm", "parallel residual blocks"},
+      {"q_norm", "query/key normalisation"}, {"k_norm", "query/key normalisation"}, {"v_norm", "value normalisation"},
+      {"num_heads_kv", "grouped-query attention"}, {"head_dim", "a head dimension other than d_model / num_heads"},
+      {"sliding_window", "sliding-window attention"}, {"final_logit_softcapping", "logit soft-capping"},
+      {"layer_scalar", "layer scalars"}, {"memory_kv", "merged encoder attention"}};
   for (const auto& [name, v] : m.variables) {
     if (mapped.count(name)) continue;
     if (name.ends_with("_scale") && mapped.count(name.substr(0, name.size() - 6))) continue;
@@ -276,11 +292,90 @@ void check_attributes(const ConfigReader& r, const Ct2ModelFile& m) {
     if (r.number(stack, "embeddings_merge", 0) != 0 && r.has(std::string(stack) + "/embeddings_1/weight"))
       r.unsupported("source factors (several source embeddings)");
     if (r.number(stack, "alibi", 0) != 0) r.unsupported("ALiBi attention biases");
-    if (r.number(stack, "start_from_zero_embedding", 0) != 0) r.unsupported("a zero start embedding");
     if (r.number(stack, "multi_query_attention", 0) != 0) r.unsupported("multi-query attention");
   }
-  if (const Ct2Variable* v = m.find("decoder/scale_outputs"); v && v->scalar(r.origin()) != 1.0)
-    r.unsupported("scaled decoder outputs");
+  if (r.number("encoder", "start_from_zero_embedding", 0) != 0) r.unsupported("a zero start embedding in the encoder");
+  for (const auto& [name, v] : m.variables)
+    if (name.ends_with("/layer_norm_use_residual") && r.finite(v) != 0)
+      throw error_of(r.origin(), ": variable '", name, "' asks for RMSNorm with a residual gain — attend does not implement it");
+  if (const Ct2Variable* v = m.find("decoder/scale_outputs"); v && !v->is_scalar())
+    throw error_of(r.origin(), ": variable 'decoder/scale_outputs' has shape ", v->shape_string(), "; attend takes a scalar");
+}
+
+// Every attention module (encoder and decoder self-attention, cross-attention) of
+// every layer: CTranslate2 scales the queries by each module's queries_scale, default
+// 1/√head_dim. attend takes one scale for all of them.
+float attention_scale(const ConfigReader& r, const Ct2ModelFile& m, std::int64_t head_dim) {
+  const float fallback = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  bool any = false;
+  float scale = 0.0f;
+  std::string first;
+  for (const auto& [name, v] : m.variables) {
+    if (!name.ends_with("/queries_scale")) continue;
+    if (!v.is_scalar()) throw error_of(r.origin(), ": variable '", name, "' must be a scalar");
+    const float value = static_cast<float>(r.finite(v));
+    if (any && value != scale)
+      throw error_of(r.origin(), ": variables '", first, "' and '", name, "' give different query scales — attend takes one");
+    any = true, scale = value, first = name;
+  }
+  if (!any) return 0.0f;  // the kernels' default, 1/√head_dim
+  // Modules without the variable use the default, which must then agree.
+  std::int64_t modules = 0;
+  for (const char* stack : {"encoder", "decoder"})
+    for (std::int64_t l = 0; l < r.layers(stack); ++l)
+      for (const char* module : {"self_attention", "attention"}) {
+        const std::string scope = std::string(stack) + "/layer_" + std::to_string(l) + "/" + module;
+        if (r.has(scope + "/linear_1/weight")) ++modules;
+      }
+  std::int64_t with = 0;
+  for (const auto& [name, v] : m.variables) with += name.ends_with("/queries_scale");
+  if (with != modules && scale != fallback)
+    throw error_of(r.origin(), ": '", first, "' is ", scale, " but other attention modules have no queries_scale (1/√head_dim = ",
+                   fallback, ") — attend takes one scale for all");
+  return scale;
+}
+
+// Relative positions of the self-attention layers: T5's bias (layer 0 of each stack is
+// the one CTranslate2 uses; the converter copies it into every layer) or Shaw's vectors.
+void relative_attention(const ConfigReader& r, ModelConfig& c) {
+  const bool shaw = r.has("encoder/layer_0/self_attention/relative_position_keys");
+  const bool t5 = r.has("encoder/layer_0/self_attention/relative_attention_bias");
+  for (const char* stack : {"encoder", "decoder"})
+    for (std::int64_t l = 0; l < r.layers(stack); ++l) {
+      const std::string scope = std::string(stack) + "/layer_" + std::to_string(l) + "/self_attention/";
+      for (const char* name : {"relative_position_keys", "relative_position_values"})
+        if (r.has(scope + name) != shaw)
+          throw error_of(r.origin(), ": variable '", scope, name,
+                         shaw ? "' is missing — relative position keys and values must be in every self-attention layer, "
+                                "as encoder/layer_0 has keys"
+                              : "' is present but encoder/layer_0 has no relative position keys — they must be in every "
+                                "self-attention layer or none");
+      if (l == 0 && r.has(scope + "relative_attention_bias") != t5)
+        throw error_of(r.origin(), ": variable '", scope, "relative_attention_bias' is ", t5 ? "missing" : "present",
+                       " — the encoder and the decoder must both have T5 relative attention bias, or neither");
+    }
+  if (shaw && t5) throw error_of(r.origin(), ": both relative position vectors and a T5 relative attention bias — attend takes one");
+  if (shaw) {
+    const Ct2Variable& keys = r.required("encoder/layer_0/self_attention/relative_position_keys");
+    if (keys.shape.size() != 2 || keys.shape[0] % 2 != 1)
+      throw error_of(r.origin(), ": variable 'encoder/layer_0/self_attention/relative_position_keys' has shape ", keys.shape_string(),
+                     "; expected [2·max_relative_position + 1, head_dim]");
+    c.relative_attention = RelativeAttention::shaw;
+    c.relative_attention_max_distance = (keys.shape[0] - 1) / 2;
+  } else if (t5) {
+    const Ct2Variable& bias = r.required("encoder/layer_0/self_attention/relative_attention_bias");
+    if (bias.shape.size() != 2)
+      throw error_of(r.origin(), ": variable 'encoder/layer_0/self_attention/relative_attention_bias' has shape ", bias.shape_string(),
+                     "; expected [buckets, num_heads]");
+    c.relative_attention = RelativeAttention::t5_bias;
+    c.relative_attention_buckets = bias.shape[0];
+    const Ct2Variable& distance = r.required("encoder/layer_0/self_attention/relative_attention_max_distance");
+    c.relative_attention_max_distance = r.whole(distance, 1, 1 << 20);
+    const Ct2Variable& decoder_distance = r.required("decoder/layer_0/self_attention/relative_attention_max_distance");
+    if (r.whole(decoder_distance, 1, 1 << 20) != c.relative_attention_max_distance ||
+        r.matrix("decoder/layer_0/self_attention/relative_attention_bias").shape[0] != c.relative_attention_buckets)
+      r.unsupported("T5 relative attention with different buckets or max distance in the encoder and the decoder");
+  }
 }
 
 // config.json beside model.bin (format version 5 on): the special tokens and flags
@@ -376,21 +471,35 @@ Ct2Model read_ct2_model(const std::string& dir) {
   c.num_heads = r.integer("encoder", "num_heads", spec_heads, 1, max_heads);
   const bool pre_norm = r.number("encoder", "pre_norm", 1) != 0;
   c.norm_placement = pre_norm ? NormPlacement::pre : NormPlacement::post;
-  c.activation = activation_from_ct2(r.integer("encoder", "activation", 0, 0, 5), path);
+  c.activation = activation_from_ct2(r.integer("encoder", "activation", 0, 0, 6), path);
   if (r.integer("decoder", "num_heads", c.num_heads, 1, max_heads) != c.num_heads ||
       (r.number("decoder", "pre_norm", 1) != 0) != pre_norm ||
-      activation_from_ct2(r.integer("decoder", "activation", 0, 0, 5), path) != c.activation)
+      activation_from_ct2(r.integer("decoder", "activation", 0, 0, 6), path) != c.activation)
     r.unsupported("an encoder and a decoder with different heads, norm placement or activation");
 
   c.linear_bias = r.has("encoder/layer_0/self_attention/linear_0/bias");
   c.encoder_final_norm = r.has("encoder/layer_norm/gamma");
   c.decoder_final_norm = r.has("decoder/layer_norm/gamma");
   c.layernorm_embedding = r.has("encoder/layernorm_embedding/gamma");
-  if (r.has("encoder/layer_0/self_attention/layer_norm/gamma") && !r.has("encoder/layer_0/self_attention/layer_norm/beta"))
-    r.unsupported("RMSNorm (layer norms without beta)");
-  c.layer_norm_epsilon = extra.epsilon("layer_norm_epsilon", 1e-6f);  // CTranslate2's default
+  // RMSNorm: gamma without beta (T5). Every norm must agree; a missing beta elsewhere is
+  // reported as a missing variable below.
+  c.norm_type = r.has("encoder/layer_0/self_attention/layer_norm/gamma") && !r.has("encoder/layer_0/self_attention/layer_norm/beta")
+                    ? NormType::rms_norm
+                    : NormType::layer_norm;
+  // CTranslate2's default when config.json gives none: 1e-5 for LayerNorm, 1e-6 for RMSNorm.
+  c.layer_norm_epsilon = extra.epsilon("layer_norm_epsilon", c.norm_type == NormType::rms_norm ? 1e-6f : 1e-5f);
+  c.ffn_gated = r.has("encoder/layer_0/ffn/linear_0_noact/weight");
+  c.attention_scale = attention_scale(r, m, c.d_model / std::max<std::int64_t>(c.num_heads, 1));
+  relative_attention(r, c);
+  c.decoder_start_zero_embedding = r.number("decoder", "start_from_zero_embedding", 0) != 0;
+  if (const Ct2Variable* v = m.find("decoder/scale_outputs")) c.decoder_output_scale = static_cast<float>(r.finite(*v));
 
-  if (r.has("encoder/position_encodings/encodings")) {
+  if (c.relative_attention != RelativeAttention::none) {
+    // Relative positions replace absolute ones: CTranslate2 ignores any position table.
+    c.position_encoding = PositionEncoding::none;
+    c.position_offset = 0;
+    c.max_positions = 1024;  // no table limits the length; this bounds the plans
+  } else if (r.has("encoder/position_encodings/encodings")) {
     const Ct2Variable& table = r.matrix("encoder/position_encodings/encodings");
     c.position_encoding = PositionEncoding::learned;
     c.position_offset = 0;
@@ -459,8 +568,15 @@ Ct2Model read_ct2_model(const std::string& dir) {
     mapped.insert(ct2);
     mapped.insert(v->name);
   }
-  for (const char* also : {"decoder/embeddings/weight", "decoder/projection/weight", "decoder/position_encodings/encodings"})
+  for (const char* also : {"decoder/embeddings/weight", "decoder/projection/weight", "decoder/position_encodings/encodings",
+                           "encoder/position_encodings/encodings", "decoder/scale_outputs"})
     if (const Ct2Variable* v = m.find(also)) mapped.insert(also), mapped.insert(v->name);
+  // T5: the copies of layer 0's bias in the other layers, unused as in CTranslate2.
+  if (c.relative_attention == RelativeAttention::t5_bias)
+    for (const char* stack : {"encoder", "decoder"})
+      for (std::int64_t l = 1; l < r.layers(stack); ++l)
+        if (const Ct2Variable* v = m.find(std::string(stack) + "/layer_" + std::to_string(l) + "/self_attention/relative_attention_bias"))
+          mapped.insert(v->name);
   reject_unknown_variables(m, mapped, path);
 
   out.config = c;

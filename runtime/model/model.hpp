@@ -21,10 +21,26 @@ struct Linear {
   const float* bias_data() const { return bias.empty() ? nullptr : bias.data(); }
 };
 
+// LayerNorm, or RMSNorm (beta empty).
 struct LayerNormWeights {
   std::vector<float> gamma, beta;
   bool present() const { return !gamma.empty(); }
-  ops::NormWeights with_epsilon(float eps) const { return {gamma.data(), beta.data(), eps}; }
+  ops::NormWeights with_epsilon(float eps) const { return {gamma.data(), beta.empty() ? nullptr : beta.data(), eps}; }
+};
+
+// Shaw et al.'s relative key and value vectors of one self-attention layer,
+// [2R + 1, head_dim] each (empty without relative_attention shaw).
+struct RelativeVectors {
+  std::vector<float> keys, values;
+};
+
+// T5's relative attention bias of one stack, expanded from buckets to clipped distances:
+// bias[h·(2R + 1) + δ + R] for δ = clamp(j − i, −R, R), where beyond R every distance
+// falls in the last bucket (runtime/model/relative_positions.hpp).
+struct DistanceBias {
+  std::vector<float> bias;
+  std::int64_t max_distance = 0;
+  bool empty() const { return bias.empty(); }
 };
 
 // An fp32 [rows, cols] table owned by the model, or read in place from the model file
@@ -46,13 +62,15 @@ class Table {
 };
 
 struct EncoderLayer {
-  Linear qkv, out, fc1, fc2;
+  Linear qkv, out, fc1, fc1_noact, fc2;  // fc1_noact: the gate of a gated FFN, or empty
   LayerNormWeights self_attn_norm, ffn_norm;
+  RelativeVectors relative;
 };
 
 struct DecoderLayer {
-  Linear qkv, self_out, cross_q, cross_out, fc1, fc2;
+  Linear qkv, self_out, cross_q, cross_out, fc1, fc1_noact, fc2;
   LayerNormWeights self_attn_norm, cross_attn_norm, ffn_norm;
+  RelativeVectors relative;
 };
 
 struct TensorSummary {
@@ -95,6 +113,7 @@ class Model {
     return target_positions.empty() ? source_positions : target_positions;
   }
   LayerNormWeights source_embedding_norm, target_embedding_norm;
+  DistanceBias encoder_position_bias, decoder_position_bias;  // relative_attention t5_bias
   std::vector<EncoderLayer> encoder;
   LayerNormWeights encoder_norm;
   std::vector<DecoderLayer> decoder;

@@ -8,6 +8,7 @@
 #include "attend/error.hpp"
 #include "attend/ops/embedding.hpp"
 #include "model/model.hpp"
+#include "model/relative_positions.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -52,7 +53,10 @@ class WeightReader {
     return l;
   }
 
-  LayerNormWeights norm(const std::string& name) { return {floats(name + ".weight"), floats(name + ".bias")}; }
+  LayerNormWeights norm(const std::string& name, NormType type) {
+    if (type == NormType::rms_norm) return {floats(name + ".weight"), {}};
+    return {floats(name + ".weight"), floats(name + ".bias")};
+  }
 
   // A table read in place when the file holds aligned F32, else converted.
   Table table(const std::string& name) {
@@ -154,40 +158,53 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   if (c.position_encoding == PositionEncoding::learned) {
     m->source_positions = r.table("encoder.embed_positions.weight");
     if (!c.shared_position_table) m->target_positions = r.table("decoder.embed_positions.weight");
-  } else {
+  } else if (c.position_encoding != PositionEncoding::none) {
     m->source_positions = sinusoidal_table(c);
   }
+  if (c.relative_attention == RelativeAttention::t5_bias) {
+    m->encoder_position_bias = expand_t5_bias(r.floats("encoder.relative_attention_bias.weight"), c.relative_attention_buckets,
+                                              c.num_heads, c.relative_attention_max_distance, true);
+    m->decoder_position_bias = expand_t5_bias(r.floats("decoder.relative_attention_bias.weight"), c.relative_attention_buckets,
+                                              c.num_heads, c.relative_attention_max_distance, false);
+  }
+  const NormType nt = c.norm_type;
   if (c.layernorm_embedding) {
-    m->source_embedding_norm = r.norm("encoder.layernorm_embedding");
-    m->target_embedding_norm = r.norm("decoder.layernorm_embedding");
+    m->source_embedding_norm = r.norm("encoder.layernorm_embedding", nt);
+    m->target_embedding_norm = r.norm("decoder.layernorm_embedding", nt);
   }
   // The self-attention and feed-forward blocks, alike in both stacks.
   auto read_common = [&](const std::string& p, Linear& qkv, Linear& out, LayerNormWeights& attn_norm, Linear& fc1,
-                         Linear& fc2, LayerNormWeights& ffn_norm) {
+                         Linear& fc1_noact, Linear& fc2, LayerNormWeights& ffn_norm, RelativeVectors& relative) {
     qkv = r.linear(p + "self_attn.qkv_proj", bias, isa);
     out = r.linear(p + "self_attn.out_proj", bias, isa);
-    attn_norm = r.norm(p + "self_attn_layer_norm");
+    if (c.relative_attention == RelativeAttention::shaw) {
+      relative.keys = r.floats(p + "self_attn.relative_position_keys");
+      relative.values = r.floats(p + "self_attn.relative_position_values");
+    }
+    attn_norm = r.norm(p + "self_attn_layer_norm", nt);
     fc1 = r.linear(p + "fc1", bias, isa);
+    if (c.ffn_gated) fc1_noact = r.linear(p + "fc1_noact", bias, isa);
     fc2 = r.linear(p + "fc2", bias, isa);
-    ffn_norm = r.norm(p + "final_layer_norm");
+    ffn_norm = r.norm(p + "final_layer_norm", nt);
   };
   for (std::int64_t i = 0; i < c.encoder_layers; ++i) {
     EncoderLayer l;
-    read_common(tensor_names::encoder_layer(i), l.qkv, l.out, l.self_attn_norm, l.fc1, l.fc2, l.ffn_norm);
+    read_common(tensor_names::encoder_layer(i), l.qkv, l.out, l.self_attn_norm, l.fc1, l.fc1_noact, l.fc2, l.ffn_norm,
+                l.relative);
     m->encoder.push_back(std::move(l));
   }
-  if (c.encoder_final_norm) m->encoder_norm = r.norm("encoder.layer_norm");
+  if (c.encoder_final_norm) m->encoder_norm = r.norm("encoder.layer_norm", nt);
   for (std::int64_t i = 0; i < c.decoder_layers; ++i) {
     const std::string p = tensor_names::decoder_layer(i);
     DecoderLayer l;
-    read_common(p, l.qkv, l.self_out, l.self_attn_norm, l.fc1, l.fc2, l.ffn_norm);
+    read_common(p, l.qkv, l.self_out, l.self_attn_norm, l.fc1, l.fc1_noact, l.fc2, l.ffn_norm, l.relative);
     l.cross_q = r.linear(p + "cross_attn.q_proj", bias, isa);
     l.cross_out = r.linear(p + "cross_attn.out_proj", bias, isa);
-    l.cross_attn_norm = r.norm(p + "cross_attn_layer_norm");
+    l.cross_attn_norm = r.norm(p + "cross_attn_layer_norm", nt);
     m->decoder.push_back(std::move(l));
   }
   m->cross_kv = stacked_cross_kv(r, c, isa);
-  if (c.decoder_final_norm) m->decoder_norm = r.norm("decoder.layer_norm");
+  if (c.decoder_final_norm) m->decoder_norm = r.norm("decoder.layer_norm", nt);
 
   if (c.tie_output_projection) {
     m->output.weight = ops::pack_weight(m->target_embedding_table().view(), isa);

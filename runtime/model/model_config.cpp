@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attend/error.hpp"
+#include "attend/ops/attention.hpp"
 #include "formats/json_errors.hpp"
 
 namespace attend::runtime {
@@ -59,11 +60,16 @@ const std::map<std::string, NormPlacement> kNorms = {{"pre", NormPlacement::pre}
 const std::map<std::string, PositionEncoding> kPositions = {
     {"sinusoidal_interleaved", PositionEncoding::sinusoidal_interleaved},
     {"sinusoidal_concatenated", PositionEncoding::sinusoidal_concatenated},
-    {"learned", PositionEncoding::learned}};
+    {"learned", PositionEncoding::learned},
+    {"none", PositionEncoding::none}};
+const std::map<std::string, NormType> kNormTypes = {{"layer_norm", NormType::layer_norm}, {"rms_norm", NormType::rms_norm}};
+const std::map<std::string, RelativeAttention> kRelative = {
+    {"none", RelativeAttention::none}, {"t5_bias", RelativeAttention::t5_bias}, {"shaw", RelativeAttention::shaw}};
 const std::map<std::string, ops::Activation> kActivations = {{"relu", ops::Activation::relu},
                                                              {"gelu", ops::Activation::gelu},
                                                              {"gelu_tanh", ops::Activation::gelu_tanh},
-                                                             {"silu", ops::Activation::silu}};
+                                                             {"silu", ops::Activation::silu},
+                                                             {"gelu_sigmoid", ops::Activation::gelu_sigmoid}};
 
 }  // namespace
 
@@ -74,6 +80,18 @@ const char* position_encoding_name(PositionEncoding p) {
     case PositionEncoding::sinusoidal_interleaved: return "sinusoidal_interleaved";
     case PositionEncoding::sinusoidal_concatenated: return "sinusoidal_concatenated";
     case PositionEncoding::learned: return "learned";
+    case PositionEncoding::none: return "none";
+  }
+  return "?";
+}
+
+const char* norm_type_name(NormType n) { return n == NormType::layer_norm ? "layer_norm" : "rms_norm"; }
+
+const char* relative_attention_name(RelativeAttention r) {
+  switch (r) {
+    case RelativeAttention::none: return "none";
+    case RelativeAttention::t5_bias: return "t5_bias";
+    case RelativeAttention::shaw: return "shaw";
   }
   return "?";
 }
@@ -128,6 +146,14 @@ ModelConfig ModelConfig::from_json(std::string_view text, const std::string& ori
       {"decoder_final_norm", boolean(c.decoder_final_norm)},
       {"layernorm_embedding", boolean(c.layernorm_embedding)},
       {"linear_bias", boolean(c.linear_bias)},
+      {"norm_type", [&](const json& v, const std::string& k) { c.norm_type = get_enum(v, origin, k, kNormTypes); }},
+      {"ffn_gated", boolean(c.ffn_gated)},
+      {"attention_scale", real(c.attention_scale)},
+      {"relative_attention", [&](const json& v, const std::string& k) { c.relative_attention = get_enum(v, origin, k, kRelative); }},
+      {"relative_attention_buckets", integer(c.relative_attention_buckets)},
+      {"relative_attention_max_distance", integer(c.relative_attention_max_distance)},
+      {"decoder_start_zero_embedding", boolean(c.decoder_start_zero_embedding)},
+      {"decoder_output_scale", real(c.decoder_output_scale)},
       {"position_encoding", [&](const json& v, const std::string& k) { c.position_encoding = get_enum(v, origin, k, kPositions); }},
       {"position_offset", integer(c.position_offset)},
       {"shared_position_table", boolean(c.shared_position_table)},
@@ -189,7 +215,27 @@ void ModelConfig::validate(const std::string& origin) const {
   if (!std::isfinite(layer_norm_epsilon) || layer_norm_epsilon <= 0) bad(origin, "layer_norm_epsilon", "must be finite and > 0");
   if (!std::isfinite(embedding_scale) || embedding_scale <= 0) bad(origin, "embedding_scale", "must be finite and > 0");
   if (position_offset < 0 || position_offset > (1 << 20)) bad(origin, "position_offset", "must be in [0, 2^20]");
-  if (position_encoding != PositionEncoding::learned && d_model % 2 != 0)
+  if (!std::isfinite(attention_scale) || attention_scale < 0) bad(origin, "attention_scale", "must be finite and ≥ 0 (0: 1/√head_dim)");
+  if (!std::isfinite(decoder_output_scale) || decoder_output_scale <= 0) bad(origin, "decoder_output_scale", "must be finite and > 0");
+  switch (relative_attention) {
+    case RelativeAttention::none:
+      if (relative_attention_buckets != 0 || relative_attention_max_distance != 0)
+        bad(origin, "relative_attention", "is none, but relative_attention_buckets or _max_distance is set");
+      break;
+    case RelativeAttention::t5_bias:
+      if (relative_attention_buckets < 4 || relative_attention_buckets > (1 << 16))
+        bad(origin, "relative_attention_buckets", "must be in [4, 65536] for t5_bias, got " + std::to_string(relative_attention_buckets));
+      if (relative_attention_max_distance < 1 || relative_attention_max_distance > (1 << 20))
+        bad(origin, "relative_attention_max_distance", "must be in [1, 2^20] for t5_bias, got " + std::to_string(relative_attention_max_distance));
+      break;
+    case RelativeAttention::shaw:
+      if (relative_attention_buckets != 0) bad(origin, "relative_attention_buckets", "applies to t5_bias only");
+      if (relative_attention_max_distance < 0 || relative_attention_max_distance > ops::kMaxRelativeKeyDistance)
+        bad(origin, "relative_attention_max_distance", "must be in [0, " + std::to_string(ops::kMaxRelativeKeyDistance) +
+                                                            "] for shaw, got " + std::to_string(relative_attention_max_distance));
+      break;
+  }
+  if (position_encoding != PositionEncoding::learned && position_encoding != PositionEncoding::none && d_model % 2 != 0)
     bad(origin, "position_encoding", "sinusoidal encodings need an even d_model");
   if (position_encoding == PositionEncoding::sinusoidal_concatenated && d_model < 4)
     bad(origin, "position_encoding", "sinusoidal_concatenated needs d_model ≥ 4");
@@ -235,10 +281,18 @@ std::string ModelConfig::to_json() const {
   j["decoder_final_norm"] = decoder_final_norm;
   j["layernorm_embedding"] = layernorm_embedding;
   j["linear_bias"] = linear_bias;
+  j["norm_type"] = norm_type_name(norm_type);
+  j["ffn_gated"] = ffn_gated;
+  j["attention_scale"] = attention_scale;
   j["position_encoding"] = position_encoding_name(position_encoding);
   j["position_offset"] = position_offset;
   j["shared_position_table"] = shared_position_table;
   j["embedding_scale"] = embedding_scale;
+  j["relative_attention"] = relative_attention_name(relative_attention);
+  j["relative_attention_buckets"] = relative_attention_buckets;
+  j["relative_attention_max_distance"] = relative_attention_max_distance;
+  j["decoder_start_zero_embedding"] = decoder_start_zero_embedding;
+  j["decoder_output_scale"] = decoder_output_scale;
   j["shared_embeddings"] = shared_embeddings;
   j["tie_output_projection"] = tie_output_projection;
   j["output_bias"] = output_bias;

@@ -15,6 +15,20 @@ enum class PositionEncoding {
   sinusoidal_interleaved,    // sin/cos alternating (Vaswani; the PyTorch tutorial)
   sinusoidal_concatenated,   // [sin | cos] halves (fairseq, Marian, OpenNMT, CTranslate2)
   learned,                   // a stored table, learned or precomputed
+  none,                      // no absolute positions (relative attention gives them)
+};
+enum class NormType {
+  layer_norm,  // (x − mean)/√(var + ε)·γ + β
+  rms_norm,    // x/√(mean(x²) + ε)·γ (T5): no β, no centring
+};
+// Position terms inside self-attention (ops::RelativePositions), from the clipped
+// distance δ = clamp(j − i, −R, R) of key j to query i:
+enum class RelativeAttention {
+  none,
+  t5_bias,  // a learned bias per head and log-bucketed distance (T5), shared by the
+            // layers of a stack: bidirectional in the encoder, causal in the decoder
+  shaw,     // learned key and value vectors per clipped distance, per layer (Shaw et al.
+            // 2018; OpenNMT-py's max_relative_positions)
 };
 
 struct ModelConfig {
@@ -34,11 +48,23 @@ struct ModelConfig {
   bool decoder_final_norm = true;
   bool layernorm_embedding = false;
   bool linear_bias = true;
+  NormType norm_type = NormType::layer_norm;
+  bool ffn_gated = false;               // fc2(act(fc1(x)) ⊙ fc1_noact(x))
+  float attention_scale = 0.0f;         // scores = scale·q·k; 0 → 1/√head_dim
 
   PositionEncoding position_encoding = PositionEncoding::sinusoidal_interleaved;
   std::int64_t position_offset = 0;     // position index given to the first token
   bool shared_position_table = false;   // learned: the decoder reads the encoder's table
   float embedding_scale = 1.0f;         // token embeddings are multiplied by this
+  RelativeAttention relative_attention = RelativeAttention::none;
+  std::int64_t relative_attention_buckets = 0;       // t5_bias: buckets (both directions)
+  std::int64_t relative_attention_max_distance = 0;  // t5_bias: distance of the last bucket;
+                                                     // shaw: the clipping distance R
+  // The decoder's first step embeds nothing: a zero vector (+ its position), whatever the
+  // start token (Marian).
+  bool decoder_start_zero_embedding = false;
+  float decoder_output_scale = 1.0f;    // the last decoder state is scaled before the
+                                        // output projection (tied T5: d_model^−0.5)
 
   bool shared_embeddings = false;       // one table for source and target tokens
   bool tie_output_projection = false;   // output projection = target embedding table
@@ -72,5 +98,7 @@ struct ModelConfig {
 
 const char* norm_placement_name(NormPlacement p);
 const char* position_encoding_name(PositionEncoding p);
+const char* norm_type_name(NormType n);
+const char* relative_attention_name(RelativeAttention r);
 
 }  // namespace attend::runtime

@@ -18,18 +18,26 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> expected_tensors(
   };
   auto norm = [&](const std::string& name) {
     out.push_back({name + ".weight", {D}});
-    out.push_back({name + ".bias", {D}});
+    if (c.norm_type == NormType::layer_norm) out.push_back({name + ".bias", {D}});
   };
+  const std::int64_t relative_distances = 2 * c.relative_attention_max_distance + 1;
   out.push_back({"encoder.embed_tokens.weight", {c.src_vocab_size, D}});
+  if (c.relative_attention == RelativeAttention::t5_bias)
+    out.push_back({"encoder.relative_attention_bias.weight", {c.relative_attention_buckets, c.num_heads}});
   if (c.position_encoding == PositionEncoding::learned) out.push_back({"encoder.embed_positions.weight", {P, D}});
   if (c.layernorm_embedding) norm("encoder.layernorm_embedding");
   auto self_attention = [&](const std::string& p) {
     linear(p + "self_attn.qkv_proj", 3 * D, D);
     linear(p + "self_attn.out_proj", D, D);
+    if (c.relative_attention == RelativeAttention::shaw) {
+      out.push_back({p + "self_attn.relative_position_keys", {relative_distances, c.head_dim()}});
+      out.push_back({p + "self_attn.relative_position_values", {relative_distances, c.head_dim()}});
+    }
     norm(p + "self_attn_layer_norm");
   };
   auto feed_forward = [&](const std::string& p) {
     linear(p + "fc1", F, D);
+    if (c.ffn_gated) linear(p + "fc1_noact", F, D);
     linear(p + "fc2", D, F);
     norm(p + "final_layer_norm");
   };
@@ -41,6 +49,8 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> expected_tensors(
   if (!c.shared_embeddings) out.push_back({"decoder.embed_tokens.weight", {c.tgt_vocab_size, D}});
   if (c.position_encoding == PositionEncoding::learned && !c.shared_position_table)
     out.push_back({"decoder.embed_positions.weight", {P, D}});
+  if (c.relative_attention == RelativeAttention::t5_bias)
+    out.push_back({"decoder.relative_attention_bias.weight", {c.relative_attention_buckets, c.num_heads}});
   if (c.layernorm_embedding) norm("decoder.layernorm_embedding");
   for (std::int64_t i = 0; i < c.decoder_layers; ++i) {
     const std::string p = tensor_names::decoder_layer(i);

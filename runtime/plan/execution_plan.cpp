@@ -16,6 +16,7 @@ const char* step_kind_name(StepKind k) {
     case StepKind::embed_target: return "embed_target";
     case StepKind::layer_norm: return "layer_norm";
     case StepKind::linear: return "linear";
+    case StepKind::multiply: return "multiply";
     case StepKind::encoder_attention: return "encoder_attention";
     case StepKind::cache_store: return "cache_store";
     case StepKind::self_attention: return "self_attention";
@@ -146,9 +147,9 @@ class PlanBuilder {
     switch (k) {
       case StepKind::embed_source: return {io.source_positions};
       case StepKind::encoder_attention: return {io.source_lengths};
-      case StepKind::embed_target: return {io.target_positions};
+      case StepKind::embed_target: return {io.target_positions, io.zero_embedding};
       case StepKind::cache_store: return {io.self_keys, io.self_values};
-      case StepKind::self_attention: return {io.self_keys, io.self_values, io.self_rows, io.self_lengths};
+      case StepKind::self_attention: return {io.self_keys, io.self_values, io.self_rows, io.self_lengths, io.query_positions};
       case StepKind::cross_attention:
       case StepKind::alignment: return {io.cross_kv, io.cross_rows, io.cross_lengths};
       default: return {};
@@ -191,10 +192,17 @@ class PlanBuilder {
     if (!pre) norm(p, norm_name, w, all(x), all(x), layer);
   }
 
-  void feed_forward(Phase p, const std::string& prefix, const Linear& fc1, const Linear& fc2,
-                    const LayerNormWeights& w, int x, int normed, int hidden, std::int64_t layer) {
+  // Gated (GLU) layers: hidden = act(fc1(x)) ⊙ fc1_noact(x), the gate in `gate`.
+  void feed_forward(Phase p, const std::string& prefix, const Linear& fc1, const Linear& fc1_noact, const Linear& fc2,
+                    const LayerNormWeights& w, int x, int normed, int hidden, int gate, std::int64_t layer) {
     sublayer(p, prefix + "final_layer_norm", w, x, normed, layer, [&](Operand in) {
       linear(p, prefix + "fc1", fc1, in, all(hidden), layer, false, c().activation);
+      if (c().ffn_gated) {
+        linear(p, prefix + "fc1_noact", fc1_noact, in, all(gate), layer);
+        PlanStep g = step(StepKind::multiply, p, prefix + "ffn_gate", all(gate), all(hidden));
+        g.layer = layer;
+        add(g);
+      }
       linear(p, prefix + "fc2", fc2, all(hidden), all(x), layer, true);
     });
   }
@@ -213,6 +221,7 @@ class PlanBuilder {
     const int qkv = buffer("encoder.qkv", ElementType::f32, T, 3 * D);
     const int ctx = buffer("encoder.context", ElementType::f32, T, D);
     const int ffn = buffer("encoder.ffn", ElementType::f32, T, F);
+    const int gate = c().ffn_gated ? buffer("encoder.ffn_gate", ElementType::f32, T, F) : -1;
     io.cross_kv = buffer("cross.kv", ElementType::f32, T, L * 2 * D, true);
 
     add(step(StepKind::embed_source, P, "encoder.embed", all(io.source_tokens), all(x)));
@@ -227,7 +236,7 @@ class PlanBuilder {
         add(a);
         linear(P, p + "self_attn.out_proj", w.out, all(ctx), all(x), l, true);
       });
-      feed_forward(P, p, w.fc1, w.fc2, w.ffn_norm, x, h, ffn, l);
+      feed_forward(P, p, w.fc1, w.fc1_noact, w.fc2, w.ffn_norm, x, h, ffn, gate, l);
     }
     int memory = x;
     if (c().encoder_final_norm) {
@@ -244,6 +253,8 @@ class PlanBuilder {
     auto& io = plan_->io_;
     io.target_tokens = buffer("target.tokens", ElementType::i32, R, 1, true);
     io.target_positions = buffer("target.positions", ElementType::i32, R, 1, true);
+    io.query_positions = buffer("target.query_positions", ElementType::i32, R, 1, true);
+    io.zero_embedding = buffer("target.zero_embedding", ElementType::i32, R, 1, true);
     io.self_rows = buffer("self.row_table", ElementType::i32, R, T, true);
     io.self_lengths = buffer("self.lengths", ElementType::i32, R, 1, true);
     io.cross_rows = buffer("cross.rows", ElementType::i32, R, 1, true);
@@ -257,6 +268,7 @@ class PlanBuilder {
     const int ctx = buffer("decoder.context", ElementType::f32, R, D);
     const int q = buffer("decoder.cross_q", ElementType::f32, R, D);
     const int ffn = buffer("decoder.ffn", ElementType::f32, R, F);
+    const int gate = c().ffn_gated ? buffer("decoder.ffn_gate", ElementType::f32, R, F) : -1;
     io.logits = buffer("decoder.logits", ElementType::f32, R, V, true);  // readable after the step
     io.log_probs = buffer("decoder.log_probs", ElementType::f32, R, V, true);
     io.alignment = buffer("decoder.alignment", ElementType::f32, R, limits().max_source_length, true);
@@ -288,7 +300,7 @@ class PlanBuilder {
         }
         linear(P, p + "cross_attn.out_proj", w.cross_out, all(ctx), all(y), l, true);
       });
-      feed_forward(P, p, w.fc1, w.fc2, w.ffn_norm, y, g, ffn, l);
+      feed_forward(P, p, w.fc1, w.fc1_noact, w.fc2, w.ffn_norm, y, g, ffn, gate, l);
     }
     int last = y;
     if (c().decoder_final_norm) {
@@ -296,6 +308,7 @@ class PlanBuilder {
       last = g;
     }
     linear(P, "output_projection", m().output, all(last), all(io.logits), -1);
+    plan_->steps_.back().alpha = c().decoder_output_scale;  // (s·x)·Wᵀ = s·(x·Wᵀ)
     add(step(StepKind::log_softmax, P, "decoder.log_softmax", all(io.logits), all(io.log_probs)));
   }
 

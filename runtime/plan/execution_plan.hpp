@@ -55,8 +55,9 @@ struct Operand {
 enum class StepKind {
   embed_source,     // out = embedding(tokens)·scale + positions (+ LayerNorm)
   embed_target,
-  layer_norm,       // out = LN(in); in place allowed
-  linear,           // out = act(in·Wᵀ + b) (+ residual)
+  layer_norm,       // out = LN(in) or RMSNorm(in), as the model says; in place allowed
+  linear,           // out = act(alpha·in·Wᵀ + b) (+ residual)
+  multiply,         // out = out ⊙ in (the gate of a gated feed-forward layer)
   encoder_attention,// out = attention(q, k, v = columns of the fused QKV `in`), source lengths masked
   cache_store,      // self K/V cache[layer][step][row] = K, V columns of `in`
   self_attention,   // out = attention(Q columns of `in`, cached K/V through the row table)
@@ -74,6 +75,7 @@ struct PlanStep {
   Operand in, out, residual;
   const Linear* linear = nullptr;
   ops::Activation activation = ops::Activation::none;
+  float alpha = 1.0f;           // linear: scales in·Wᵀ (the decoder's output scale)
   const LayerNormWeights* norm = nullptr;
   int threads = 1;
   double flops = 0, bytes = 0;  // at the limits
@@ -98,6 +100,8 @@ class ExecutionPlan {
   struct Io {
     int source_tokens, source_positions, source_lengths;             // [batch tokens], [batch]
     int target_tokens, target_positions;                             // [rows]
+    int query_positions;  // [rows] self-attention query position (relative attention; see workspace)
+    int zero_embedding;   // [rows] 1: embed a zero vector (+ position) — the start of a Marian decoder
     int self_rows, self_lengths;                                     // [rows, max target], [rows]
     int cross_rows, cross_lengths;                                   // [rows]
     int self_keys, self_values;                                      // [layers·max target·rows, D]

@@ -13,6 +13,25 @@
 
 namespace attend::runtime {
 
+namespace {
+
+// A stack's T5 bias (shared by its layers) or a layer's Shaw vectors, for the kernels.
+ops::RelativePositions relative_positions(const ModelConfig& c, const DistanceBias& bias, const RelativeVectors& vectors) {
+  ops::RelativePositions p;
+  if (c.relative_attention == RelativeAttention::t5_bias) {
+    p.max_distance = bias.max_distance;
+    p.bias = bias.bias.data();
+    p.bias_head_stride = 2 * bias.max_distance + 1;
+  } else if (c.relative_attention == RelativeAttention::shaw) {
+    p.max_distance = c.relative_attention_max_distance;
+    p.keys = vectors.keys.data();
+    p.values = vectors.values.data();
+  }
+  return p;
+}
+
+}  // namespace
+
 ops::Matrix PlanExecutor::matrix(const Operand& o, std::int64_t rows) const {
   const PlanBuffer& b = plan_.buffers()[o.buffer];
   return {buffer<float>(o.buffer) + o.col, rows, o.cols, b.cols};
@@ -55,15 +74,33 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       const bool source = s.kind == StepKind::embed_source;
       const Table& tokens = source ? model.source_embedding : model.target_embedding_table();
       const Table& positions = source ? model.source_positions : model.target_position_table();
-      ops::embedding(tokens.view(), buffer<std::int32_t>(s.in.buffer), c.embedding_scale, positions.view(),
-                     buffer<std::int32_t>(source ? io.source_positions : io.target_positions), matrix(s.out, rows), threads);
+      // Marian's decoder starts from a zero vector: scale 0 keeps only the position.
+      const bool zero = !source && c.decoder_start_zero_embedding && shape.step == 0;
+      const std::int32_t* position_ids = buffer<std::int32_t>(source ? io.source_positions : io.target_positions);
+      const ops::Matrix out = matrix(s.out, rows);
+      ops::embedding(tokens.view(), buffer<std::int32_t>(s.in.buffer), zero ? 0.0f : c.embedding_scale, positions.view(),
+                     position_ids, out, threads);
+      // Later rows the workspace marks (CTranslate2's one-pass prefix, which it zeroes
+      // whole; see DecodeOptions::one_pass_prefix_tail) keep only their position too.
+      if (!source && c.decoder_start_zero_embedding && !zero)
+        for (std::int64_t r = 0; r < rows; ++r)
+          if (buffer<std::int32_t>(io.zero_embedding)[r] != 0)
+            for (std::int64_t k = 0; k < D; ++k) out(r, k) = positions.empty() ? 0.0f : positions.view()(position_ids[r], k);
       return;
     }
     case StepKind::layer_norm:
-      ops::layer_norm(matrix(s.in, rows), matrix(s.out, rows), s.norm->with_epsilon(c.layer_norm_epsilon), threads);
+      if (c.norm_type == NormType::rms_norm) {
+        ops::rms_norm(matrix(s.in, rows), matrix(s.out, rows), s.norm->with_epsilon(c.layer_norm_epsilon), threads);
+      } else {
+        ops::layer_norm(matrix(s.in, rows), matrix(s.out, rows), s.norm->with_epsilon(c.layer_norm_epsilon), threads);
+      }
+      return;
+    case StepKind::multiply:
+      ops::multiply(matrix(s.out, rows), matrix(s.in, rows), matrix(s.out, rows), threads);
       return;
     case StepKind::linear: {
       ops::GemmEpilogue ep;
+      ep.alpha = s.alpha;
       ep.bias = s.linear->bias_data();
       ep.activation = s.activation;
       if (s.residual.buffer >= 0) ep.residual = matrix(s.residual, rows);
@@ -81,6 +118,8 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       a.v = {qkv.data + 2 * D, S * qkv.ld, dh, qkv.ld};
       a.out = {out.data, S * out.ld, dh, out.ld};
       a.kv_lengths = buffer<std::int32_t>(io.source_lengths);
+      a.scale = c.attention_scale;
+      a.positions = relative_positions(c, model.encoder_position_bias, model.encoder[s.layer].relative);
       ops::attention(a, threads);
       return;
     }
@@ -103,7 +142,10 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       a.rows = rows, a.heads = H, a.head_dim = dh;
       a.q = q.data, a.q_row_stride = q.ld;
       a.out = out.data, a.out_row_stride = out.ld;
+      a.scale = c.attention_scale;
       if (s.kind == StepKind::self_attention) {
+        a.positions = relative_positions(c, model.decoder_position_bias, model.decoder[s.layer].relative);
+        if (c.relative_attention == RelativeAttention::t5_bias) a.query_positions = buffer<std::int32_t>(io.query_positions);
         // Slot (j, row) of layer l: keys + ((l·T + j)·R + row)·D; rows through the table.
         const std::int64_t R = plan_.limits().decoder_rows(), T = plan_.limits().max_target_length;
         const std::int32_t* table = buffer<std::int32_t>(io.self_rows);
@@ -127,6 +169,7 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       a.k = cross_view(s.layer, false, shape);
       a.kv_lengths = buffer<std::int32_t>(io.cross_lengths);
       a.out = out.data, a.out_row_stride = out.ld, a.columns = shape.source_length;
+      a.scale = c.attention_scale;  // as the cross_attention step (T5: 1)
       ops::attention_probabilities(a, threads);
       return;
     }

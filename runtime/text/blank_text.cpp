@@ -12,7 +12,9 @@ bool is_blank_code_point(std::uint32_t cp) {
     case 0x2060: case 0x3000: case 0xfeff:
       return true;
   }
-  return cp >= 0x2000 && cp <= 0x200d;  // the spaces U+2000–U+200A, then the zero-width U+200B–U+200D
+  // The spaces U+2000–U+200A and the zero-width space U+200B — not the joiners U+200C
+  // and U+200D, which carry meaning in Persian or Indic text (and are vocabulary tokens).
+  return cp >= 0x2000 && cp <= 0x200b;
 }
 
 }  // namespace

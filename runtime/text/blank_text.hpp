@@ -9,8 +9,8 @@
 namespace attend::runtime {
 
 // ASCII space and \t \n \v \f \r, NEL, NBSP, the Unicode spaces U+1680, U+2000–U+200A,
-// U+2028, U+2029, U+202F, U+205F, U+3000, and the zero-width U+180E, U+200B–U+200D,
-// U+2060, U+FEFF. Invalid UTF-8 is not blank.
+// U+2028, U+2029, U+202F, U+205F, U+3000, and the zero-width U+180E, U+200B, U+2060,
+// U+FEFF (not the joiners U+200C, U+200D). Invalid UTF-8 is not blank.
 bool is_blank_text(std::string_view text);
 
 }  // namespace attend::runtime

@@ -25,7 +25,7 @@ std::vector<SentenceResult> Translator::translate_alternatives(std::span<const s
 
   // 1. The first free token of each sentence whose prefix leaves room for one.
   DecodeOptions first = options;
-  first.return_alternatives = false, first.prefix_is_context = true;
+  first.return_alternatives = false, first.prefix_is_context = true, first.one_pass_prefix_tail = 0;
   first.beam_size = first.num_hypotheses = options.num_hypotheses;
   first.length_penalty = 0, first.coverage_penalty = 0, first.patience = 1, first.sampling = false;
   first.max_length = 1, first.min_length = 1;
@@ -65,6 +65,7 @@ std::vector<SentenceResult> Translator::translate_alternatives(std::span<const s
   for (auto& [context, items] : by_length) {
     DecodeOptions rest = options;
     rest.return_alternatives = false, rest.prefix_is_context = true, rest.num_hypotheses = 1;
+    rest.one_pass_prefix_tail = 1;  // the context ends with the alternative's first token
     rest.max_length = max_length - static_cast<std::int64_t>(context);
     rest.min_length = std::max<std::int64_t>(options.min_length - static_cast<std::int64_t>(context), 0);
     std::vector<std::vector<std::int32_t>> rest_sources, rest_prefixes;

@@ -10,21 +10,15 @@
 #include <set>
 #include <thread>
 
+#include "api_fixture.hpp"
 #include "attend/attend.h"
 #include "attend/attend.hpp"
 
 namespace {
 
 using Catch::Matchers::Contains;
-
-const std::string kModel = std::string(ATTEND_CLI_FIXTURE) + "/model";
-
-std::vector<std::string> corpus(std::size_t n) {
-  std::ifstream in(std::string(ATTEND_CLI_FIXTURE) + "/corpus.txt");
-  std::vector<std::string> out;
-  for (std::string line; out.size() < n && std::getline(in, line);) out.push_back(line);
-  return out;
-}
+using attend::api_test::corpus;
+using attend::api_test::kModel;
 
 attend::TranslationOptions short_output() {
   attend::TranslationOptions o;

@@ -16,40 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "attend/attend.hpp"
+#include "api/ct2_options.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-// translate_batch's keyword arguments as attend's options; unknown ones fail the test.
-attend::TranslationOptions options_from_ct2(const json& kwargs) {
-  attend::TranslationOptions o;
-  for (const auto& [key, v] : kwargs.items()) {
-    if (key == "beam_size") o.beam_size = v;
-    else if (key == "num_hypotheses") o.num_hypotheses = v;
-    else if (key == "length_penalty") o.length_penalty = v;
-    else if (key == "coverage_penalty") o.coverage_penalty = v;
-    else if (key == "patience") o.patience = v;
-    else if (key == "repetition_penalty") o.repetition_penalty = v;
-    else if (key == "no_repeat_ngram_size") o.no_repeat_ngram_size = v;
-    else if (key == "disable_unk") o.disable_unk = v;
-    else if (key == "suppress_sequences") o.suppress_sequences = v.get<std::vector<std::vector<std::string>>>();
-    else if (key == "end_token") o.end_token = v.is_string() ? std::vector<std::string>{v} : v.get<std::vector<std::string>>();
-    else if (key == "return_end_token") o.return_end_token = v;
-    else if (key == "prefix_bias_beta") o.prefix_bias_beta = v;
-    else if (key == "max_input_length") o.max_input_length = v;
-    else if (key == "max_decoding_length") o.max_length = v;
-    else if (key == "min_decoding_length") o.min_length = v;
-    else if (key == "return_attention") o.return_attention = v;
-    else if (key == "return_alternatives") o.return_alternatives = v;
-    else if (key == "min_alternative_expansion_prob") o.min_alternative_expansion_prob = v;
-    else if (key == "replace_unknowns") o.replace_unknowns = v;
-    else if (key == "return_scores") continue;  // attend always returns scores
-    else FAIL("a case uses the option " << key << ", which this test does not map");
-  }
-  return o;
-}
 
 struct CaseFile {
   std::string family;
@@ -83,7 +55,7 @@ int run_cases(const CaseFile& file, const attend::Model& model) {
   for (std::string line; std::getline(in, line); ++count) {
     const json c = json::parse(line);
     INFO(file.cases.string() << " line " << count + 1 << ": " << c["options"].dump());
-    const auto options = options_from_ct2(c["options"]);
+    const auto options = attend::test::options_from_ct2(c["options"]);
     std::vector<std::vector<std::string>> prefixes;
     if (c.contains("target_prefix")) prefixes.push_back(c["target_prefix"]);
     const auto result = translator.translate_tokens({c["source"].get<std::vector<std::string>>()}, options, prefixes);
@@ -127,6 +99,6 @@ TEST_CASE("CTranslate2's outputs for its decoding options, on every family that 
     ran[file.family] += run_cases(file, *model);
   }
   for (const auto& [family, n] : ran) WARN(family << ": " << n << " CTranslate2 cases");
-  // bart, mbart and nllb load today; the others join as the loader learns them.
-  for (const char* family : {"bart", "mbart", "nllb"}) CHECK(ran[family] >= 84);
+  // Every family loads: each must have run its fixture cases and its option cases.
+  for (const char* family : {"bart", "marian", "mbart", "nllb", "onmt_relative", "t5"}) CHECK(ran[family] >= 84);
 }

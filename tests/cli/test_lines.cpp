@@ -170,6 +170,15 @@ TEST_CASE("translate: blank lines of Unicode spaces are empty lines; --scores ke
   for (std::size_t i = 0; i < 5; ++i) CHECK(lines[i].empty());
   CHECK(std::regex_match(lines[5], std::regex(R"(-[0-9]+\.[0-9]+ \|\|\| .+)")));
   CHECK_THAT(r.err, Contains("6 lines (5 empty)"));
+
+  // Tokens are the vocabulary's own: the transliteration model's source vocabulary holds
+  // U+200C (zero-width non-joiner), so a line of it is a line to translate.
+  const auto zwnj = run_attend({"translate", "-m", kCt2Model, "--input-format", "tokens", "--max-length", "5", "-q"},
+                               "\xE2\x80\x8C \xE2\x80\x8C\n\xC2\xA0\n");
+  REQUIRE(zwnj.status == 0);
+  const auto zwnj_lines = split_lines(zwnj.out);
+  REQUIRE(zwnj_lines.size() == 2);
+  CHECK_FALSE(zwnj_lines[0].empty());
 }
 
 TEST_CASE("translate --input-format ids: one policy for every bad id, the source side's <unk>, messages cut short", "[cli][input]") {

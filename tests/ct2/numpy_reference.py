@@ -68,7 +68,8 @@ def read_model(path):
 def layer_norm(x, w, prefix):
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + 1e-6) * w[prefix + "/gamma"] + w[prefix + "/beta"]
+    # CTranslate2 (3.x and later) uses 1e-5 when config.json gives no layer_norm_epsilon.
+    return (x - mean) / np.sqrt(var + 1e-5) * w[prefix + "/gamma"] + w[prefix + "/beta"]
 
 
 def dense(x, w, prefix):

@@ -15,17 +15,60 @@ enum class Layout {
   cross,      // Q [B, T, H·d] and one [B, S, 2·H·d] buffer from a fused KV projection
 };
 
+// Relative-position terms (ops::RelativePositions): none, T5's per-head bias, Shaw's
+// relative keys and values, or all three.
+enum class Relative { none, bias, keys_values, all };
+
+struct RelativeState {
+  std::vector<float> bias, keys, values;
+};
+
+// Random terms for `heads` heads of head_dim d at max distance r, into `out`.
+void random_positions(Rng& rng, Relative kind, index_t r, index_t heads, index_t d, RelativeState& st,
+                      ops::RelativePositions& out) {
+  if (kind == Relative::none) return;
+  const index_t nd = 2 * r + 1;
+  auto fill = [&](std::vector<float>& v, size_t n) {
+    v.resize(n);
+    for (float& x : v) x = static_cast<float>(rng.uniform(-1.5, 1.5));
+  };
+  out.max_distance = r;
+  if (kind == Relative::bias || kind == Relative::all) {
+    const index_t stride = nd + rng.uniform_int(0, 2);
+    fill(st.bias, static_cast<size_t>(heads * stride));
+    out.bias = st.bias.data(), out.bias_head_stride = stride;
+  }
+  if (kind == Relative::keys_values || kind == Relative::all) {
+    fill(st.keys, static_cast<size_t>(nd * d));
+    fill(st.values, static_cast<size_t>(nd * d));
+    out.keys = st.keys.data(), out.values = st.values.data();
+  }
+}
+
+const char* relative_name(Relative k) {
+  switch (k) {
+    case Relative::none: return "";
+    case Relative::bias: return " rel-bias";
+    case Relative::keys_values: return " rel-keys-values";
+    case Relative::all: return " rel-bias-keys-values";
+  }
+  return "";
+}
+
 struct AttentionShape {
   index_t B, H, T, S, d;
   bool causal;
   bool lengths;  // random per-batch key lengths (some 0)
   Layout layout;
+  Relative relative = Relative::none;
+  index_t max_distance = 0;
 };
 
 OpCase attention_case(Rng& rng, const AttentionShape& p) {
   struct State {
     Buffer2D q, k, v, out, out_ref;  // k, v unused by the fused layouts
     std::vector<std::int32_t> lengths;
+    RelativeState relative;
     ops::AttentionArgs args;
   };
   auto s = std::make_shared<State>();
@@ -75,11 +118,13 @@ OpCase attention_case(Rng& rng, const AttentionShape& p) {
     std::shuffle(s->lengths.begin(), s->lengths.end(), rng.engine());
     a.kv_lengths = s->lengths.data();
   }
+  random_positions(rng, p.relative, p.max_distance, p.H, p.d, s->relative, a.positions);
 
   std::ostringstream name;
   name << "attention B=" << p.B << " H=" << p.H << " T=" << p.T << " S=" << p.S << " d=" << p.d
        << (p.causal ? " causal" : "") << (p.lengths ? " lengths" : "")
-       << (p.layout == Layout::fused_qkv ? " fused-qkv" : p.layout == Layout::cross ? " cross-kv" : "");
+       << (p.layout == Layout::fused_qkv ? " fused-qkv" : p.layout == Layout::cross ? " cross-kv" : "")
+       << relative_name(p.relative) << (p.relative != Relative::none ? " R=" + std::to_string(p.max_distance) : "");
   OpCase c;
   c.op = "attention";
   c.name = name.str();
@@ -102,10 +147,12 @@ OpCase attention_case(Rng& rng, const AttentionShape& p) {
 
 enum class RowTable { none, per_row, per_key };
 
-OpCase decode_case(Rng& rng, index_t R, index_t H, index_t d, index_t L, RowTable table) {
+OpCase decode_case(Rng& rng, index_t R, index_t H, index_t d, index_t L, RowTable table,
+                   Relative relative = Relative::none, index_t max_distance = 0, bool query_positions = false) {
   struct State {
     Buffer2D q, k, v, out, out_ref;
-    std::vector<std::int32_t> lengths, rows;
+    RelativeState relative;
+    std::vector<std::int32_t> lengths, rows, query_positions;
     ops::DecodeAttentionArgs args;
   };
   auto s = std::make_shared<State>();
@@ -138,10 +185,17 @@ OpCase decode_case(Rng& rng, index_t R, index_t H, index_t d, index_t L, RowTabl
   a.v = {s->v.data(), C * s->v.ld(), s->v.ld(), d, rows, table_ld};
   a.kv_lengths = s->lengths.data();
   a.out_row_stride = s->out.ld();
+  random_positions(rng, relative, max_distance, H, d, s->relative, a.positions);
+  if (query_positions) {  // queries placed past their newest key (CTranslate2's one-pass prefix)
+    for (index_t i = 0; i < R; ++i) s->query_positions.push_back(s->lengths[i] + static_cast<std::int32_t>(rng.uniform_int(-1, 6)));
+    a.query_positions = s->query_positions.data();
+  }
 
   std::ostringstream name;
   name << "attention_decode rows=" << R << " H=" << H << " d=" << d << " L≤" << L
-       << (table == RowTable::per_row ? " row-table" : table == RowTable::per_key ? " key-table" : "");
+       << (table == RowTable::per_row ? " row-table" : table == RowTable::per_key ? " key-table" : "")
+       << relative_name(relative) << (relative != Relative::none ? " R=" + std::to_string(max_distance) : "")
+       << (query_positions ? " query-positions" : "");
   OpCase c;
   c.op = "attention_decode";
   c.name = name.str();
@@ -189,6 +243,26 @@ std::vector<OpCase> attention_cases(Rng& rng, CaseScale scale) {
   for (index_t d : {1, 4, 17, 32, 64, 80, 128, 200, 256})
     for (RowTable t : {RowTable::none, RowTable::per_row, RowTable::per_key})
       out.push_back(decode_case(rng, rng.uniform_int(1, 9), rng.uniform_int(1, 4), d, rng.uniform_int(1, 150), t));
+  // Relative positions: T5 bias and Shaw keys/values, in the encoder's full kernel
+  // (self-attention, T = S, with and without padding; causal for a decoder run over a
+  // prefix) and the decoder's, where the query's position is its cache length − 1.
+  // Distances from 0 (every key at one clipped distance) to the keys' stack limit.
+  for (Relative rel : {Relative::bias, Relative::keys_values, Relative::all})
+    for (index_t d : {4, 16, 64, 80})
+      for (index_t r : {index_t{0}, index_t{2}, index_t{16}, ops::kMaxRelativeKeyDistance}) {
+        const index_t T = std::vector<index_t>{1, 9, 40, 70}[rng.uniform_int(0, 3)];
+        out.push_back(attention_case(rng, {rng.uniform_int(1, 3), rng.uniform_int(1, 3), T, T, d, rng.uniform_int(0, 1) == 1,
+                                           rng.uniform_int(0, 1) == 1, rng.uniform_int(0, 1) ? Layout::fused_qkv : Layout::separate,
+                                           rel, r}));
+        out.push_back(decode_case(rng, rng.uniform_int(1, 9), rng.uniform_int(1, 4), d, rng.uniform_int(1, 150),
+                                  RowTable::per_key, rel, r));
+      }
+  // T5's bias has no distance limit; a query tile shorter than its keys (T < S).
+  out.push_back(attention_case(rng, {2, 3, 33, 70, 32, true, false, Layout::separate, Relative::bias, 300}));
+  out.push_back(attention_case(rng, {1, 2, 5, 37, 16, false, true, Layout::separate, Relative::all, 7}));
+  out.push_back(decode_case(rng, 5, 3, 200, 140, RowTable::per_row, Relative::all, 9));
+  for (Relative rel : {Relative::bias, Relative::all})
+    out.push_back(decode_case(rng, 7, 2, 16, 40, RowTable::per_key, rel, 5, true));
   return out;
 }
 

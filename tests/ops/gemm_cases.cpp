@@ -91,7 +91,7 @@ OpCase gemm_case(Rng& rng, index_t M, index_t N, index_t K, const GemmVariant& v
 
 GemmVariant random_variant(Rng& rng) {
   static const ops::Activation acts[] = {ops::Activation::none, ops::Activation::relu, ops::Activation::gelu,
-                                         ops::Activation::gelu_tanh, ops::Activation::silu};
+                                         ops::Activation::gelu_tanh, ops::Activation::silu, ops::Activation::gelu_sigmoid};
   GemmVariant v;
   v.bias = rng.uniform_int(0, 1);
   v.act = acts[rng.uniform_int(0, 4)];

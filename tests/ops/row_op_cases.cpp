@@ -81,11 +81,11 @@ OpCase norm_case(Rng& rng, index_t rows, index_t cols, const NormVariant& v) {
   return c;
 }
 
-enum class RowKind { activation, softmax, log_softmax };
+enum class RowKind { activation, softmax, log_softmax, multiply };
 
 OpCase row_case(Rng& rng, index_t rows, index_t cols, RowKind kind, ops::Activation act, bool with_neg_inf) {
   struct State {
-    Buffer2D x, y, y_ref;
+    Buffer2D x, gate, y, y_ref;
   };
   auto s = std::make_shared<State>();
   const index_t pad = rng.uniform_int(0, 2);
@@ -97,12 +97,17 @@ OpCase row_case(Rng& rng, index_t rows, index_t cols, RowKind kind, ops::Activat
         if (rng.uniform_int(0, 3) == 0) s->x.at(i, j) = -std::numeric_limits<float>::infinity();
   s->y = Buffer2D(rows, cols, pad);
   s->y_ref = Buffer2D(rows, cols, pad);
+  if (kind == RowKind::multiply) {
+    s->gate = Buffer2D(rows, cols, rng.uniform_int(0, 2));
+    s->gate.fill_random(rng, -3.f, 3.f);
+  }
   OpCase c;
   std::ostringstream name;
   switch (kind) {
     case RowKind::activation: c.op = std::string("activation ") + ops::activation_name(act); break;
     case RowKind::softmax: c.op = "softmax"; break;
     case RowKind::log_softmax: c.op = "log_softmax"; break;
+    case RowKind::multiply: c.op = "multiply"; break;
   }
   name << c.op << " " << rows << "x" << cols << (with_neg_inf ? " with -inf" : "");
   c.name = name.str();
@@ -112,11 +117,13 @@ OpCase row_case(Rng& rng, index_t rows, index_t cols, RowKind kind, ops::Activat
     if (kind == RowKind::activation) ops::activation(act, s->x.view(), s->y.view(), threads);
     if (kind == RowKind::softmax) ops::softmax(s->x.view(), s->y.view(), threads);
     if (kind == RowKind::log_softmax) ops::log_softmax(s->x.view(), s->y.view(), threads);
+    if (kind == RowKind::multiply) ops::multiply(s->x.view(), s->gate.view(), s->y.view(), threads);
   };
   c.reference = [s, kind, act] {
     if (kind == RowKind::activation) ops::reference::activation(act, s->x.view(), s->y_ref.view());
     if (kind == RowKind::softmax) ops::reference::softmax(s->x.view(), s->y_ref.view());
     if (kind == RowKind::log_softmax) ops::reference::log_softmax(s->x.view(), s->y_ref.view());
+    if (kind == RowKind::multiply) ops::reference::multiply(s->x.view(), s->gate.view(), s->y_ref.view());
   };
   c.outputs = {{&s->y, &s->y_ref}};
   c.state = s;
@@ -236,7 +243,7 @@ OpCase positions_case(index_t first, index_t count, index_t dim, ops::PositionLa
 std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
   std::vector<OpCase> out;
   const ops::Activation acts[] = {ops::Activation::relu, ops::Activation::gelu, ops::Activation::gelu_tanh,
-                                  ops::Activation::silu};
+                                  ops::Activation::silu, ops::Activation::gelu_sigmoid};
   if (scale == CaseScale::perf) {
     out.push_back(norm_case(rng, 8192, 512, {}));
     out.push_back(norm_case(rng, 8192, 512, {.residual = true, .sum_out = true}));
@@ -259,6 +266,7 @@ std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
     for (ops::Activation a : acts) out.push_back(row_case(rng, rows, cols, RowKind::activation, a, false));
     out.push_back(row_case(rng, rows, cols, RowKind::softmax, {}, cols > 1));
     out.push_back(row_case(rng, rows, cols, RowKind::log_softmax, {}, cols > 1));
+    out.push_back(row_case(rng, rows, cols, RowKind::multiply, {}, false));
     out.push_back(embedding_case(rng, 50, cols, rows, cols % 2 == 0));
     out.push_back(selection_case(rng, rows, cols, 0, false));
     out.push_back(selection_case(rng, rows, cols, 0, true));

@@ -155,7 +155,7 @@ struct Variant {
   bool learned_positions = false;
   Ct2DType weights = Ct2DType::f32;  // or i8, i16 (no saved scale before v4: the legacy 1000), f16, bf16
   bool json_vocabulary = false;
-  bool config_json = false;  // layer_norm_epsilon 1e-5, add_source_eos
+  bool config_json = false;  // layer_norm_epsilon 1e-6 (CTranslate2 defaults to 1e-5), add_source_eos
 };
 
 // The CTranslate2 name of an attend tensor, written out independently of the loader.
@@ -242,7 +242,7 @@ std::unique_ptr<TwinPair> write_twins(const Variant& v) {
   c.embedding_scale = 4.0f;  // √16
   c.shared_embeddings = c.tie_output_projection = v.shared;
   c.output_bias = true;
-  c.layer_norm_epsilon = v.config_json ? 1e-5f : 1e-6f;
+  c.layer_norm_epsilon = v.config_json ? 1e-6f : 1e-5f;
   c.pad_id = 0, c.bos_id = 1, c.eos_id = 2, c.decoder_start_id = 1, c.unk_id = static_cast<std::int32_t>(c.tgt_vocab_size - 1);
   c.add_source_eos = v.config_json;
 
@@ -319,7 +319,7 @@ std::unique_ptr<TwinPair> write_twins(const Variant& v) {
     vocab("source_vocabulary" + ext, c.src_vocab_size);
     vocab("target_vocabulary" + ext, c.tgt_vocab_size);
   }
-  if (v.config_json) std::ofstream(dirs->ct2.path / "config.json") << R"({"layer_norm_epsilon": 1e-05, "add_source_eos": true,
+  if (v.config_json) std::ofstream(dirs->ct2.path / "config.json") << R"({"layer_norm_epsilon": 1e-06, "add_source_eos": true,
     "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>", "decoder_start_token": "<s>", "add_source_bos": false})";
   save_model(dirs->attend.path.string(), c, *weights);
   return dirs;
@@ -412,19 +412,29 @@ TEST_CASE("malformed model.bin files and directories are reported clearly", "[ct
     rewrite(spec);
     CHECK_THROWS_WITH(load_model(dirs->ct2.path.string()), Contains("spec 'WhisperSpec' is not an encoder-decoder Transformer"));
 
+    // A file with one more variable: splice it in (bump the variable count, append the
+    // variable before the end).
+    auto with_variable = [&](const std::string& name) {
+      std::vector<std::uint8_t> extra = good;
+      Ct2File one{2, "TransformerBase", 2, {test::f32_variable(name, {2}, {0, 0})}, {}};
+      auto tail = test::ct2_bytes(one);
+      std::uint32_t count;
+      const size_t count_at = 4 + 2 + std::string("TransformerBase").size() + 1 + 4;
+      std::memcpy(&count, extra.data() + count_at, 4);
+      ++count;
+      std::memcpy(extra.data() + count_at, &count, 4);
+      extra.insert(extra.end(), tail.begin() + static_cast<long>(count_at) + 4, tail.end());
+      test::write_file(bin.string(), extra);
+    };
     // An unsupported feature's variable is named.
-    std::vector<std::uint8_t> extra = good;
-    Ct2File one{2, "TransformerBase", 2, {test::f32_variable("encoder/layer_0/self_attention/relative_position_keys", {2}, {0, 0})}, {}};
-    auto tail = test::ct2_bytes(one);
-    // Splice it in: bump the variable count, append the variable before the end.
-    std::uint32_t count;
-    const size_t count_at = 4 + 2 + std::string("TransformerBase").size() + 1 + 4;
-    std::memcpy(&count, extra.data() + count_at, 4);
-    ++count;
-    std::memcpy(extra.data() + count_at, &count, 4);
-    extra.insert(extra.end(), tail.begin() + static_cast<long>(count_at) + 4, tail.end());
-    test::write_file(bin.string(), extra);
-    CHECK_THROWS_WITH(load_model(dirs->ct2.path.string()), Contains("'encoder/layer_0/self_attention/relative_position_keys' belongs to relative position representations"));
+    with_variable("encoder/layer_0/self_attention/relative_asymmetric_position_keys");
+    CHECK_THROWS_WITH(load_model(dirs->ct2.path.string()),
+                      Contains("'encoder/layer_0/self_attention/relative_asymmetric_position_keys' belongs to asymmetric relative positions"));
+    // A supported feature, incomplete: what is missing is named.
+    with_variable("encoder/layer_0/self_attention/relative_position_keys");
+    CHECK_THROWS_WITH(load_model(dirs->ct2.path.string()), Contains("'encoder/layer_0/self_attention/relative_position_values' is missing — relative position keys and values must be in every self-attention layer"));
+    with_variable("decoder/layer_0/ffn/linear_0_noact/weight");
+    CHECK_THROWS_WITH(load_model(dirs->ct2.path.string()), Contains("unexpected variable 'decoder/layer_0/ffn/linear_0_noact/weight'"));
 
     test::write_file(bin.string(), good);
     std::ofstream(dirs->ct2.path / "target_vocabulary.txt") << "<blank>\n<s>\n</s>\n";

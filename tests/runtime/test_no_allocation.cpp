@@ -75,7 +75,13 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 namespace attend::runtime {
 
 TEST_CASE("decoding with a compiled plan performs no heap allocation", "[runtime][allocation]") {
-  auto model = load_model(std::string(ATTEND_SOURCE_DIR) + "/tests/data/parity/pre-ln-relu/model");
+  // attend's own format, and CTranslate2 families with position terms inside attention
+  // (T5's bias, Shaw's relative keys/values), RMSNorm, gated FFN, a zero start embedding.
+  const std::string data = std::string(ATTEND_SOURCE_DIR) + "/tests/data/";
+  const std::string dir = GENERATE_COPY(data + "parity/pre-ln-relu/model", data + "ct2-variants/t5",
+                                        data + "ct2-variants/onmt_relative", data + "ct2-variants/marian");
+  INFO(dir);
+  auto model = load_model(dir);
   const std::vector<std::vector<std::int32_t>> sources = {{7, 12, 14, 12, 40}, {11, 35, 37, 5}, {24, 21}, {30, 31, 33}};
   const std::vector<std::int32_t> prefix = {5};
   std::vector<SourceRef> refs;

@@ -150,9 +150,15 @@ void SourceLines::check_unknown(const std::string& line, const std::vector<std::
   warnings_.add(kMostlyUnknown, number, what + ": is the input in the model's language and format?");
 }
 
+// Tokens are the vocabulary's own: a line of them is blank only without any (a
+// vocabulary may hold U+00A0 as a token). Text and ids: Unicode blank lines too.
+bool SourceLines::blank(const std::string& line) const {
+  return format_ == Format::tokens ? split_tokens(line).empty() : attend::is_blank_text(line);
+}
+
 std::optional<std::vector<std::int32_t>> SourceLines::encode(const std::string& raw, std::uint64_t number) {
   const std::string line = format_ == Format::ids ? raw : checked_utf8(raw, number);
-  if (attend::is_blank_text(line)) return std::nullopt;
+  if (blank(line)) return std::nullopt;
   std::vector<std::int32_t> ids;
   switch (format_) {
     case Format::text: ids = model_.encode_text(line); break;
@@ -173,7 +179,7 @@ std::optional<std::vector<std::int32_t>> SourceLines::encode(const std::string& 
 
 std::vector<std::int32_t> SourceLines::encode_prefix(const std::string& raw, std::uint64_t number) {
   const std::string text = format_ == Format::ids ? raw : checked_utf8(raw, number);
-  if (attend::is_blank_text(text)) return {};
+  if (blank(text)) return {};
   switch (format_) {
     case Format::text: return model_.encode_text(text, attend::Model::Side::target);
     case Format::tokens: return model_.encode_tokens(split_tokens(text), attend::Model::Side::target);

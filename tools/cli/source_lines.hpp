@@ -9,8 +9,8 @@
 //   a line over the limit   truncated (counted in one warning at the end).
 // A line whose tokens are mostly unknown to the source vocabulary (a wrong model, a
 // vocabulary with the wrong line ends) is translated, with a warning. A blank line —
-// Unicode spaces and invisible characters included — or one that encodes to nothing is
-// empty: an empty line out.
+// for text and ids, Unicode spaces and invisible characters included (tokens are the
+// vocabulary's own) — or one that encodes to nothing is empty: an empty line out.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,7 @@ class SourceLines {
   std::uint64_t truncated_lines() const { return truncated_; }
 
  private:
+  bool blank(const std::string& line) const;
   std::string checked_utf8(const std::string& line, std::uint64_t number);
   std::vector<std::int32_t> parse_ids(const std::string& line, std::uint64_t number, attend::Model::Side side);
   void check_unknown(const std::string& line, const std::vector<std::int32_t>& ids, std::uint64_t number);

@@ -116,20 +116,41 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
 }
 
 // Wider heads: the accumulator lives in aligned scratch.
-template <class A>
+//
+// With relative positions (kPositions, ops::RelativePositions) every score gets the term
+// of its clipped distance δ to the query position — a per-head bias (T5) and/or q·keys[δ],
+// computed once for the 2R+1 distances (Shaw) — and relative values are folded in
+// through w[δ] = Σ_j p_j over the keys at distance δ (rescaled with the accumulator),
+// added as Σ_δ w[δ]·values[δ] at the end. Any head_dim takes this path then.
+template <class A, bool kPositions = false>
 void attention_decode_scratch(const detail::DecodeQuery& dq) {
   constexpr int W = kLanes<A>, TK = detail::kAttentionKeyTile;
+  constexpr index_t kRel = kPositions ? 2 * kMaxRelativeKeyDistance + 1 : 1;
   const index_t d = dq.head_dim;
   alignas(64) float o[detail::kMaxHeadDim + W] = {};
   alignas(64) float s[TK];
+  [[maybe_unused]] float qk_rel[kRel], w_rel[kRel];
+  [[maybe_unused]] const RelativePositions* pos = dq.positions;
+  [[maybe_unused]] const index_t rd = kPositions ? pos->max_distance : 0, nd = 2 * rd + 1;
+  [[maybe_unused]] auto relative_index = [&](index_t j) { return std::clamp(j - dq.q_position, -rd, rd) + rd; };
 
   const float qscale = dq.scale * kLog2e;
+  if constexpr (kPositions) {
+    if (pos->keys)
+      for (index_t c = 0; c < nd; ++c) qk_rel[c] = dot<A>(dq.q, pos->keys + c * d, d) * qscale;
+    if (pos->values) std::fill(w_rel, w_rel + nd, 0.0f);
+  }
   float m = -kInf, l = 0.0f;
   for (index_t j0 = 0; j0 < dq.kv_len; j0 += TK) {
     const index_t jn = std::min<index_t>(TK, dq.kv_len - j0);
     float mt = -kInf;
     for (index_t j = 0; j < jn; ++j) {
       s[j] = dot<A>(dq.q, dq.k->at(dq.row, j0 + j, dq.head), d) * qscale;
+      if constexpr (kPositions) {
+        const index_t at = relative_index(j0 + j);
+        if (dq.position_bias) s[j] += dq.position_bias[at] * kLog2e;
+        if (pos->keys) s[j] += qk_rel[at];
+      }
       mt = std::max(mt, s[j]);
     }
     const float m_new = std::max(m, mt);
@@ -141,8 +162,17 @@ void attention_decode_scratch(const detail::DecodeQuery& dq) {
       scale_axpy<A>(o, scale, s[jj], dq.v->at(dq.row, j0 + jj, dq.head), d);
       scale = 1.0f;
     }
+    if constexpr (kPositions)
+      if (pos->values) {
+        if (alpha != 1.0f)
+          for (index_t c = 0; c < nd; ++c) w_rel[c] *= alpha;
+        for (index_t jj = 0; jj < jn; ++jj) w_rel[relative_index(j0 + jj)] += s[jj];
+      }
     m = m_new;
   }
+  if constexpr (kPositions)
+    if (pos->values)
+      for (index_t c = 0; c < nd; ++c) scale_axpy<A>(o, 1.0f, w_rel[c], pos->values + c * d, d);
   const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
   for (index_t c = 0; c < d; ++c) dq.out[c] = o[c] * inv_l;
 }

@@ -9,6 +9,12 @@
 //   m' = max(m, max_j Sᵀ[j]);  α = 2^(m − m');  l = α·l + Σ_j 2^(Sᵀ[j] − m')
 //   Oᵀ[c][q]  = α·Oᵀ[c][q] + Σ_j V[j][c] · Pᵀ[j][q]
 // Extra memory: Qᵀ, Oᵀ (head_dim × TQ) and one Sᵀ tile, on the stack.
+//
+// With relative positions (kPositions, ops::RelativePositions) each Sᵀ tile gets its
+// position term before the running max: a per-head bias by clipped distance δ (T5),
+// and/or Qᵀ·keys[δ], computed once per tile for the 2R+1 distances like scores against
+// 2R+1 extra keys (Shaw). Relative values are folded in through Wᵀ[δ][q] = Σ_j P over
+// the keys at distance δ, rescaled with Oᵀ, and added as Σ_δ values[δ]·Wᵀ[δ] at the end.
 #pragma once
 
 #include <algorithm>
@@ -104,7 +110,10 @@ inline void for_balanced_blocks(index_t n, const F& f) {
   }
 }
 
-template <class A, int QV, int R>
+// Clipped distance index δ + R of key j from query position i.
+inline index_t relative_index(index_t j, index_t i, index_t r) { return std::clamp(j - i, -r, r) + r; }
+
+template <class A, int QV, int R, bool kPositions = false>
 void attention_tile(const detail::AttentionTile& t) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>, TQ = QV * W, TK = detail::kAttentionKeyTile;
@@ -122,6 +131,20 @@ void attention_tile(const detail::AttentionTile& t) {
   }
   std::fill(ot, ot + d * TQ, 0.0f);
 
+  // Relative positions: Qᵀ·keys[δ] (scaled like Sᵀ) and the weights Wᵀ per distance.
+  constexpr index_t kRel = kPositions ? 2 * kMaxRelativeKeyDistance + 1 : 1;
+  alignas(64) float qk_rel[kRel * TQ];
+  alignas(64) float w_rel[kRel * TQ];
+  const RelativePositions* pos = t.positions;
+  const index_t rd = kPositions ? pos->max_distance : 0, nd = 2 * rd + 1;
+  if constexpr (kPositions) {
+    if (pos->keys)
+      for_balanced_blocks<R>(nd, [&](index_t c, auto n) {
+        attention_scores<A, QV, decltype(n)::value>(qk_rel + c * TQ, qt, pos->keys + c * d, d, d);
+      });
+    if (pos->values) std::fill(w_rel, w_rel + nd * TQ, 0.0f);
+  }
+
   V m[QV], l[QV];
 #pragma GCC unroll 4
   for (int v = 0; v < QV; ++v) {
@@ -137,6 +160,19 @@ void attention_tile(const detail::AttentionTile& t) {
     for_balanced_blocks<R>(jn, [&](index_t j, auto n) {
       attention_scores<A, QV, decltype(n)::value>(st + j * TQ, qt, t.k + (j0 + j) * t.k_stride, t.k_stride, d);
     });
+
+    if constexpr (kPositions) {
+      const float* bias = t.position_bias;
+      for (index_t jj = 0; jj < jn; ++jj) {
+        float* s = st + jj * TQ;
+        for (int r = 0; r < TQ; ++r) {
+          const index_t at = relative_index(j0 + jj, t.q_position + r, rd);
+          float add = bias ? bias[at] * kLog2e : 0.0f;
+          if (pos->keys) add += qk_rel[at * TQ + r];
+          s[r] += add;
+        }
+      }
+    }
 
     // Causal mask: key j0+j is hidden from rows r < j0 + j − causal_shift.
     if (j0 + jn - 1 > t.causal_shift) {
@@ -168,13 +204,21 @@ void attention_tile(const detail::AttentionTile& t) {
     }
     // Past the first tiles the running max rarely moves; α is then exactly 1 and Oᵀ
     // needs no rescaling pass.
-    if (grew)
+    if (grew) {
       for (index_t c = 0; c < d; ++c)
 #pragma GCC unroll 4
         for (int v = 0; v < QV; ++v) {
           float* o = ot + c * TQ + v * W;
           (V::load_aligned(o) * alpha[v]).store_aligned(o);
         }
+      if constexpr (kPositions)
+        if (pos->values)
+          for (index_t c = 0; c < nd; ++c)
+            for (int v = 0; v < QV; ++v) {
+              float* w = w_rel + c * TQ + v * W;
+              (V::load_aligned(w) * alpha[v]).store_aligned(w);
+            }
+    }
 #pragma GCC unroll 4
     for (int v = 0; v < QV; ++v) {
       V sum(0.0f);
@@ -187,11 +231,22 @@ void attention_tile(const detail::AttentionTile& t) {
       l[v] = xsimd::fma(l[v], alpha[v], sum);
     }
 
+    if constexpr (kPositions)
+      if (pos->values)
+        for (index_t jj = 0; jj < jn; ++jj)
+          for (int r = 0; r < TQ; ++r) w_rel[relative_index(j0 + jj, t.q_position + r, rd) * TQ + r] += st[jj * TQ + r];
+
     const float* v0 = t.v + j0 * t.v_stride;
     for_balanced_blocks<R>(d, [&](index_t c, auto n) {
       attention_accumulate<A, QV, decltype(n)::value>(ot + c * TQ, st, v0 + c, t.v_stride, jn);
     });
   }
+
+  if constexpr (kPositions)
+    if (pos->values)
+      for_balanced_blocks<R>(d, [&](index_t c, auto n) {
+        attention_accumulate<A, QV, decltype(n)::value>(ot + c * TQ, w_rel, pos->values + c, d, nd);
+      });
 
   alignas(64) float inv_l[TQ];
 #pragma GCC unroll 4

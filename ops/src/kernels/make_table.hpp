@@ -25,6 +25,8 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   t.attention_query_tile = QV * kLanes<A>;
   t.attention_tile = &attention_tile<A, QV, R>;
   t.attention_decode = &attention_decode<A>;
+  t.attention_tile_positions = &attention_tile<A, QV, R, true>;
+  t.attention_decode_positions = &attention_decode_scratch<A, true>;
   t.layer_norm_row = &layer_norm_row<A>;
   t.rms_norm_row = &rms_norm_row<A>;
   t.activation_row = &activation_row<A>;

@@ -176,6 +176,7 @@ __attribute__((flatten)) void activation_row(Activation a, const float* x, float
     case Activation::gelu: apply([](const vfloat<A>& v) { return gelu_erf<A>(v); }); break;
     case Activation::gelu_tanh: apply([](const vfloat<A>& v) { return activate<A>(Activation::gelu_tanh, v); }); break;
     case Activation::silu: apply([](const vfloat<A>& v) { return activate<A>(Activation::silu, v); }); break;
+    case Activation::gelu_sigmoid: apply([](const vfloat<A>& v) { return activate<A>(Activation::gelu_sigmoid, v); }); break;
   }
 }
 

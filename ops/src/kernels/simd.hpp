@@ -249,6 +249,8 @@ ATTEND_VECTOR_MATH vfloat<A> activate(Activation a, const vfloat<A>& x) {
       return x * sigmoid<A>(V(2.0f * 0.79788456080286536f) * xsimd::fma(V(0.044715f) * x, x * x, x));
     case Activation::silu:
       return x * sigmoid<A>(x);
+    case Activation::gelu_sigmoid:
+      return x * sigmoid<A>(V(1.702f) * x);
   }
   return x;
 }

@@ -42,6 +42,7 @@ double activation(Activation a, double x) {
     case Activation::gelu_tanh:
       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (x + 0.044715 * x * x * x)));
     case Activation::silu: return x / (1.0 + std::exp(-x));
+    case Activation::gelu_sigmoid: return x / (1.0 + std::exp(-1.702 * x));
   }
   return x;
 }
@@ -69,6 +70,11 @@ void rms_norm(ConstMatrix x, Matrix y, const NormWeights& w, ConstMatrix residua
     for (size_t c = 0; c < s.size(); ++c) out[c] = s[c] / std::sqrt(ms + w.epsilon) * w.gamma[c];
     return out;
   });
+}
+
+void multiply(ConstMatrix x, ConstMatrix gate, Matrix y) {
+  for (index_t r = 0; r < x.rows; ++r)
+    for (index_t c = 0; c < x.cols; ++c) y(r, c) = static_cast<float>(double(x(r, c)) * double(gate(r, c)));
 }
 
 void activation(Activation a, ConstMatrix x, Matrix y) {

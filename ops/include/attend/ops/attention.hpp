@@ -34,6 +34,28 @@ struct HeadsView {
   }
 };
 
+// Relative-position terms of self-attention, taken inside the online softmax (no T×S
+// matrix). They depend on the clipped distance between key j and query position i,
+//   δ = clamp(j − i, −max_distance, max_distance),  at index δ + max_distance:
+//   bias    score(i, j) += bias[h·bias_head_stride + δ + max_distance]   (T5's bucketed
+//           bias, expanded per distance by the caller; not scaled)
+//   keys    score(i, j) += scale · q_i · keys[δ + max_distance]         (Shaw et al. 2018)
+//   values  out_i       += Σ_j p_ij · values[δ + max_distance]
+// keys and values are [2·max_distance + 1, head_dim] (row stride head_dim), shared by
+// all heads. Any of the three may be null.
+struct RelativePositions {
+  index_t max_distance = 0;
+  const float* bias = nullptr;
+  index_t bias_head_stride = 0;
+  const float* keys = nullptr;
+  const float* values = nullptr;
+
+  bool active() const { return bias != nullptr || keys != nullptr || values != nullptr; }
+};
+// Largest max_distance with relative keys or values (the kernels keep one score and
+// one weight per distance on the stack); a bias has no limit.
+inline constexpr index_t kMaxRelativeKeyDistance = 128;
+
 struct AttentionArgs {
   index_t batch = 0, heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
   HeadsView<const float> q, k, v;
@@ -44,6 +66,8 @@ struct AttentionArgs {
   // aligned, so T = S is the usual triangle and T < S continues a cached prefix).
   bool causal = false;
   float scale = 0.0f;  // 0 → 1/√head_dim
+  // Query t sits at position t + (kv_len − q_len), key j at j (aligned like `causal`).
+  RelativePositions positions;
 };
 // A query row that sees no key at all (length 0) gets an all-zero output.
 
@@ -91,6 +115,10 @@ struct DecodeAttentionArgs {
   float* out = nullptr;
   index_t out_row_stride = 0;
   float scale = 0.0f;  // 0 → 1/√head_dim
+  // Row i's query sits at position query_positions[i], or (null) kv_lengths[i] − 1 —
+  // the newest cached key, the decoding step; key j at j.
+  RelativePositions positions;
+  const std::int32_t* query_positions = nullptr;
 };
 
 void attention_decode(const DecodeAttentionArgs& args, int threads);

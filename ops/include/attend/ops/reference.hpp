@@ -25,6 +25,7 @@ void layer_norm(ConstMatrix x, Matrix y, const NormWeights& w, ConstMatrix resid
 void rms_norm(ConstMatrix x, Matrix y, const NormWeights& w, ConstMatrix residual = {},
               Matrix sum_out = {});
 void activation(Activation a, ConstMatrix x, Matrix y);
+void multiply(ConstMatrix x, ConstMatrix gate, Matrix y);
 void softmax(ConstMatrix x, Matrix y);
 void log_softmax(ConstMatrix x, Matrix y);
 void row_argmax(ConstMatrix x, std::int32_t* out);

@@ -37,10 +37,11 @@ enum class Activation : std::uint8_t {
   gelu,       // exact: 0.5·x·(1 + erf(x/√2))
   gelu_tanh,  // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
   silu,       // x·σ(x)
+  gelu_sigmoid,  // x·σ(1.702·x) (CTranslate2's GELUSigmoid, native Marian's gelu)
 };
 
 const char* activation_name(Activation a);
-// Parses "none", "relu", "gelu", "gelu_tanh", "silu"; throws attend::Error otherwise.
+// Parses "none", "relu", "gelu", "gelu_tanh", "silu", "gelu_sigmoid"; throws attend::Error otherwise.
 Activation parse_activation(const char* name);
 
 }  // namespace attend::ops

@@ -1,0 +1,61 @@
+"""attend: encoder-decoder transformer inference on x86 CPUs.
+
+A drop-in for CTranslate2's ``Translator`` — a CTranslate2 user changes one import::
+
+    import attend
+    translator = attend.Translator("ende_ct2/", device="cpu", intra_threads=2)
+    results = translator.translate_batch([["▁Hello", "▁world", "."]], beam_size=4, return_scores=True)
+    print(results[0].hypotheses[0], results[0].scores[0])
+
+plus attend's own: :meth:`Translator.translate_text` (SentencePiece text in and out),
+``attend.Model.preset("base")`` (random weights in a standard shape),
+:meth:`Translator.info`, :meth:`Translator.plan` and profiling. ``attend.ray`` (with
+``pip install .[ray]``) translates a corpus across the machines of a Ray cluster.
+
+The engine is the C++ library libattend, bound in ``attend._attend``: every call that
+translates releases the GIL, so Python threads sharing a translator run in parallel.
+"""
+
+from ._attend import (  # noqa: F401  (re-exported)
+    Hypothesis,
+    Model,
+    ModelInfo,
+    SpecialIds,
+    StepProfile,
+    TensorInfo,
+    TokenStep,
+    TranslationOptions,
+    TranslatorOptions,
+    version,
+)
+from .results import (  # noqa: F401
+    AsyncScoringResult,
+    AsyncTranslationResult,
+    GenerationStepResult,
+    ScoringResult,
+    TranslationResult,
+)
+from .translator import Translator, set_random_seed  # noqa: F401
+
+__version__: str = version()
+
+__all__ = [
+    "AsyncScoringResult",
+    "AsyncTranslationResult",
+    "GenerationStepResult",
+    "Hypothesis",
+    "Model",
+    "ModelInfo",
+    "ScoringResult",
+    "SpecialIds",
+    "StepProfile",
+    "TensorInfo",
+    "TokenStep",
+    "TranslationOptions",
+    "TranslationResult",
+    "Translator",
+    "TranslatorOptions",
+    "set_random_seed",
+    "version",
+    "__version__",
+]

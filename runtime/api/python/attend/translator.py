@@ -1,0 +1,619 @@
+"""attend.Translator: CTranslate2's ``Translator`` API over attend's engine.
+
+A script written for ``ctranslate2.Translator`` runs on attend with the import swapped:
+the constructor and every method take CTranslate2's arguments, with its names and
+defaults, and return its result types. An argument attend cannot honour raises a
+``ValueError`` that names it — it is never ignored.
+
+Errors: a model that cannot be loaded raises ``RuntimeError`` (as CTranslate2 does);
+a bad option or input of a call raises ``ValueError`` whose message names the option,
+or the sentence and token at fault; a wrong argument type raises ``TypeError``.
+
+attend compiles a model into a static execution plan for a set of limits (batch size,
+beam size, output length). The translator compiles one per set of limits its calls
+ask for, on first use, and keeps the last few; the plans share the model's weights.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import itertools
+import operator
+import os
+import queue
+import threading
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from . import _attend
+from .results import AsyncResult, GenerationStepResult, ScoringResult, TranslationResult
+
+_random_seed = 0
+
+# A call's plan is compiled for its own limits (batch, beam, output length), as
+# `attend translate` compiles one for its flags, so both run the same plan; the last
+# few plans are kept, so calls that repeat their options compile nothing.
+_DEFAULT_BATCH = 32
+_DEFAULT_BATCH_TOKENS = 4096  # padded source tokens: keeps the arena small on models with long positions
+_DEFAULT_BEAM = 2             # CTranslate2's default beam_size
+_DEFAULT_TARGET = 256         # …and max_decoding_length
+_MAX_CACHED_PLANS = 4
+
+
+def set_random_seed(seed: int) -> None:
+    """Seeds sampling (CTranslate2's ``set_random_seed``): with a sentence's index in its
+    call, the seed fixes every draw, so a call repeated gives the same samples."""
+    global _random_seed
+    _random_seed = int(seed)
+
+
+def _refuse(method: str, argument: str, why: str) -> ValueError:
+    return ValueError(f"{method}: {argument} {why}")
+
+
+def _is_id(x: Any) -> bool:
+    if isinstance(x, (bool, str, bytes)):
+        return False
+    try:
+        operator.index(x)
+        return True
+    except TypeError:
+        return False
+
+
+def _input_kind(rows: Any, what: str) -> str:
+    """'ids' or 'tokens': what a batch of sources (or targets, prefixes) holds."""
+    if hasattr(rows, "__array_interface__") or hasattr(rows, "__dlpack__"):
+        return "ids"
+    for row in rows:
+        if row is None:
+            continue
+        if hasattr(row, "__array_interface__") or hasattr(row, "__dlpack__"):
+            return "ids"
+        if isinstance(row, str):
+            raise TypeError(f"{what} must be a list of token lists (or id lists), not a list of strings: "
+                            "split each sentence into tokens, or use translate_text for plain text")
+        for item in row:
+            if isinstance(item, str):
+                return "tokens"
+            if _is_id(item):
+                return "ids"
+            raise TypeError(f"{what} holds {type(item).__name__} items: expected token strings or integer ids")
+    return "tokens"
+
+
+class Translator:
+    """Translates with an encoder-decoder model, as ``ctranslate2.Translator`` does.
+
+    Args:
+      model_path: A model directory (CTranslate2's or attend's format), or an
+        :class:`attend.Model` (e.g. ``attend.Model.preset("base")``).
+      device: ``"cpu"`` (or ``"auto"``, which is the CPU): attend runs on x86 CPUs.
+      device_index: 0 (the one CPU device).
+      compute_type: CTranslate2's name ("default", "auto", "float32", "int8",
+        "int8_float32", "bfloat16", "int8_bfloat16"), or a dictionary by device.
+      inter_threads: Batches translated at once (also the asynchronous workers).
+      intra_threads: Compute threads per batch (0: one per core / inter_threads).
+      max_queued_batches: Asynchronous calls waiting at most (0: 4 per worker, -1:
+        unlimited); a call beyond blocks until one finishes.
+      flash_attention: Accepted: attend's attention is always fused with an online
+        softmax (the FlashAttention algorithm, on the CPU), whatever the value.
+      tensor_parallel: Must be False (one machine, one process).
+      files: Must be None (models load from a directory).
+    """
+
+    def __init__(self, model_path: Union[str, os.PathLike, "_attend.Model"], device: str = "cpu", *,
+                 device_index: Union[int, List[int]] = 0, compute_type: Union[str, Dict[str, str]] = "default",
+                 inter_threads: int = 1, intra_threads: int = 0, max_queued_batches: int = 0,
+                 flash_attention: bool = False, tensor_parallel: bool = False, files: Any = None) -> None:
+        where = "attend.Translator"
+        if device not in ("cpu", "auto"):
+            raise _refuse(where, f"device={device!r}", "is not supported: attend runs on the CPU (device='cpu')")
+        indexes = device_index if isinstance(device_index, (list, tuple)) else [device_index]
+        if list(indexes) != [0]:
+            raise _refuse(where, f"device_index={device_index!r}", "is not supported: the CPU is device 0")
+        if isinstance(compute_type, dict):
+            if "cpu" not in compute_type:
+                raise _refuse(where, f"compute_type={compute_type!r}", "has no entry for 'cpu'")
+            compute_type = compute_type["cpu"]
+        if tensor_parallel:
+            raise _refuse(where, "tensor_parallel=True", "is not supported: attend runs in one process")
+        if files is not None:
+            raise _refuse(where, "files", "is not supported: give the model directory")
+        if inter_threads < 1:
+            raise _refuse(where, f"inter_threads={inter_threads}", "must be ≥ 1")
+        if intra_threads < 0:
+            raise _refuse(where, f"intra_threads={intra_threads}", "must be ≥ 0")
+        self._model_path = model_path
+        self._compute_type = str(compute_type)
+        self._inter_threads = int(inter_threads)
+        self._intra_threads = int(intra_threads)
+        self._max_queued = (None if max_queued_batches < 0 else
+                            max_queued_batches if max_queued_batches > 0 else 4 * self._inter_threads)
+        self._lock = threading.Lock()
+        self._plans: "collections.OrderedDict[Tuple[int, int, int, int], _attend.Translator]" = collections.OrderedDict()
+        self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._queue_slots = threading.BoundedSemaphore(self._max_queued) if self._max_queued else None
+        self._queued = 0
+        self._active = 0
+        self._profiling = False
+        self._last_plan: Optional[_attend.Translator] = None
+        self._model: Optional[_attend.Model] = None
+        self.load_model()
+
+    # ---- CTranslate2's properties and model management ----
+
+    @property
+    def device(self) -> str:
+        """Always ``"cpu"``."""
+        return "cpu"
+
+    @property
+    def device_index(self) -> List[int]:
+        """Always ``[0]``."""
+        return [0]
+
+    @property
+    def compute_type(self) -> str:
+        """The arithmetic the model runs with (e.g. ``"float32"``)."""
+        return self.model.info().compute_type
+
+    @property
+    def num_translators(self) -> int:
+        """Batches translated at once (``inter_threads``)."""
+        return self._inter_threads
+
+    @property
+    def num_queued_batches(self) -> int:
+        """Asynchronous calls waiting for a worker."""
+        return self._queued
+
+    @property
+    def num_active_batches(self) -> int:
+        """Calls being translated now."""
+        return self._active
+
+    @property
+    def model_is_loaded(self) -> bool:
+        """Whether the model is in memory (see :meth:`unload_model`)."""
+        return self._model is not None
+
+    @property
+    def model(self) -> "_attend.Model":
+        """The :class:`attend.Model` this translator runs."""
+        if self._model is None:
+            raise RuntimeError("the model is unloaded: call load_model() first")
+        return self._model
+
+    def load_model(self, keep_cache: bool = False) -> None:
+        """Loads the model (again, after :meth:`unload_model`)."""
+        if self._model is not None:
+            return
+        if isinstance(self._model_path, _attend.Model):
+            self._model = self._model_path
+        else:
+            self._model = _attend.Model.load(os.fspath(self._model_path), compute_type=self._compute_type)
+        self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, _DEFAULT_BEAM, _DEFAULT_TARGET)  # errors show here
+
+    def unload_model(self, to_cpu: bool = False) -> None:
+        """Frees the model and its plans (``to_cpu`` has no meaning on the CPU)."""
+        with self._lock:
+            self._plans.clear()
+            self._last_plan = None
+            self._model = None
+
+    # ---- plans ----
+
+    def _plan(self, batch: int, batch_tokens: int, beam: int, target: int) -> "_attend.Translator":
+        key = (batch, batch_tokens, max(beam, 1), max(1, min(target, self.model.max_positions)))
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+                self._last_plan = plan
+                return plan
+        options = _attend.TranslatorOptions()
+        options.inter_threads, options.intra_threads = self._inter_threads, self._intra_threads
+        options.max_batch_size, options.max_batch_tokens = key[0], key[1]
+        options.max_beam_size, options.max_target_length = key[2], key[3]
+        plan = _attend.Translator(self.model, options)
+        plan.set_profiling(self._profiling)
+        with self._lock:
+            self._plans[key] = plan
+            while len(self._plans) > _MAX_CACHED_PLANS:
+                self._plans.popitem(last=False)
+            self._last_plan = plan
+        return plan
+
+    def _plan_for(self, max_batch_size: int, batch_type: str, beam: int, target: int, method: str) -> "_attend.Translator":
+        if batch_type not in ("examples", "tokens"):
+            raise _refuse(method, f"batch_type={batch_type!r}", "must be 'examples' or 'tokens'")
+        if max_batch_size < 0:
+            raise _refuse(method, f"max_batch_size={max_batch_size}", "must be ≥ 0 (0: no limit)")
+        if batch_type == "tokens" and max_batch_size > 0:
+            return self._plan(_DEFAULT_BATCH, max_batch_size, beam, target)
+        # 0 is CTranslate2's "one batch": attend splits into its plan's batches, which
+        # changes no result (padding never reaches a real row), only the memory used.
+        return self._plan(max_batch_size or _DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, beam, target)
+
+    # ---- options ----
+
+    def _decoding_options(self, method: str, *, beam_size: int, patience: float, num_hypotheses: int,
+                          length_penalty: float, coverage_penalty: float, repetition_penalty: float,
+                          no_repeat_ngram_size: int, disable_unk: bool, suppress_sequences: Optional[List[List[str]]],
+                          end_token: Optional[Union[str, List[str], List[int]]], return_end_token: bool,
+                          prefix_bias_beta: float, max_input_length: int, max_decoding_length: int,
+                          min_decoding_length: int, use_vmap: bool, return_logits_vocab: bool, return_attention: bool,
+                          return_alternatives: bool, min_alternative_expansion_prob: float, sampling_topk: int,
+                          sampling_topp: float, sampling_temperature: float, replace_unknowns: bool
+                          ) -> "_attend.TranslationOptions":
+        if use_vmap:
+            raise _refuse(method, "use_vmap=True", "is not supported: attend models have no vocabulary map")
+        if return_logits_vocab:
+            raise _refuse(method, "return_logits_vocab=True", "is not supported: attend returns no vocabulary logits")
+        if max_decoding_length < 1:
+            raise _refuse(method, f"max_decoding_length={max_decoding_length}", "must be ≥ 1")
+        o = _attend.TranslationOptions()
+        o.beam_size, o.num_hypotheses, o.length_penalty = beam_size, num_hypotheses, length_penalty
+        o.patience, o.coverage_penalty, o.repetition_penalty = patience, coverage_penalty, repetition_penalty
+        o.no_repeat_ngram_size, o.disable_unk = no_repeat_ngram_size, disable_unk
+        o.suppress_sequences = [list(s) for s in suppress_sequences or []]
+        if end_token is None:
+            o.end_token = []
+        elif isinstance(end_token, str):
+            o.end_token = [end_token]
+        else:
+            ends = list(end_token)
+            o.end_token = self.model.decode_tokens([int(t) for t in ends]) if ends and _is_id(ends[0]) else ends
+        o.return_end_token, o.prefix_bias_beta, o.max_input_length = return_end_token, prefix_bias_beta, max_input_length
+        # The model's positions bound any output; past them attend stops where
+        # CTranslate2 would go on with positions the model never saw in training.
+        o.max_length = min(max_decoding_length, self.model.max_positions)
+        o.min_length = min_decoding_length
+        o.return_attention, o.return_alternatives = return_attention, return_alternatives
+        o.min_alternative_expansion_prob, o.replace_unknowns = min_alternative_expansion_prob, replace_unknowns
+        # CTranslate2 samples unless top-k is 1 (then top-p and temperature do nothing).
+        o.sampling = sampling_topk != 1
+        o.sampling_topk, o.sampling_topp, o.temperature = max(sampling_topk, 0), sampling_topp, sampling_temperature
+        o.seed = _random_seed
+        return o
+
+    # ---- asynchronous calls ----
+
+    def _submit(self, work: Callable[[], List[Any]], count: int) -> List[AsyncResult]:
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = concurrent.futures.ThreadPoolExecutor(self._inter_threads, "attend")
+        if self._queue_slots is not None:
+            self._queue_slots.acquire()
+        self._queued += 1
+
+        def run() -> List[Any]:
+            self._queued -= 1
+            try:
+                return work()
+            finally:
+                if self._queue_slots is not None:
+                    self._queue_slots.release()
+
+        future = self._executor.submit(run)
+        return [AsyncResult(future, i) for i in range(count)]
+
+    # ---- translation ----
+
+    def translate_batch(self, source: Any, target_prefix: Optional[List[Optional[List[Any]]]] = None, *,
+                        max_batch_size: int = 0, batch_type: str = "examples", asynchronous: bool = False,
+                        beam_size: int = 2, patience: float = 1, num_hypotheses: int = 1, length_penalty: float = 1,
+                        coverage_penalty: float = 0, repetition_penalty: float = 1, no_repeat_ngram_size: int = 0,
+                        disable_unk: bool = False, suppress_sequences: Optional[List[List[str]]] = None,
+                        end_token: Optional[Union[str, List[str], List[int]]] = None, return_end_token: bool = False,
+                        prefix_bias_beta: float = 0, max_input_length: int = 1024, max_decoding_length: int = 256,
+                        min_decoding_length: int = 1, use_vmap: bool = False, return_scores: bool = False,
+                        return_logits_vocab: bool = False, return_attention: bool = False,
+                        return_alternatives: bool = False, min_alternative_expansion_prob: float = 0,
+                        sampling_topk: int = 1, sampling_topp: float = 1, sampling_temperature: float = 1,
+                        replace_unknowns: bool = False,
+                        callback: Optional[Callable[[GenerationStepResult], bool]] = None
+                        ) -> Union[List[TranslationResult], List[AsyncResult]]:
+        """Translates a batch of sources, as ``ctranslate2.Translator.translate_batch``.
+
+        ``source`` is a list of token lists (``[["▁Hello", "▁world"]]``), of id lists, or
+        integer arrays (a 2-D array is one sentence per row); ``target_prefix`` has one
+        (possibly ``None``) forced prefix per source, of the same kind. Every keyword is
+        CTranslate2's, with its default; results are :class:`TranslationResult` in
+        input order (``asynchronous=True``: objects with ``result()`` and ``done()``).
+        ``callback(GenerationStepResult) -> bool`` sees each token as it is chosen
+        (``beam_size=1``); returning True stops the batch.
+        """
+        method = "translate_batch"
+        options = self._decoding_options(
+            method, beam_size=beam_size, patience=patience, num_hypotheses=num_hypotheses,
+            length_penalty=length_penalty, coverage_penalty=coverage_penalty, repetition_penalty=repetition_penalty,
+            no_repeat_ngram_size=no_repeat_ngram_size, disable_unk=disable_unk, suppress_sequences=suppress_sequences,
+            end_token=end_token, return_end_token=return_end_token, prefix_bias_beta=prefix_bias_beta,
+            max_input_length=max_input_length, max_decoding_length=max_decoding_length,
+            min_decoding_length=min_decoding_length, use_vmap=use_vmap, return_logits_vocab=return_logits_vocab,
+            return_attention=return_attention, return_alternatives=return_alternatives,
+            min_alternative_expansion_prob=min_alternative_expansion_prob, sampling_topk=sampling_topk,
+            sampling_topp=sampling_topp, sampling_temperature=sampling_temperature, replace_unknowns=replace_unknowns)
+        plan = self._plan_for(max_batch_size, batch_type, beam_size, max_decoding_length, method)
+        kind = _input_kind(source, "source")
+        count = len(source)
+
+        def work() -> List[TranslationResult]:
+            return self._translate(plan, kind, source, target_prefix, options, return_scores, return_attention,
+                                   callback)
+
+        if asynchronous:
+            return self._submit(work, count)
+        return work()
+
+    def _translate(self, plan: "_attend.Translator", kind: str, source: Any, target_prefix: Any,
+                   options: "_attend.TranslationOptions", return_scores: bool, return_attention: bool,
+                   callback: Optional[Callable[[GenerationStepResult], bool]]) -> List[TranslationResult]:
+        if len(source) == 0:
+            return []
+        on_token = None
+        if callback is not None:
+            decode = self.model.decode_tokens if self.model.has_vocabulary else None
+
+            def on_token(s: "_attend.TokenStep") -> bool:
+                token = decode([s.id])[0] if decode else None
+                return bool(callback(GenerationStepResult(s.step, s.index, s.id, s.hypothesis, token,
+                                                          s.log_prob if return_scores else None, s.is_last)))
+        self._active += 1
+        try:
+            if kind == "tokens":
+                prefixes = [list(p) if p is not None else [] for p in target_prefix] if target_prefix else []
+                raw = plan.translate_tokens([list(s) for s in source], options, prefixes, on_token)
+                hypotheses = lambda h: h.tokens  # noqa: E731
+            else:
+                prefixes = None
+                if target_prefix is not None:
+                    prefixes = [p if p is not None else [] for p in target_prefix]
+                raw = plan.translate_ids(source, options, prefixes, on_token)
+                hypotheses = lambda h: h.ids  # noqa: E731
+        finally:
+            self._active -= 1
+        return [_result(r, hypotheses, return_scores, return_attention) for r in raw]
+
+    def translate_iterable(self, source: Iterable[Any], target_prefix: Optional[Iterable[Any]] = None,
+                           max_batch_size: int = 32, batch_type: str = "examples", **kwargs: Any
+                           ) -> Iterator[TranslationResult]:
+        """Translates a stream of any length, as ``ctranslate2.Translator.translate_iterable``:
+        reads ``max_batch_size × 16`` examples at a time, translates them while reading
+        on, and yields one :class:`TranslationResult` per example in input order. Memory
+        stays bounded by the chunks in flight. ``kwargs``: any ``translate_batch`` option."""
+        iterables = [source] if target_prefix is None else [source, target_prefix]
+        yield from self._process_iterable(self.translate_batch, iterables, max_batch_size, batch_type, kwargs)
+
+    def _process_iterable(self, process: Callable[..., List[AsyncResult]], iterables: List[Iterable[Any]],
+                          max_batch_size: int, batch_type: str, kwargs: Dict[str, Any]) -> Iterator[Any]:
+        if max_batch_size < 1:
+            raise ValueError("max_batch_size must be ≥ 1")
+        kwargs = dict(kwargs, max_batch_size=max_batch_size, batch_type=batch_type, asynchronous=True)
+        read_size = max_batch_size * 16 if max_batch_size > 1 else max_batch_size
+        pending: collections.deque = collections.deque()
+        in_flight = 2 * self._inter_threads  # chunks: one translating per worker, one read ahead
+        for streams in _chunks(iterables, read_size, batch_type):
+            pending.append(process(*streams, **kwargs))
+            while pending and (len(pending) > in_flight or all(r.done() for r in pending[0])):
+                for r in pending.popleft():
+                    yield r.result()
+        while pending:
+            for r in pending.popleft():
+                yield r.result()
+
+    def generate_tokens(self, source: List[Any], target_prefix: Optional[List[Any]] = None, *,
+                        max_decoding_length: int = 256, min_decoding_length: int = 1, sampling_topk: int = 1,
+                        sampling_topp: float = 1, sampling_temperature: float = 1, return_log_prob: bool = False,
+                        repetition_penalty: float = 1, no_repeat_ngram_size: int = 0, disable_unk: bool = False,
+                        suppress_sequences: Optional[List[List[str]]] = None,
+                        end_token: Optional[Union[str, List[str], List[int]]] = None, max_input_length: int = 1024,
+                        use_vmap: bool = False) -> Iterator[GenerationStepResult]:
+        """Yields the tokens of one source's translation as they are generated, as
+        ``ctranslate2.Translator.generate_tokens`` (greedy or sampling; the last one has
+        ``is_last=True``). Closing the generator early stops the decoding."""
+        steps: "queue.Queue[Any]" = queue.Queue()
+        closed = threading.Event()
+        done = object()
+
+        def on_step(step: GenerationStepResult) -> bool:
+            steps.put(step)
+            return closed.is_set()
+
+        def run() -> None:
+            try:
+                self.translate_batch(
+                    [source], [target_prefix] if target_prefix is not None else None, beam_size=1,
+                    max_decoding_length=max_decoding_length, min_decoding_length=min_decoding_length,
+                    sampling_topk=sampling_topk, sampling_topp=sampling_topp, sampling_temperature=sampling_temperature,
+                    return_scores=return_log_prob, repetition_penalty=repetition_penalty,
+                    no_repeat_ngram_size=no_repeat_ngram_size, disable_unk=disable_unk,
+                    suppress_sequences=suppress_sequences, end_token=end_token, max_input_length=max_input_length,
+                    use_vmap=use_vmap, callback=on_step)
+            except BaseException as e:  # handed to the consumer, which re-raises it
+                steps.put(e)
+            steps.put(done)
+
+        thread = threading.Thread(target=run, name="attend-generate-tokens", daemon=True)
+        thread.start()
+        try:
+            while True:
+                item = steps.get()
+                if item is done:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            closed.set()
+            thread.join()
+
+    # ---- scoring ----
+
+    def score_batch(self, source: Any, target: Any, *, max_batch_size: int = 0, batch_type: str = "examples",
+                    max_input_length: int = 1024, offset: int = 0, asynchronous: bool = False
+                    ) -> Union[List[ScoringResult], List[AsyncResult]]:
+        """Log-probabilities of given targets, as ``ctranslate2.Translator.score_batch``:
+        each :class:`ScoringResult` has the target's tokens then the end-of-sequence
+        token, and the log-probability of each given the source and the tokens before.
+        ``offset`` leaves the first tokens out of the result."""
+        method = "score_batch"
+        if len(source) != len(target):
+            raise _refuse(method, "target", f"has {len(target)} examples for {len(source)} sources")
+        if offset < 0:
+            raise _refuse(method, f"offset={offset}", "must be ≥ 0")
+        longest = max((len(t) for t in target), default=0)
+        # Targets and their end token, rounded up so that most calls share a plan.
+        plan = self._plan_for(max_batch_size, batch_type, 1, max(64, 1 << longest.bit_length()), method)
+        kind = _input_kind(source, "source")
+
+        def work() -> List[ScoringResult]:
+            if len(source) == 0:
+                return []
+            self._active += 1
+            try:
+                if kind == "tokens":
+                    raw = plan.score_tokens([list(s) for s in source], [list(t) for t in target])
+                    eos = self.model.decode_tokens([self.model.special_ids.eos])
+                    return [ScoringResult(r.tokens[offset:] + eos, r.log_probs[offset:]) for r in raw]
+                raw = plan.score_ids(source, target)
+                eos_id = [self.model.special_ids.eos]
+                return [ScoringResult(r.ids[offset:] + eos_id, r.log_probs[offset:]) for r in raw]
+            finally:
+                self._active -= 1
+
+        if asynchronous:
+            return self._submit(work, len(source))
+        return work()
+
+    def score_iterable(self, source: Iterable[Any], target: Iterable[Any], max_batch_size: int = 64,
+                       batch_type: str = "examples", **kwargs: Any) -> Iterator[ScoringResult]:
+        """Scores a stream of any length, as ``ctranslate2.Translator.score_iterable``:
+        one :class:`ScoringResult` per example, in input order, memory bounded."""
+        yield from self._process_iterable(self.score_batch, [source, target], max_batch_size, batch_type, kwargs)
+
+    # ---- attend's own ----
+
+    def translate_text(self, source: Sequence[str], target_prefix: Optional[Sequence[Optional[str]]] = None,
+                       **kwargs: Any) -> List[TranslationResult]:
+        """Translates plain text through the model's SentencePiece models (attend's own):
+        ``translate_text(["Hello world."])[0].hypotheses[0]`` is a string. ``kwargs``:
+        any ``translate_batch`` option except ``asynchronous`` and ``callback``."""
+        method = "translate_text"
+        if isinstance(source, str):
+            raise TypeError("translate_text takes a list of strings (one per sentence)")
+        for name in ("asynchronous", "callback"):
+            if kwargs.get(name):
+                raise _refuse(method, name, "is not supported here: use translate_batch")
+        max_batch_size = kwargs.pop("max_batch_size", 0)
+        batch_type = kwargs.pop("batch_type", "examples")
+        return_scores = kwargs.pop("return_scores", False)
+        defaults = dict(beam_size=2, patience=1, num_hypotheses=1, length_penalty=1, coverage_penalty=0,
+                        repetition_penalty=1, no_repeat_ngram_size=0, disable_unk=False, suppress_sequences=None,
+                        end_token=None, return_end_token=False, prefix_bias_beta=0, max_input_length=1024,
+                        max_decoding_length=256, min_decoding_length=1, use_vmap=False, return_logits_vocab=False,
+                        return_attention=False, return_alternatives=False, min_alternative_expansion_prob=0,
+                        sampling_topk=1, sampling_topp=1, sampling_temperature=1, replace_unknowns=False)
+        unknown = set(kwargs) - set(defaults)
+        if unknown:
+            raise TypeError(f"{method}: unexpected argument(s) {', '.join(sorted(unknown))}")
+        args = dict(defaults, **kwargs)
+        options = self._decoding_options(method, **args)
+        plan = self._plan_for(max_batch_size, batch_type, args["beam_size"], args["max_decoding_length"], method)
+        prefixes = [p or "" for p in target_prefix] if target_prefix else []
+        self._active += 1
+        try:
+            raw = plan.translate_text(list(source), options, prefixes, None)
+        finally:
+            self._active -= 1
+        return [_result(r, lambda h: h.text, return_scores, args["return_attention"]) for r in raw]
+
+    def info(self) -> "_attend.ModelInfo":
+        """What loading the model found and checked: format, tensors, parameters, kernels."""
+        return self.model.info()
+
+    def plan(self) -> str:
+        """The static execution plan of the last call (steps, shapes, arena offsets,
+        FLOPs and bytes per step), as ``attend plan`` prints it."""
+        plan = self._last_plan or self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, _DEFAULT_BEAM, _DEFAULT_TARGET)
+        return plan.plan_description()
+
+    def set_profiling(self, on: bool = True) -> None:
+        """Times every plan step of the calls that follow (off by default)."""
+        self._profiling = bool(on)
+        with self._lock:
+            plans = list(self._plans.values())
+        for p in plans:
+            p.set_profiling(self._profiling)
+
+    def profile(self) -> List["_attend.StepProfile"]:
+        """Seconds per plan step (phase, kind, name) and for the search, summed over the
+        calls since profiling started or :meth:`reset_profile`, over every plan."""
+        with self._lock:
+            plans = list(self._plans.values())
+        steps: "collections.OrderedDict[Tuple[str, str, str], float]" = collections.OrderedDict()
+        for p in plans:
+            for s in p.profile():
+                key = (s.phase, s.kind, s.name)
+                steps[key] = steps.get(key, 0.0) + s.seconds
+        return [_StepTotal(*key, seconds) for key, seconds in steps.items()]
+
+    def reset_profile(self) -> None:
+        """Zeroes the profile."""
+        with self._lock:
+            plans = list(self._plans.values())
+        for p in plans:
+            p.reset_profile()
+
+    def __repr__(self) -> str:
+        return f"attend.Translator({self._model_path!r}, inter_threads={self._inter_threads}, " \
+               f"intra_threads={self._intra_threads})"
+
+
+class _StepTotal(collections.namedtuple("StepProfile", "phase kind name seconds")):
+    """Time in one plan step summed over plans: phase ("encoder", "decoder", "search"),
+    kind ("gemm", "self_attention", …), name ("decoder.layers.3.fc1"), seconds."""
+
+
+def _result(raw: "_attend.TranslationResult", hypothesis: Callable[[Any], Any], return_scores: bool,
+            return_attention: bool) -> TranslationResult:
+    hyps = raw.hypotheses
+    # The engine's score is CTranslate2's: Σ log p of the generated tokens (forced prefix
+    # tokens left out) divided by the output's length^length_penalty.
+    scores = [h.score for h in hyps] if return_scores else []
+    attention = [h.attention for h in hyps] if return_attention else []
+    return TranslationResult([hypothesis(h) for h in hyps], scores, attention)
+
+
+def _chunks(iterables: List[Iterable[Any]], size: int, batch_type: str) -> Iterator[Tuple[List[Any], ...]]:
+    """Groups examples (tuples across the iterables) into chunks of `size` examples, or
+    of `size` padded tokens with batch_type='tokens'."""
+    if batch_type not in ("examples", "tokens"):
+        raise ValueError(f"batch_type={batch_type!r} must be 'examples' or 'tokens'")
+    examples = iterables[0] if len(iterables) == 1 else itertools.zip_longest(*iterables)
+    streams: Optional[Tuple[List[Any], ...]] = None
+    longest = 0
+    for example in examples:
+        if not isinstance(example, tuple):
+            example = (example,)
+        if streams is not None:
+            if batch_type == "examples" and len(streams[0]) == size:
+                yield streams
+                streams = None
+            elif batch_type == "tokens":
+                longest = max(longest, len(example[0]))
+                if (len(streams[0]) + 1) * longest > size:
+                    yield streams
+                    streams, longest = None, len(example[0])
+        if streams is None:
+            streams = tuple([] for _ in example)
+            longest = len(example[0]) if example[0] is not None else 0
+        for stream, element in zip(streams, example):
+            if element is None and len(streams) > 1:
+                raise ValueError("the input iterables do not have the same length")
+            stream.append(element)
+    if streams is not None:
+        yield streams

@@ -1,0 +1,123 @@
+// attend.Model and what describes it (ModelInfo, TensorInfo, SpecialIds).
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "attend/attend.hpp"
+#include "bindings.hpp"
+
+namespace attend::python {
+namespace {
+
+attend::Model::Side side_of(const std::string& side) {
+  if (side == "source") return attend::Model::Side::source;
+  if (side == "target") return attend::Model::Side::target;
+  throw nb::value_error(("side must be 'source' or 'target', not '" + side + "'").c_str());
+}
+
+attend::LoadOptions load_options(const std::string& isa, const std::string& compute_type) {
+  attend::LoadOptions o;
+  o.isa = isa;
+  o.compute_type = compute_type;
+  return o;
+}
+
+}  // namespace
+
+void bind_model(nb::module_& m) {
+  nb::class_<attend::TensorInfo>(m, "TensorInfo", "One tensor of a model file: name, stored type, shape.")
+      .def_ro("name", &attend::TensorInfo::name, "The tensor's name in the file.")
+      .def_ro("dtype", &attend::TensorInfo::dtype, "Its stored type (\"float32\", \"int8\", …).")
+      .def_ro("shape", &attend::TensorInfo::shape, "Its shape, as text (\"[512, 2048]\").")
+      .def_ro("elements", &attend::TensorInfo::elements, "Number of elements.")
+      .def("__repr__", [](const attend::TensorInfo& t) { return "TensorInfo(" + t.name + ", " + t.dtype + ", " + t.shape + ")"; });
+
+  nb::class_<attend::ModelInfo>(m, "ModelInfo", "What loading a model found and checked (`attend inspect`).")
+      .def_ro("directory", &attend::ModelInfo::directory, "The model directory, or \"preset NAME\".")
+      .def_ro("format", &attend::ModelInfo::format, "The file format, e.g. \"CTranslate2 model.bin v2 …\".")
+      .def_ro("file_bytes", &attend::ModelInfo::file_bytes, "Size of the weights file in bytes.")
+      .def_ro("parameters", &attend::ModelInfo::parameters, "Number of parameters.")
+      .def_ro("config_json", &attend::ModelInfo::config_json, "The architecture, as attend's config.json.")
+      .def_ro("tensors", &attend::ModelInfo::tensors, "Every tensor of the file.")
+      .def_ro("checks", &attend::ModelInfo::checks, "What loading verified.")
+      .def_ro("text_tokenizer", &attend::ModelInfo::text_tokenizer, "The SentencePiece models, or empty.")
+      .def_ro("vocabulary", &attend::ModelInfo::vocabulary, "The vocabulary files, or empty.")
+      .def_ro("isa", &attend::ModelInfo::isa, "The kernels the weights are packed for (avx512, avx2, sse2).")
+      .def_ro("compute_type", &attend::ModelInfo::compute_type, "The arithmetic chosen (\"float32\", …).")
+      .def_ro("compute_type_reason", &attend::ModelInfo::compute_type_reason, "Why that compute type.")
+      .def("__repr__", [](const attend::ModelInfo& i) {
+        return "ModelInfo(" + i.directory + ", " + i.format + ", " + std::to_string(i.parameters) + " parameters, " + i.isa +
+               ", " + i.compute_type + ")";
+      });
+
+  nb::class_<attend::Model::SpecialIds>(m, "SpecialIds", "The model's special token ids.")
+      .def_ro("pad", &attend::Model::SpecialIds::pad, "Padding.")
+      .def_ro("bos", &attend::Model::SpecialIds::bos, "Beginning of sequence.")
+      .def_ro("eos", &attend::Model::SpecialIds::eos, "End of sequence.")
+      .def_ro("unk", &attend::Model::SpecialIds::unk, "Unknown token.")
+      .def_ro("decoder_start", &attend::Model::SpecialIds::decoder_start, "The decoder's first input.");
+
+  nb::class_<attend::Model>(m, "Model",
+                            "A loaded model: weights packed for this CPU's kernels, tokenizers if the directory has "
+                            "them. Immutable and shared: one Model serves any number of translators and threads.")
+      .def_static(
+          "load",
+          [](const std::string& directory, const std::string& isa, const std::string& compute_type) {
+            nb::gil_scoped_release release;
+            return attend::Model::load(directory, load_options(isa, compute_type));
+          },
+          nb::arg("directory"), nb::kw_only(), nb::arg("isa") = "", nb::arg("compute_type") = "default",
+          "Loads a model directory in attend's format (config.json + model.safetensors) or CTranslate2's "
+          "(model.bin). `isa` forces a kernel set (avx512, avx2, sse2; default: the best this CPU runs); "
+          "`compute_type` is CTranslate2's (default, auto, float32, int8, …). Raises RuntimeError naming the "
+          "file and field at fault.")
+      .def_static(
+          "preset",
+          [](const std::string& name, std::uint64_t seed, const std::string& isa, const std::string& compute_type) {
+            nb::gil_scoped_release release;
+            return attend::Model::preset(name, seed, load_options(isa, compute_type));
+          },
+          nb::arg("name"), nb::arg("seed") = 1, nb::kw_only(), nb::arg("isa") = "", nb::arg("compute_type") = "default",
+          "A built-in shape with deterministic random weights: \"tiny\", \"base\" (Transformer-base) or \"big\". "
+          "For benchmarks and tests; it has no tokenizer, so it translates ids.")
+      .def("info", &attend::Model::info, "What loading found and checked: format, tensors, parameters, kernels.")
+      .def_prop_ro("has_text_tokenizer", &attend::Model::has_text_tokenizer,
+                   "Whether the model has SentencePiece models (text in and out).")
+      .def_prop_ro("has_vocabulary", &attend::Model::has_vocabulary,
+                   "Whether the model has token vocabularies (tokens in and out).")
+      .def_prop_ro("max_positions", &attend::Model::max_positions, "The longest sequence the model takes.")
+      .def_prop_ro("source_vocabulary_size", &attend::Model::source_vocabulary_size, "Source vocabulary size.")
+      .def_prop_ro("target_vocabulary_size", &attend::Model::target_vocabulary_size, "Target vocabulary size.")
+      .def_prop_ro("special_ids", &attend::Model::special_ids, "pad, bos, eos, unk and decoder start ids.")
+      .def(
+          "encode_text",
+          [](const attend::Model& m, const std::string& text, const std::string& side) {
+            return m.encode_text(text, side_of(side));
+          },
+          nb::arg("text"), nb::arg("side") = "source",
+          "Text to ids through the SentencePiece model of `side` (sources get the BOS/EOS the model adds).")
+      .def(
+          "encode_tokens",
+          [](const attend::Model& m, const std::vector<std::string>& tokens, const std::string& side) {
+            return m.encode_tokens(tokens, side_of(side));
+          },
+          nb::arg("tokens"), nb::arg("side") = "source",
+          "Vocabulary tokens to ids (unknown tokens map to <unk>; sources get BOS/EOS as the model asks).")
+      .def("decode_text", &attend::Model::decode_text, nb::arg("ids"), "Target ids to detokenized text.")
+      .def(
+          "decode_tokens",
+          [](const attend::Model& m, const std::vector<std::int32_t>& ids, const std::string& side) {
+            return m.decode_tokens(ids, side_of(side));
+          },
+          nb::arg("ids"), nb::arg("side") = "target", "Ids to the vocabulary tokens of `side` (target by default).")
+      .def(
+          "truncate_source",
+          [](const attend::Model& m, std::vector<std::int32_t> ids, std::int64_t max_length) {
+            m.truncate_source(ids, max_length);
+            return ids;
+          },
+          nb::arg("ids"), nb::arg("max_length"),
+          "The encoded source cut to `max_length` ids, keeping the end-of-sequence the model appends (if any) last.")
+      .def("__repr__", [](const attend::Model& m) { return "attend.Model(" + m.info().directory + ")"; });
+}
+
+}  // namespace attend::python

@@ -1,0 +1,187 @@
+// attend._attend.Translator, its options and results. Every call that translates or
+// scores releases the GIL for the whole computation (arguments are converted before,
+// results after), so Python threads sharing one translator run in parallel.
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+
+#include "attend/attend.hpp"
+#include "bindings.hpp"
+
+namespace attend::python {
+namespace {
+
+using Ids = std::vector<std::vector<std::int32_t>>;
+using Tokens = std::vector<std::vector<std::string>>;
+
+// attend::Error during a call is about the caller's options or inputs: ValueError.
+// A Python exception raised by a callback passes through unchanged.
+template <class F>
+auto translating(F&& f) {
+  try {
+    nb::gil_scoped_release release;
+    return f();
+  } catch (const attend::Error& e) {
+    raise_value_error(e);
+  }
+}
+
+// A Python callable as TranslationOptions::on_token: called with the GIL held; its
+// truth value stops the batch. The engine copies options without the GIL, so the
+// callable sits behind a shared_ptr (copies touch no Python reference count) that
+// takes the GIL to release it.
+void set_on_token(attend::TranslationOptions& o, nb::handle on_token) {
+  if (on_token.is_none()) return;
+  std::shared_ptr<nb::object> callback(new nb::object(nb::borrow(on_token)), [](nb::object* p) {
+    nb::gil_scoped_acquire gil;
+    delete p;
+  });
+  o.on_token = [callback](const attend::TokenStep& s) {
+    nb::gil_scoped_acquire gil;
+    const nb::object stop = (*callback)(s);
+    const int truth = PyObject_IsTrue(stop.ptr());
+    if (truth < 0) throw nb::python_error();
+    return truth == 1;
+  };
+}
+
+void bind_options(nb::module_& m) {
+  using O = attend::TranslatorOptions;
+  nb::class_<O>(m, "TranslatorOptions", "How a Translator compiles its plan: threads and the limits it accepts.")
+      .def(nb::init<>())
+      .def_rw("threads", &O::threads, "All compute threads (0: one per core).")
+      .def_rw("inter_threads", &O::inter_threads, "Batches translated at once (0: chosen for the cores).")
+      .def_rw("intra_threads", &O::intra_threads, "Compute threads per batch (0: threads / inter_threads).")
+      .def_rw("max_batch_size", &O::max_batch_size, "Sentences per batch.")
+      .def_rw("max_batch_tokens", &O::max_batch_tokens, "Padded source tokens per batch (0: no cap).")
+      .def_rw("max_source_length", &O::max_source_length, "Longer sources are rejected (0: the model's limit).")
+      .def_rw("max_target_length", &O::max_target_length, "Upper bound of TranslationOptions.max_length.")
+      .def_rw("max_beam_size", &O::max_beam_size, "Upper bound of TranslationOptions.beam_size.");
+
+  // Every scalar option from the one description list (include/attend/options.h), so a
+  // new option reaches Python with its help text and no change here.
+  using T = attend::TranslationOptions;
+  nb::class_<T>(m, "TranslationOptions",
+                "Decoding options of one call, CTranslate2's semantics (include/attend/options.h describes each).")
+      .def(nb::init<>())
+#define ATTEND_BIND_OPTION(kind, name, def, flag, lo, lo_open, hi, hi_open, help) .def_rw(#name, &T::name, help)
+      ATTEND_TRANSLATION_OPTIONS(ATTEND_BIND_OPTION)
+#undef ATTEND_BIND_OPTION
+      .def_rw("suppress_sequences", &T::suppress_sequences, "Token sequences never generated.")
+      .def_rw("end_token", &T::end_token, "Tokens that end a hypothesis (empty: the model's end-of-sequence).");
+}
+
+void bind_results(nb::module_& m) {
+  using H = attend::Hypothesis;
+  nb::class_<H>(m, "Hypothesis", "One output sequence with its scores.")
+      .def_ro("ids", &H::ids, "Target ids (a target prefix included); the end token only with return_end_token.")
+      .def_ro("text", &H::text, "translate_text: the detokenized text.")
+      .def_ro("tokens", &H::tokens, "translate_tokens: vocabulary tokens.")
+      .def_ro("score", &H::score, "CTranslate2's score: Σ log p of the generated tokens / length^length_penalty.")
+      .def_ro("log_prob", &H::log_prob, "Σ token_log_probs.")
+      .def_ro("token_log_probs", &H::token_log_probs, "One per id, then the end token's if finished and left out.")
+      .def_ro("finished", &H::finished, "Ended with end-of-sequence (not cut at max_length).")
+      .def_ro("attention", &H::attention, "return_attention: [target token][source token].");
+  nb::class_<attend::TranslationResult>(m, "TranslationResult", "The hypotheses of one source, best first.")
+      .def_ro("hypotheses", &attend::TranslationResult::hypotheses, "Best first.");
+  using S = attend::ScoringResult;
+  nb::class_<S>(m, "ScoringResult", "Log-probabilities of a given target.")
+      .def_ro("ids", &S::ids, "The target as scored, end-of-sequence excluded.")
+      .def_ro("tokens", &S::tokens, "score_tokens: the target's tokens.")
+      .def_ro("log_probs", &S::log_probs, "log p of each target id, then of end-of-sequence.")
+      .def_ro("log_prob", &S::log_prob, "Their sum.");
+  using P = attend::StepProfile;
+  nb::class_<P>(m, "StepProfile", "Time spent in one plan step, summed over calls.")
+      .def_ro("phase", &P::phase, "\"encoder\", \"decoder\" or \"search\".")
+      .def_ro("kind", &P::kind, "\"gemm\", \"self_attention\", \"layer_norm\", …")
+      .def_ro("name", &P::name, "The step, e.g. \"decoder.layers.3.fc1\".")
+      .def_ro("seconds", &P::seconds, "Seconds.")
+      .def("__repr__", [](const P& p) { return "StepProfile(" + p.phase + ", " + p.name + ", " + std::to_string(p.seconds) + " s)"; });
+  using K = attend::TokenStep;
+  nb::class_<K>(m, "TokenStep", "One token as decoding chooses it (the on_token callback's argument).")
+      .def_ro("index", &K::index, "The sentence's index in the call.")
+      .def_ro("step", &K::step, "Position in the output, 0-based.")
+      .def_ro("id", &K::id, "Target id (end-of-sequence included).")
+      .def_ro("log_prob", &K::log_prob, "log p(id).")
+      .def_ro("is_last", &K::is_last, "The end token, or max_length reached.")
+      .def_ro("hypothesis", &K::hypothesis, "Sampling with num_hypotheses > 1: which draw.");
+}
+
+}  // namespace
+
+void bind_translator(nb::module_& m) {
+  bind_options(m);
+  bind_results(m);
+  using attend::TranslationOptions;
+  nb::class_<attend::Translator>(m, "Translator",
+                                 "Compiles a Model into a static execution plan for the given limits and translates "
+                                 "with it. Thread-safe: concurrent calls each get their own workspace.")
+      .def(
+          "__init__",
+          [](attend::Translator* self, const attend::Model& model, const attend::TranslatorOptions& options) {
+            nb::gil_scoped_release release;
+            new (self) attend::Translator(model, options);
+          },
+          nb::arg("model"), nb::arg("options") = attend::TranslatorOptions(), "Compiles the plan (RuntimeError if it cannot).")
+      .def(
+          "translate_ids",
+          [](const attend::Translator& t, nb::handle sources, TranslationOptions options, nb::handle target_prefixes,
+             nb::handle on_token, std::size_t first_index) {
+            const Ids src = id_rows(sources, "source");
+            const Ids prefixes = target_prefixes.is_none() ? Ids{} : id_rows(target_prefixes, "target_prefix");
+            set_on_token(options, on_token);
+            return translating([&] { return t.translate_ids(src, options, prefixes, {}, first_index); });
+          },
+          nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = nb::none(),
+          nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0,
+          "Translates token-id sources (lists of ints or integer ndarrays, given to the encoder as they are). "
+          "`on_token(TokenStep) -> bool` streams tokens (beam_size 1); `first_index` numbers the sentences "
+          "(TokenStep.index, error messages) and seeds sampling. ValueError names a bad option or input.")
+      .def(
+          "translate_tokens",
+          [](const attend::Translator& t, const Tokens& sources, TranslationOptions options, const Tokens& target_prefixes,
+             nb::handle on_token, std::size_t first_index) {
+            set_on_token(options, on_token);
+            return translating([&] { return t.translate_tokens(sources, options, target_prefixes, {}, first_index); });
+          },
+          nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = Tokens(),
+          nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0, "Translates vocabulary tokens (unknown ones map to <unk>).")
+      .def(
+          "translate_text",
+          [](const attend::Translator& t, const std::vector<std::string>& sources, TranslationOptions options,
+             const std::vector<std::string>& target_prefixes, nb::handle on_token, std::size_t first_index) {
+            set_on_token(options, on_token);
+            return translating([&] { return t.translate_text(sources, options, target_prefixes, {}, first_index); });
+          },
+          nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = std::vector<std::string>(),
+          nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0, "Translates text through the model's SentencePiece models.")
+      .def(
+          "score_ids",
+          [](const attend::Translator& t, nb::handle sources, nb::handle targets) {
+            const Ids src = id_rows(sources, "source"), tgt = id_rows(targets, "target");
+            return translating([&] { return t.score_ids(src, tgt); });
+          },
+          nb::arg("sources"), nb::arg("targets"),
+          "Teacher-forced log-probabilities of each target id (then of end-of-sequence) given its source.")
+      .def(
+          "score_tokens",
+          [](const attend::Translator& t, const Tokens& sources, const Tokens& targets) {
+            return translating([&] { return t.score_tokens(sources, targets); });
+          },
+          nb::arg("sources"), nb::arg("targets"), "score_ids with vocabulary tokens in and out.")
+      .def_prop_ro("model", &attend::Translator::model, "The model it translates with.")
+      .def_prop_ro("options", &attend::Translator::options, "The options it was made with.")
+      .def_prop_ro("max_source_length", &attend::Translator::max_source_length, "The longest source it accepts.")
+      .def_prop_ro("inter_threads", &attend::Translator::inter_threads, "Batches translated at once (the split chosen).")
+      .def_prop_ro("intra_threads", &attend::Translator::intra_threads, "Compute threads per batch.")
+      .def("plan_description", &attend::Translator::plan_description,
+           "The static execution plan: steps, shapes, arena offsets, FLOPs and bytes per step.")
+      .def_prop_ro("arena_bytes", &attend::Translator::arena_bytes, "Bytes of one workspace's arena.")
+      .def("set_profiling", &attend::Translator::set_profiling, nb::arg("on"), "Times every plan step from now on (or stops).")
+      .def("profile", &attend::Translator::profile, "Seconds per plan step (and the search), summed since the last reset.")
+      .def("reset_profile", &attend::Translator::reset_profile, "Zeroes the profile.");
+}
+
+}  // namespace attend::python

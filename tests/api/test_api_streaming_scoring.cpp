@@ -1,0 +1,130 @@
+// Streaming tokens (TranslationOptions::on_token) and teacher-forced scoring
+// (Translator::score_ids / score_tokens), through libattend.so as a program links it.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "api_fixture.hpp"
+#include "attend/attend.hpp"
+
+namespace {
+
+using Catch::Matchers::Contains;
+using attend::api_test::kModel;
+const auto first_lines = attend::api_test::corpus;
+
+}  // namespace
+
+TEST_CASE("C++ API: on_token streams each sentence's tokens as the result has them", "[api][streaming]") {
+  const attend::Model model = attend::Model::load(kModel);
+  const attend::Translator translator(model, {.threads = 1, .max_batch_size = 3});
+  const auto lines = first_lines(7);
+  attend::TranslationOptions options;
+  options.max_length = 12;
+  const auto expected = translator.translate_text(lines, options);
+
+  std::map<std::size_t, std::vector<attend::TokenStep>> streamed;
+  options.on_token = [&](const attend::TokenStep& s) {
+    streamed[s.index].push_back(s);
+    return false;
+  };
+  const auto results = translator.translate_text(lines, options, {}, {}, 50);
+  REQUIRE(streamed.size() == lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& h = expected[i].hypotheses[0];
+    CHECK(results[i].hypotheses[0].ids == h.ids);
+    const auto& steps = streamed.at(50 + i);
+    // Every generated id, then end-of-sequence if the hypothesis finished.
+    REQUIRE(steps.size() == h.ids.size() + (h.finished ? 1 : 0));
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      CHECK(steps[k].step == static_cast<std::int64_t>(k));
+      CHECK(steps[k].id == (k < h.ids.size() ? h.ids[k] : model.special_ids().eos));
+      CHECK(steps[k].log_prob == h.token_log_probs[k]);
+      CHECK(steps[k].is_last == (k + 1 == steps.size()));
+    }
+  }
+}
+
+TEST_CASE("C++ API: on_token returning true stops the batch where it is", "[api][streaming]") {
+  const attend::Model model = attend::Model::load(kModel);
+  const attend::Translator translator(model, {.threads = 1});
+  attend::TranslationOptions options;
+  options.min_length = options.max_length = 10;  // nothing ends before the stop
+  int calls = 0;
+  options.on_token = [&](const attend::TokenStep& s) {
+    ++calls;
+    return s.step == 2;
+  };
+  const auto results = translator.translate_text(first_lines(1), options);
+  CHECK(calls == 3);
+  REQUIRE(results[0].hypotheses.size() == 1);
+  CHECK(results[0].hypotheses[0].ids.size() == 3);
+  CHECK_FALSE(results[0].hypotheses[0].finished);
+
+  attend::TranslationOptions beam;
+  beam.beam_size = 2;
+  beam.on_token = [](const attend::TokenStep&) { return false; };
+  CHECK_THROWS_WITH(translator.translate_text(first_lines(1), beam), Contains("on_token") && Contains("beam_size 1"));
+}
+
+TEST_CASE("C++ API: score_ids gives a translation's own log-probabilities back", "[api][scoring]") {
+  const attend::Model model = attend::Model::load(kModel);
+  const attend::Translator translator(model, {.threads = 1, .max_batch_size = 4});
+  const auto lines = first_lines(9);
+  std::vector<std::vector<std::int32_t>> sources, targets;
+  for (const auto& l : lines) sources.push_back(model.encode_text(l));
+  attend::TranslationOptions options;
+  options.max_length = 20;
+  options.min_length = 0;  // no renormalisation at the first step: raw log p's, as scoring gives
+  const auto translated = translator.translate_ids(sources, options);
+  for (const auto& r : translated) targets.push_back(r.hypotheses[0].ids);
+
+  const auto scores = translator.score_ids(sources, targets);
+  REQUIRE(scores.size() == sources.size());
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    const auto& h = translated[i].hypotheses[0];
+    CHECK(scores[i].ids == targets[i]);
+    REQUIRE(scores[i].log_probs.size() == targets[i].size() + 1);  // + end-of-sequence
+    for (std::size_t k = 0; k < targets[i].size(); ++k) CHECK(scores[i].log_probs[k] == Approx(h.token_log_probs[k]).margin(1e-5));
+    if (h.finished) CHECK(scores[i].log_probs.back() == Approx(h.token_log_probs.back()).margin(1e-5));
+    float sum = 0;
+    for (float lp : scores[i].log_probs) {
+      CHECK(lp <= 0);
+      sum += lp;
+    }
+    CHECK(scores[i].log_prob == Approx(sum).margin(1e-4));
+  }
+
+  // A target the model would not choose scores lower than its own choice.
+  auto other = targets[0];
+  other[0] = other[0] == 5 ? 6 : 5;
+  const auto worse = translator.score_ids({sources[0]}, {other});
+  CHECK(worse[0].log_probs[0] < scores[0].log_probs[0]);
+
+  // Tokens in and out.
+  const auto tokens = translator.score_tokens({{"▁The", "▁quick", "."}}, {model.decode_tokens(targets[0])});
+  CHECK(tokens[0].tokens == model.decode_tokens(targets[0]));
+  CHECK(tokens[0].log_probs.size() == targets[0].size() + 1);
+
+  const auto empty = translator.score_ids({sources[0]}, {{}});
+  CHECK(empty[0].log_probs.size() == 1);  // end-of-sequence alone
+
+  // In one batch with a longer target, a short target scores as it does alone.
+  const auto mixed = translator.score_ids({sources[0], sources[1]}, {{targets[0][0]}, targets[1]});
+  REQUIRE(mixed[0].log_probs.size() == 2);
+  const auto alone = translator.score_ids({sources[0]}, {{targets[0][0]}});
+  CHECK(mixed[0].log_probs[0] == Approx(alone[0].log_probs[0]).margin(1e-5));
+  CHECK(mixed[0].log_probs[1] == Approx(alone[0].log_probs[1]).margin(1e-5));
+}
+
+TEST_CASE("C++ API: score_ids names the target at fault", "[api][scoring]") {
+  const attend::Model model = attend::Model::load(kModel);  // max_positions 64
+  const attend::Translator translator(model, {.threads = 1});
+  const std::vector<std::int32_t> source = model.encode_text("hello");
+  CHECK_THROWS_WITH(translator.score_ids({source}, {}), Contains("0 targets for 1 sources"));
+  CHECK_THROWS_WITH(translator.score_ids({source, source}, {{5}, std::vector<std::int32_t>(64, 5)}),
+                    Contains("sentence 1: target of 64 tokens") && Contains("63"));
+  CHECK_THROWS_WITH(translator.score_ids({source}, {{5, model.special_ids().eos, 6}}),
+                    Contains("sentence 0: target contains the end-of-sequence id"));
+  CHECK_THROWS_WITH(translator.score_ids({source}, {{5, 100000}}), Contains("target prefix token 1 has id 100000"));
+}

@@ -1,0 +1,194 @@
+"""attend.ray on a real Ray cluster on loopback: a head started with `ray start --head`
+and a second node process joining it. The corpus is translated with
+the shared transliteration model and compared line for line with `attend translate` on
+one machine; one test kills a translating worker process mid-job.
+
+Skipped (by run_pytest.sh, with a message) only when Ray could not be installed.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_translate, name_corpus
+
+ray = pytest.importorskip("ray", reason="Ray could not be installed from PyPI")
+
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def processes() -> dict:
+    """pid → (parent pid, command line) of every process."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                parent = int(stat[stat.rindex(")") + 2:].split()[1])
+                table[int(entry.name)] = (parent, (entry / "cmdline").read_bytes().decode(errors="replace"))
+            except (OSError, ValueError):
+                pass
+    return table
+
+
+def our_processes(marker: str) -> list:
+    """PIDs of our cluster: the processes whose command line names its temp dir, and
+    their descendants (Ray's workers retitle themselves "ray::…")."""
+    table = processes()
+    ours = {pid for pid, (_, cmdline) in table.items() if marker in cmdline}
+    grew = True
+    while grew:
+        children = {pid for pid, (parent, _) in table.items() if parent in ours} - ours
+        ours |= children
+        grew = bool(children)
+    return sorted(ours)
+
+
+def translate_actor_pids(marker: str) -> list:
+    """Our cluster's worker processes running attend.ray.Translate (titled ray::Translate…)."""
+    table = processes()
+    return [pid for pid in our_processes(marker) if table.get(pid, (0, ""))[1].startswith("ray::Translate")]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """HEAD:PORT of a two-node cluster (stopped, by PID, at the end)."""
+    temp = tempfile.mkdtemp(prefix="attend-ray-", dir="/tmp")  # short: Ray's socket paths
+    port = free_port()
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    # Two logical CPUs a node: two translating actors leave room for Ray Data's reads.
+    common = ["--num-cpus=2", "--object-store-memory=100000000", "--disable-usage-stats"]
+    try:
+        subprocess.run([RAY, "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
+                        "--include-dashboard=false", f"--temp-dir={temp}", *common],
+                       check=True, env=env, capture_output=True, timeout=120)
+        subprocess.run([RAY, "start", f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1", *common],
+                       check=True, env=env, capture_output=True, timeout=120)
+        address = f"127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            status = subprocess.run([RAY, "status", f"--address={address}"], env=env, capture_output=True, text=True)
+            if status.stdout.count("node_") >= 2 or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert status.stdout.count("node_") >= 2, status.stdout + status.stderr
+        yield address, temp
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in our_processes(temp):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            time.sleep(1)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """Two files, 3000 and 2000 lines (a few empty), and `attend translate`'s outputs."""
+    d = tmp_path_factory.mktemp("corpus")
+    lines = name_corpus(5000, seed=5)
+    files = [d / "part-a.txt", d / "part-b.txt"]
+    files[0].write_text("\n".join(lines[:3000]) + "\n", encoding="utf-8")
+    files[1].write_text("\n".join(lines[3000:]), encoding="utf-8")  # no final newline
+    return files
+
+
+def run_cli(address, model, inputs, output, *flags, wait=True):
+    command = [sys.executable, "-m", "attend.ray", "translate", "--address", address, "-m", str(model),
+               "--input-format", "tokens", "-i", *map(str, inputs), "-o", str(output), *flags]
+    if not wait:
+        return subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+def test_cli_translates_every_line_in_order_like_attend_translate(cluster, translit, corpus, tmp_path, cli):
+    address, _ = cluster
+    out = tmp_path / "out"
+    run = run_cli(address, translit, corpus, out, "--beam", "2", "--shard-lines", "700", "--actors", "2")
+    assert run.returncode == 0, run.stderr
+    assert "5000/5000 lines" in run.stderr and "lines/s" in run.stderr
+    for f in corpus:
+        expected = cli_translate(translit, f, "--input-format", "tokens", "--beam", "2")
+        got = (out / f.name).read_text(encoding="utf-8").split("\n")[:-1]
+        assert len(got) == len(expected) == len(f.read_text(encoding="utf-8").splitlines())
+        assert got == expected
+
+    # A second run finds the outputs complete and translates nothing.
+    before = [(out / f.name).stat().st_mtime_ns for f in corpus]
+    again = run_cli(address, translit, corpus, out, "--beam", "2", "--shard-lines", "700", "--actors", "2")
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("is complete: skipped") == 2
+    assert [(out / f.name).stat().st_mtime_ns for f in corpus] == before
+
+    # An interrupted run leaves finished shards, which the next run skips.
+    work = out / ".attend-ray" / corpus[0].name
+    (out / ".attend-ray" / f"{corpus[0].name}.json").unlink()
+    (out / corpus[0].name).unlink()
+    work.mkdir()
+    resumed = run_cli(address, translit, corpus[:1], out, "--beam", "2", "--shard-lines", "700", "--actors", "2")
+    assert resumed.returncode == 0 and "3000/3000" in resumed.stderr, resumed.stderr
+    assert (out / corpus[0].name).read_text(encoding="utf-8").split("\n")[:-1] == cli_translate(
+        translit, corpus[0], "--input-format", "tokens", "--beam", "2")
+
+
+def test_a_killed_worker_loses_and_repeats_no_line(cluster, translit, tmp_path, cli):
+    address, temp = cluster
+    source = tmp_path / "big.txt"
+    source.write_text("\n".join(name_corpus(12000, seed=9)) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    job = run_cli(address, translit, [source], out, "--beam", "4", "--shard-lines", "300", "--actors", "2",
+                  wait=False)
+    killed = None
+    seen = []
+    deadline = time.monotonic() + 300
+    for line in job.stderr:  # progress lines: kill once some lines are done, well before the end
+        seen.append(line)
+        if killed is None and "lines (" in line and not line.startswith("attend.ray: 0/"):
+            victims = translate_actor_pids(temp)
+            assert victims, "no ray::Translate worker process found"
+            os.kill(victims[0], signal.SIGKILL)
+            killed = victims[0]
+            assert not (out / source.name).exists()
+        if time.monotonic() > deadline:
+            job.kill()
+            break
+    assert job.wait(timeout=300) == 0, "".join(seen)
+    assert killed is not None, "".join(seen)
+    got = (out / source.name).read_text(encoding="utf-8").split("\n")[:-1]
+    assert got == cli_translate(translit, source, "--input-format", "tokens", "--beam", "4")
+
+
+def test_map_batches_with_ray_data(cluster, translit, corpus, cli):
+    """The library pattern: read_text → map_batches(attend.ray.Translate, …) with a
+    model loaded once per actor."""
+    import attend.ray
+
+    address, _ = cluster
+    ray.init(address=address, log_to_driver=False)
+    try:
+        context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True
+        ds = ray.data.read_text(str(corpus[1]), drop_empty_lines=False)
+        ds = ds.map_batches(attend.ray.Translate, fn_constructor_args=(str(translit),),
+                            fn_constructor_kwargs={"input_format": "tokens"}, concurrency=2, batch_size=250,
+                            num_cpus=1, batch_format="pandas")
+        got = [row["translation"] for row in ds.take_all()]
+    finally:
+        ray.shutdown()
+    assert got == cli_translate(translit, corpus[1], "--input-format", "tokens")
