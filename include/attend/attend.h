@@ -93,7 +93,12 @@ ATTEND_C_API attend_status attend_translate_text(const attend_translator* transl
                                                  size_t count, const attend_options* options, attend_result** result);
 
 ATTEND_C_API size_t attend_result_sentences(const attend_result* result);
+/* At least 1 for every sentence (an empty one of score -INFINITY when nothing was found),
+   at most the num_hypotheses asked for. */
 ATTEND_C_API size_t attend_result_hypotheses(const attend_result* result, size_t sentence);
+/* 1 if the model produced NaN or infinite logits for this sentence (its hypotheses are
+   empty, score -INFINITY), else 0. */
+ATTEND_C_API int attend_result_non_finite(const attend_result* result, size_t sentence);
 /* hypothesis 0 is the best. Out-of-range indices: NULL / 0 / NaN. */
 ATTEND_C_API const int32_t* attend_result_ids(const attend_result* result, size_t sentence, size_t hypothesis,
                                               size_t* length);

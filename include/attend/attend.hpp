@@ -71,7 +71,8 @@ class ATTEND_API Model {
   std::int64_t target_vocabulary_size() const;
 
   struct SpecialIds {
-    std::int32_t pad = 0, bos = 0, eos = 0, unk = 0, decoder_start = 0;
+    std::int32_t pad = 0, bos = 0, eos = 0, unk = 0, decoder_start = 0;  // unk: the target vocabulary's
+    std::int32_t source_unk = 0;  // the source vocabulary's unknown token (what bad source ids are read as)
   };
   SpecialIds special_ids() const;
 
@@ -87,6 +88,10 @@ class ATTEND_API Model {
   // Cuts an encoded source to `max_length` ids, keeping the end-of-sequence the model
   // appends to sources (if it does) as the last id. Returns whether anything was cut.
   bool truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_length) const;
+  // A source with no token besides the BOS/EOS the model adds to every source (an empty
+  // or blank line): translators give it an empty hypothesis without running the model,
+  // as the CLI writes an empty line for an empty line.
+  bool is_empty_source(const std::vector<std::int32_t>& ids) const;
 
  private:
   friend class Translator;
@@ -130,7 +135,14 @@ struct Hypothesis {
 };
 
 struct TranslationResult {
-  std::vector<Hypothesis> hypotheses;  // best first
+  // Best first, at most num_hypotheses (fewer when the search ends fewer, as
+  // CTranslate2's), never none: hypotheses[0] always exists — empty with score −∞ when
+  // nothing was found. An empty source gives empty hypotheses of score 0 without running
+  // the model.
+  std::vector<Hypothesis> hypotheses;
+  // The model produced NaN or infinite logits for this sentence (an overflow in its
+  // weights or activations): its hypotheses are empty, score −∞. Never a silent garbage.
+  bool non_finite = false;
 };
 
 // The log-probabilities a model gives a known target (Translator::score_ids).
@@ -208,6 +220,11 @@ class ATTEND_API Translator {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// Whether `text` is blank: nothing but white space and invisible characters (ASCII and
+// Unicode spaces, NBSP, U+3000, the zero-width U+200B, U+2060, U+FEFF…). Blank text
+// encodes to no tokens and translates to an empty hypothesis, as an empty line does.
+ATTEND_API bool is_blank_text(const std::string& text);
 
 // Writes `input_directory` (a CTranslate2 model) in attend's format to `output_directory`.
 ATTEND_API void convert_model(const std::string& input_directory, const std::string& output_directory);

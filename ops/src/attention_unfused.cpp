@@ -45,7 +45,7 @@ void attention_unfused(const AttentionArgs& x, std::span<float> scratch, int thr
   const index_t T = x.q_len, S = x.kv_len, d = x.head_dim;
 
   detail::parallel_chunks(nt, x.batch * x.heads, [&](index_t first, index_t last) {
-    const index_t slot = nt == 1 ? 0 : omp_get_thread_num();
+    const index_t slot = nt == 1 ? 0 : detail::thread_index();
     float* scores = scratch.data() + slot * per_thread;
     const std::span<float> packing(scores + round_up(T * S, 16), per_thread - round_up(T * S, 16));
     for (index_t bh = first; bh < last; ++bh) {

@@ -12,7 +12,6 @@
 // read from memory once, serves every row tile while in L1, and the tiles prefetch the
 // next panel between them while they compute — the fp32 few-row order, for any number
 // of tiles (A is already packed; nothing limits it to a stack buffer).
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -164,17 +163,23 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
   } else {
     choose_grid(g.m_tiles, b.panels(), nt, tm, tn);
   }
-#pragma omp parallel num_threads(nt)
-  {
-    const int id = omp_get_thread_num(), team = omp_get_num_threads();
-    index_t qb, qe;
-    split_range(g.m_tiles, id, team, qb, qe);
-    quantize_tiles(g, qb, qe);
-    if (!(tn == 1 && tm == team)) {  // (the same for every thread of the team)
-#pragma omp barrier
-    }
-    for (int cell = id; cell < tm * tn; cell += team) run_cell(g, cell, tm, tn);
+  if (tn == 1 && tm == nt) {
+    // One region: thread t quantizes the rows it then computes, no barrier.
+    parallel_chunks(nt, nt, [&](index_t first, index_t last) {
+      for (index_t t = first; t < last; ++t) {
+        index_t qb, qe;
+        split_range(g.m_tiles, static_cast<int>(t), nt, qb, qe);
+        quantize_tiles(g, qb, qe);
+        run_cell(g, static_cast<int>(t), tm, tn);
+      }
+    });
+    return;
   }
+  // Two regions (the end of the first is the barrier): every panel needs all of A.
+  parallel_chunks(nt, g.m_tiles, [&](index_t first, index_t last) { quantize_tiles(g, first, last); });
+  parallel_chunks(nt, tm * tn, [&](index_t first, index_t last) {
+    for (index_t cell = first; cell < last; ++cell) run_cell(g, static_cast<int>(cell), tm, tn);
+  });
 }
 
 }  // namespace attend::ops::detail

@@ -1,5 +1,6 @@
 // The C++ API (include/attend/attend.hpp) over the runtime.
 #include <algorithm>
+#include <limits>
 #include <thread>
 
 #include "attend/attend.hpp"
@@ -8,6 +9,7 @@
 #include "formats/model_conversion.hpp"
 #include "formats/model_io.hpp"
 #include "model/random_model.hpp"
+#include "text/blank_text.hpp"
 #include "text/tokenizers.hpp"
 #include "translator/translator.hpp"
 
@@ -118,6 +120,7 @@ template <class Describe>
 TranslationResult to_api(runtime::SentenceResult&& r, const SourceView& source, const TranslationOptions& o,
                          const runtime::Tokenizers& tokenizers, std::int32_t unk, const Describe& describe) {
   TranslationResult out;
+  out.non_finite = r.non_finite;
   for (auto& h : r.hypotheses) {
     Hypothesis a;
     a.ids = std::move(h.tokens);
@@ -133,6 +136,14 @@ TranslationResult to_api(runtime::SentenceResult&& r, const SourceView& source, 
     if (!o.return_attention) a.attention.clear();
     describe(a);
     out.hypotheses.push_back(std::move(a));
+  }
+  // Never a result without hypotheses (the search found none, the scores were not
+  // finite): callers index hypotheses[0]. An empty one, impossible (score −∞).
+  if (out.hypotheses.empty()) {
+    Hypothesis none;
+    none.score = none.log_prob = -std::numeric_limits<float>::infinity();
+    describe(none);
+    out.hypotheses.push_back(std::move(none));
   }
   return out;
 }
@@ -190,7 +201,9 @@ std::int64_t Model::target_vocabulary_size() const { return state_->model->confi
 
 Model::SpecialIds Model::special_ids() const {
   const auto& c = state_->model->config();
-  return {c.pad_id, c.bos_id, c.eos_id, c.unk_id, c.decoder_start_id};
+  // Without a source vocabulary (a preset) the config's unk, if the source side has it.
+  const std::int32_t source_unk = state_->tokenizers.source_unk().value_or(c.unk_id < c.src_vocab_size ? c.unk_id : 0);
+  return {c.pad_id, c.bos_id, c.eos_id, c.unk_id, c.decoder_start_id, source_unk};
 }
 
 namespace {
@@ -216,6 +229,10 @@ bool Model::truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_len
   if (static_cast<std::int64_t>(ids.size()) <= max_length) return false;
   if (max_length == 0) return ids.clear(), true;
   return truncate_ids(ids, max_length, state_->model->config().eos_id);
+}
+
+bool Model::is_empty_source(const std::vector<std::int32_t>& ids) const {
+  return runtime::is_empty_source(ids, state_->model->config());
 }
 
 Translator::Translator(const Model& model, const TranslatorOptions& options) : state_(std::make_unique<State>()) {
@@ -266,7 +283,13 @@ std::vector<TranslationResult> run_translation(const runtime::Translator& transl
                                                const Translator::ResultCallback& on_result, std::size_t first_index) {
   const runtime::ModelConfig& config = translator.model().config();
   const runtime::DecodeOptions decode = decode_options(options, tokenizers, config);
-  for (auto& ids : in.sources) truncate_ids(ids, options.max_input_length, config.eos_id);
+  // max_input_length (CTranslate2's) cuts longer sources — to the translator's own limit
+  // when that is lower, as the CLI cuts its over-long lines; 0: no cut, so a source over
+  // the translator's limit is an error.
+  if (options.max_input_length > 0) {
+    const std::int64_t limit = std::min(options.max_input_length, translator.plan().limits().max_source_length);
+    for (auto& ids : in.sources) truncate_ids(ids, limit, config.eos_id);
+  }
   auto convert = [&](std::size_t i, runtime::SentenceResult&& r) {
     return to_api(std::move(r), in.views[i], options, tokenizers, config.unk_id, describe);
   };
@@ -371,6 +394,8 @@ std::vector<StepProfile> Translator::profile() const {
   out.push_back({"search", "search", "selection and bookkeeping", state_->translator->search_seconds()});
   return out;
 }
+
+bool is_blank_text(const std::string& text) { return runtime::is_blank_text(text); }
 
 void convert_model(const std::string& input_directory, const std::string& output_directory) {
   runtime::convert_model(input_directory, output_directory);

@@ -189,6 +189,10 @@ size_t attend_result_hypotheses(const attend_result* r, size_t sentence) {
   return r && sentence < r->sentences.size() ? r->sentences[sentence].hypotheses.size() : 0;
 }
 
+int attend_result_non_finite(const attend_result* r, size_t sentence) {
+  return r && sentence < r->sentences.size() && r->sentences[sentence].non_finite ? 1 : 0;
+}
+
 const int32_t* attend_result_ids(const attend_result* r, size_t sentence, size_t k, size_t* length) {
   const attend::Hypothesis* h = hypothesis(r, sentence, k);
   if (length) *length = h ? h->ids.size() : 0;

@@ -71,6 +71,9 @@ struct Hypothesis {
 
 struct SentenceResult {
   std::vector<Hypothesis> hypotheses;  // best first
+  // The model produced NaN or infinite logits for this sentence (an overflow in its
+  // weights or activations): decoding stopped and its hypotheses are empty, score −∞.
+  bool non_finite = false;
 };
 
 // Sees the raw logits of every live row after each decoder step (parity tests, debugging).

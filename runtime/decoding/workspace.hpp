@@ -36,7 +36,8 @@ class Workspace final : private Finisher {
   // Decodes one batch within the plan's limits; throws attend::Error (before any work)
   // on a batch or options the plan cannot take. Results stay until the next call.
   void decode(std::span<const SourceRef> batch, const DecodeOptions& options, LogitsObserver* observer = nullptr);
-  // The best options.num_hypotheses hypotheses of sentence `b` of the last batch.
+  // The best options.num_hypotheses hypotheses of sentence `b` of the last batch (none
+  // if its logits were not finite: SentenceResult::non_finite).
   void result(std::int64_t b, SentenceResult& out) const;
 
   // Profiling: seconds per plan step (indexed like plan().steps()) and for the search,
@@ -58,6 +59,8 @@ class Workspace final : private Finisher {
   void apply_logits_rules(std::int64_t step, std::int64_t rows);
   std::int64_t select(std::int64_t step, std::int64_t rows);
   void advance(std::int64_t step, std::int64_t next_rows);
+  bool mark_non_finite_rows(std::int64_t rows);
+  std::int64_t drop_non_finite(std::int64_t selected);
 
   // Where a sentence's generated tokens start, as the rules, lengths and scores count
   // them: after a context prefix, else at 0 (a CTranslate2 target prefix counts).
@@ -98,6 +101,7 @@ class Workspace final : private Finisher {
   std::vector<std::int32_t> source_lengths_;
   std::vector<std::int64_t> registered_;
   std::vector<std::uint8_t> last_step_;
+  std::vector<std::uint8_t> non_finite_;  // per sentence of the batch: its logits were not finite
   int cur_ = 0;
   std::int64_t step_ = 0;
 

@@ -2,12 +2,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
 #include "attend/error.hpp"
+#include "formats/json_errors.hpp"
 #include "formats/ct2_model_file.hpp"
 #include "formats/mapped_file.hpp"
 #include "formats/model_io.hpp"
@@ -126,7 +128,7 @@ class Ct2TensorSource final : public TensorSource {
     if (scale != nullptr) {
       if (scale->dtype != Ct2DType::f32) throw error_of(origin(), ": '", scale->name, "' must be float32");
       if (scale->is_scalar()) {
-        std::fill(row_scale.begin(), row_scale.end(), static_cast<float>(scale->scalar()));
+        std::fill(row_scale.begin(), row_scale.end(), static_cast<float>(scale->scalar(origin())));
       } else if (scale->elements() == rows) {
         std::memcpy(row_scale.data(), scale->data, row_scale.size() * 4);
       } else {
@@ -171,14 +173,41 @@ class ConfigReader {
     if (const Ct2Variable* v = m_.find(stack + "/" + name)) return v;
     return m_.revision < 5 ? m_.find(name) : nullptr;
   }
+  // An attribute's value, read from its own bytes and finite; `fallback` when absent.
   double number(const std::string& stack, const std::string& name, double fallback) const {
     const Ct2Variable* v = attribute(stack, name);
-    return v ? v->scalar() : fallback;
+    return v ? finite(*v) : fallback;
+  }
+  // An attribute that must be a whole number in [lowest, highest] (a count, an id).
+  std::int64_t integer(const std::string& stack, const std::string& name, std::int64_t fallback, std::int64_t lowest,
+                       std::int64_t highest) const {
+    const Ct2Variable* v = attribute(stack, name);
+    return v ? whole(*v, lowest, highest) : fallback;
+  }
+  // A variable's single value, finite.
+  double finite(const Ct2Variable& v) const {
+    const double x = v.scalar(origin_);
+    if (!std::isfinite(x)) throw error_of(origin_, ": attribute '", v.name, "' is ", x, ", expected a finite number");
+    return x;
+  }
+  // A variable's single value, a whole number in [lowest, highest].
+  std::int64_t whole(const Ct2Variable& v, std::int64_t lowest, std::int64_t highest) const {
+    const double x = finite(v);
+    if (x != std::floor(x) || x < static_cast<double>(lowest) || x > static_cast<double>(highest))
+      throw error_of(origin_, ": attribute '", v.name, "' is ", x, ", expected an integer in [", lowest, ", ", highest, "]");
+    return static_cast<std::int64_t>(x);
   }
   const Ct2Variable& required(const std::string& name) const {
     const Ct2Variable* v = m_.find(name);
     if (v == nullptr) throw error_of(origin_, ": missing variable '", name, "'");
     return *v;
+  }
+  // A variable that must be a matrix (an embedding or weight whose rows give a size).
+  const Ct2Variable& matrix(const std::string& name) const {
+    const Ct2Variable& v = required(name);
+    if (v.shape.size() != 2)
+      throw error_of(origin_, ": variable '", name, "' has shape ", v.shape_string(), ", expected a matrix [rows, columns]");
+    return v;
   }
   bool has(const std::string& name) const { return m_.find(name) != nullptr; }
   // Both names resolve to one variable (an alias made by CTranslate2's converter).
@@ -201,8 +230,8 @@ class ConfigReader {
   const std::string& origin_;
 };
 
-ops::Activation activation_from_ct2(double id, const std::string& origin) {
-  switch (static_cast<int>(id)) {
+ops::Activation activation_from_ct2(std::int64_t id, const std::string& origin) {
+  switch (id) {
     case 0: return ops::Activation::relu;
     case 1: return ops::Activation::gelu_tanh;
     case 2: return ops::Activation::silu;
@@ -217,8 +246,11 @@ float embedding_scale(const ConfigReader& r, const std::string& stack, std::int6
   if (v == nullptr) v = r.attribute(stack, "embeddings/multiply_by_sqrt_depth");
   const float sqrt_d = std::sqrt(static_cast<float>(d_model));
   if (v == nullptr) return sqrt_d;  // CTranslate2's default
-  if (v->dtype == Ct2DType::i8) return v->scalar() != 0 ? sqrt_d : 1.0f;
-  return static_cast<float>(v->scalar());
+  const double x = r.finite(*v);
+  if (v->dtype == Ct2DType::i8) return x != 0 ? sqrt_d : 1.0f;
+  if (!(x > 0 && x <= std::numeric_limits<float>::max()))
+    throw error_of(r.origin(), ": attribute '", v->name, "' is ", x, ", expected a finite scale > 0");
+  return static_cast<float>(x);
 }
 
 std::string vocabulary_path(const std::string& dir, const std::string& stem) {
@@ -264,7 +296,7 @@ void check_attributes(const ConfigReader& r, const Ct2ModelFile& m) {
   }
   if (r.number("encoder", "start_from_zero_embedding", 0) != 0) r.unsupported("a zero start embedding in the encoder");
   for (const auto& [name, v] : m.variables)
-    if (name.ends_with("/layer_norm_use_residual") && v.scalar() != 0)
+    if (name.ends_with("/layer_norm_use_residual") && r.finite(v) != 0)
       throw error_of(r.origin(), ": variable '", name, "' asks for RMSNorm with a residual gain — attend does not implement it");
   if (const Ct2Variable* v = m.find("decoder/scale_outputs"); v && !v->is_scalar())
     throw error_of(r.origin(), ": variable 'decoder/scale_outputs' has shape ", v->shape_string(), "; attend takes a scalar");
@@ -281,9 +313,10 @@ float attention_scale(const ConfigReader& r, const Ct2ModelFile& m, std::int64_t
   for (const auto& [name, v] : m.variables) {
     if (!name.ends_with("/queries_scale")) continue;
     if (!v.is_scalar()) throw error_of(r.origin(), ": variable '", name, "' must be a scalar");
-    if (any && static_cast<float>(v.scalar()) != scale)
+    const float value = static_cast<float>(r.finite(v));
+    if (any && value != scale)
       throw error_of(r.origin(), ": variables '", first, "' and '", name, "' give different query scales — attend takes one");
-    any = true, scale = static_cast<float>(v.scalar()), first = name;
+    any = true, scale = value, first = name;
   }
   if (!any) return 0.0f;  // the kernels' default, 1/√head_dim
   // Modules without the variable use the default, which must then agree.
@@ -337,13 +370,66 @@ void relative_attention(const ConfigReader& r, ModelConfig& c) {
     c.relative_attention = RelativeAttention::t5_bias;
     c.relative_attention_buckets = bias.shape[0];
     const Ct2Variable& distance = r.required("encoder/layer_0/self_attention/relative_attention_max_distance");
-    c.relative_attention_max_distance = static_cast<std::int64_t>(distance.scalar());
+    c.relative_attention_max_distance = r.whole(distance, 1, 1 << 20);
     const Ct2Variable& decoder_distance = r.required("decoder/layer_0/self_attention/relative_attention_max_distance");
-    if (decoder_distance.scalar() != distance.scalar() ||
-        r.required("decoder/layer_0/self_attention/relative_attention_bias").shape.at(0) != c.relative_attention_buckets)
+    if (r.whole(decoder_distance, 1, 1 << 20) != c.relative_attention_max_distance ||
+        r.matrix("decoder/layer_0/self_attention/relative_attention_bias").shape[0] != c.relative_attention_buckets)
       r.unsupported("T5 relative attention with different buckets or max distance in the encoder and the decoder");
   }
 }
+
+// config.json beside model.bin (format version 5 on): the special tokens and flags
+// CTranslate2 keeps outside the weights. Absent (or null) fields take CTranslate2's
+// defaults; a field of the wrong type is an error naming the file and the field.
+class Ct2Config {
+ public:
+  explicit Ct2Config(std::string path) : path_(std::move(path)) {
+    if (!fs::exists(path_)) return;
+    try {
+      json_ = nlohmann::json::parse(read_text_file(path_));
+    } catch (const nlohmann::json::exception& e) {
+      throw error_of(path_, ": not valid JSON (", json_reason(e), ")");
+    }
+    if (!json_.is_object()) throw error_of(path_, ": must be a JSON object, not ", json_.type_name());
+  }
+
+  std::string text(const char* key, const std::string& fallback) const {
+    const nlohmann::json* v = field(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_string()) bad(key, "must be a string", *v);
+    return v->get<std::string>();
+  }
+  bool flag(const char* key, bool fallback) const {
+    const nlohmann::json* v = field(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_boolean()) bad(key, "must be true or false", *v);
+    return v->get<bool>();
+  }
+  float epsilon(const char* key, float fallback) const {
+    const nlohmann::json* v = field(key);
+    if (v == nullptr) return fallback;
+    const double x = v->is_number() ? v->get<double>() : 0.0;
+    // > 0 and representable: ε = 0 divides by zero on a constant row, 1e39 is infinite.
+    if (!v->is_number() || !(x > 0 && x <= std::numeric_limits<float>::max()) || static_cast<float>(x) == 0.0f)
+      bad(key, "must be a finite number > 0", *v);
+    return static_cast<float>(x);
+  }
+
+ private:
+  const nlohmann::json* field(const char* key) const {
+    if (!json_.is_object()) return nullptr;
+    const auto it = json_.find(key);
+    return it == json_.end() || it->is_null() ? nullptr : &*it;
+  }
+  [[noreturn]] void bad(const char* key, const char* why, const nlohmann::json& v) const {
+    std::string shown = v.dump(-1, ' ', true);
+    if (shown.size() > 60) shown = shown.substr(0, 60) + "…";
+    throw error_of(path_, ": field '", key, "' ", why, ", got ", shown);
+  }
+
+  std::string path_;
+  nlohmann::json json_;
+};
 
 }  // namespace
 
@@ -362,43 +448,33 @@ Ct2Model read_ct2_model(const std::string& dir) {
   if (m.spec != "" && m.spec != "TransformerBase" && m.spec != "TransformerBig" && m.spec != "TransformerSpec")
     throw error_of(path, ": spec '", m.spec, "' is not an encoder-decoder Transformer attend runs (TransformerSpec, TransformerBase, TransformerBig)");
 
-  nlohmann::json extra = nlohmann::json::object();  // config.json, from format version 5
-  if (const auto p = fs::path(dir) / "config.json"; fs::exists(p)) {
-    try {
-      extra = nlohmann::json::parse(read_text_file(p.string()));
-    } catch (const nlohmann::json::exception& e) {
-      throw error_of(p.string(), ": not valid JSON (", e.what(), ")");
-    }
-  }
-  auto text = [&](const char* key, const std::string& fallback) {
-    return extra.contains(key) && extra[key].is_string() ? extra[key].get<std::string>() : fallback;
-  };
+  const Ct2Config extra((fs::path(dir) / "config.json").string());
+  auto text = [&](const char* key, const std::string& fallback) { return extra.text(key, fallback); };
 
   const ConfigReader r(m, path);
   check_attributes(r, m);
   ModelConfig c;
   c.name = "ctranslate2:" + (m.spec.empty() ? std::string("TransformerBase") : m.spec);
   const std::string encoder_embeddings = r.has("encoder/embeddings/weight") ? "encoder/embeddings/weight" : "encoder/embeddings_0/weight";
-  const Ct2Variable& src_emb = r.required(encoder_embeddings);
-  const Ct2Variable& tgt_emb = r.required("decoder/embeddings/weight");
-  if (src_emb.shape.size() != 2 || tgt_emb.shape.size() != 2) throw error_of(path, ": embeddings must be matrices");
+  const Ct2Variable& src_emb = r.matrix(encoder_embeddings);
+  const Ct2Variable& tgt_emb = r.matrix("decoder/embeddings/weight");
   c.d_model = src_emb.shape[1];
   c.src_vocab_size = src_emb.shape[0];
   c.tgt_vocab_size = tgt_emb.shape[0];
   c.encoder_layers = r.layers("encoder");
   c.decoder_layers = r.layers("decoder");
   if (c.encoder_layers == 0 || c.decoder_layers == 0) throw error_of(path, ": no encoder or no decoder layers found");
-  c.ffn_dim = r.required("encoder/layer_0/ffn/linear_0/weight").shape.at(0);
+  c.ffn_dim = r.matrix("encoder/layer_0/ffn/linear_0/weight").shape[0];
 
-  const double spec_heads = m.spec == "TransformerBig" ? 16 : 8;
+  const std::int64_t spec_heads = m.spec == "TransformerBig" ? 16 : 8, max_heads = 1 << 10;
   if (m.spec == "TransformerSpec" && !r.attribute("encoder", "num_heads")) throw error_of(path, ": missing variable 'encoder/num_heads'");
-  c.num_heads = static_cast<std::int64_t>(r.number("encoder", "num_heads", spec_heads));
+  c.num_heads = r.integer("encoder", "num_heads", spec_heads, 1, max_heads);
   const bool pre_norm = r.number("encoder", "pre_norm", 1) != 0;
   c.norm_placement = pre_norm ? NormPlacement::pre : NormPlacement::post;
-  c.activation = activation_from_ct2(r.number("encoder", "activation", 0), path);
-  if (r.number("decoder", "num_heads", double(c.num_heads)) != double(c.num_heads) ||
+  c.activation = activation_from_ct2(r.integer("encoder", "activation", 0, 0, 6), path);
+  if (r.integer("decoder", "num_heads", c.num_heads, 1, max_heads) != c.num_heads ||
       (r.number("decoder", "pre_norm", 1) != 0) != pre_norm ||
-      activation_from_ct2(r.number("decoder", "activation", 0), path) != c.activation)
+      activation_from_ct2(r.integer("decoder", "activation", 0, 0, 6), path) != c.activation)
     r.unsupported("an encoder and a decoder with different heads, norm placement or activation");
 
   c.linear_bias = r.has("encoder/layer_0/self_attention/linear_0/bias");
@@ -411,14 +487,12 @@ Ct2Model read_ct2_model(const std::string& dir) {
                     ? NormType::rms_norm
                     : NormType::layer_norm;
   // CTranslate2's default when config.json gives none: 1e-5 for LayerNorm, 1e-6 for RMSNorm.
-  c.layer_norm_epsilon = extra.contains("layer_norm_epsilon") && extra["layer_norm_epsilon"].is_number()
-                             ? extra["layer_norm_epsilon"].get<float>()
-                             : c.norm_type == NormType::rms_norm ? 1e-6f : 1e-5f;
+  c.layer_norm_epsilon = extra.epsilon("layer_norm_epsilon", c.norm_type == NormType::rms_norm ? 1e-6f : 1e-5f);
   c.ffn_gated = r.has("encoder/layer_0/ffn/linear_0_noact/weight");
   c.attention_scale = attention_scale(r, m, c.d_model / std::max<std::int64_t>(c.num_heads, 1));
   relative_attention(r, c);
   c.decoder_start_zero_embedding = r.number("decoder", "start_from_zero_embedding", 0) != 0;
-  if (const Ct2Variable* v = m.find("decoder/scale_outputs")) c.decoder_output_scale = static_cast<float>(v->scalar());
+  if (const Ct2Variable* v = m.find("decoder/scale_outputs")) c.decoder_output_scale = static_cast<float>(r.finite(*v));
 
   if (c.relative_attention != RelativeAttention::none) {
     // Relative positions replace absolute ones: CTranslate2 ignores any position table.
@@ -426,10 +500,10 @@ Ct2Model read_ct2_model(const std::string& dir) {
     c.position_offset = 0;
     c.max_positions = 1024;  // no table limits the length; this bounds the plans
   } else if (r.has("encoder/position_encodings/encodings")) {
-    const Ct2Variable& table = r.required("encoder/position_encodings/encodings");
+    const Ct2Variable& table = r.matrix("encoder/position_encodings/encodings");
     c.position_encoding = PositionEncoding::learned;
     c.position_offset = 0;
-    c.max_positions = table.shape.at(0);
+    c.max_positions = table.shape[0];
     c.shared_position_table = r.same("encoder/position_encodings/encodings", "decoder/position_encodings/encodings");
     if (!r.has("decoder/position_encodings/encodings")) r.unsupported("a stored position table on the encoder only");
   } else {
@@ -471,10 +545,10 @@ Ct2Model read_ct2_model(const std::string& dir) {
   const bool with_target_bos = r.number("decoder", "with_target_bos", 1) != 0;
   c.decoder_start_id = special(target, text("decoder_start_token", with_target_bos ? "<s>" : "</s>"), out.target_vocabulary);
   c.pad_id = source.find("<blank>").value_or(0);
-  c.add_source_bos = extra.value("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
-  c.add_source_eos = extra.value("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;
-  c.alignment_layer = static_cast<std::int64_t>(r.number("decoder", "alignment_layer", -1));
-  c.alignment_heads = static_cast<std::int64_t>(r.number("decoder", "alignment_heads", 1));
+  c.add_source_bos = extra.flag("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
+  c.add_source_eos = extra.flag("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;
+  c.alignment_layer = r.integer("decoder", "alignment_layer", -1, -1024, 1024);
+  c.alignment_heads = r.integer("decoder", "alignment_heads", 1, 0, 1024);
   c.validate(path);
 
   // The tensors, under attend's names.

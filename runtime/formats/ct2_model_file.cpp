@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "attend/error.hpp"
+#include "formats/tensor_source.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -108,7 +109,10 @@ std::string Ct2Variable::shape_string() const {
   return s + "]";
 }
 
-double Ct2Variable::scalar() const {
+double Ct2Variable::scalar(const std::string& origin) const {
+  if (elements() != 1 || bytes != ct2_dtype_size(dtype))
+    throw error_of(origin, ": attribute '", name, "' has shape ", shape_string(), " (", bytes,
+                   " bytes), expected a single value");
   switch (dtype) {
     case Ct2DType::f32: {
       float v;
@@ -127,9 +131,16 @@ double Ct2Variable::scalar() const {
       return v;
     }
     case Ct2DType::f16:
-    case Ct2DType::bf16: break;
+    case Ct2DType::bf16: {
+      TensorRecord t;
+      t.dtype = dtype == Ct2DType::f16 ? DType::f16 : DType::bf16;
+      t.data = data;
+      float v = 0;
+      to_f32(t, {&v, 1});
+      return v;
+    }
   }
-  throw error_of("attribute '", name, "' has dtype ", ct2_dtype_name(dtype), ", not a number type");
+  throw error_of(origin, ": attribute '", name, "' has an unknown dtype");
 }
 
 const Ct2Variable* Ct2ModelFile::find(const std::string& name) const {

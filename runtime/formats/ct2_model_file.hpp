@@ -35,8 +35,10 @@ struct Ct2Variable {
 
   std::int64_t elements() const;
   bool is_scalar() const { return shape.empty(); }
-  // The value of a scalar attribute (any numeric dtype), as a double.
-  double scalar() const;
+  // The value of an attribute holding exactly one number (shape [] or [1]; any dtype),
+  // as a double. Reads only the variable's own bytes: any other shape (an empty [0],
+  // a list [n]) throws attend::Error naming `origin`, the variable and its shape.
+  double scalar(const std::string& origin) const;
   std::string shape_string() const;
 };
 

@@ -1,5 +1,7 @@
 #include "formats/model_io.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,10 +15,16 @@ namespace attend::runtime {
 namespace fs = std::filesystem;
 
 std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw error_of(path, ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error_of(path, ": cannot open");
   std::ostringstream s;
-  s << in.rdbuf();
+  try {
+    s << in.rdbuf();
+  } catch (const std::exception& e) {  // libstdc++'s filebuf throws on a read error
+    throw error_of(path, ": read error (", e.what(), ")");
+  }
   if (in.bad()) throw error_of(path, ": read error");
   return s.str();
 }
@@ -26,7 +34,9 @@ ModelFormat detect_model_format(const std::string& dir) {
   // By the weights file: CTranslate2 directories carry a config.json too (format ≥ 5).
   if (fs::exists(fs::path(dir) / "model.safetensors")) return ModelFormat::attend;
   if (fs::exists(fs::path(dir) / "model.bin")) return ModelFormat::ctranslate2;
-  if (fs::exists(fs::path(dir) / "config.json")) return ModelFormat::attend;  // reported as missing its weights
+  if (fs::exists(fs::path(dir) / "config.json"))  // attend's or CTranslate2's: either way the weights are missing
+    throw error_of(dir, ": no weights: neither model.safetensors (attend's format, beside config.json) nor model.bin "
+                        "(CTranslate2's) is in the directory");
   throw error_of(dir, ": not a model directory (expected config.json + model.safetensors, or a CTranslate2 model.bin)");
 }
 
@@ -77,14 +87,19 @@ void write_safetensors(const std::string& path, const TensorSource& tensors) {
       const std::vector<float> v = to_f32(*t);
       out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
     }
+    if (!out) break;
   }
-  if (!out) throw error_of(path, ": write failed");
+  out.close();  // the last buffered bytes: a full disk shows here
+  if (!out) throw error_of(path, ": write failed (", std::strerror(errno), ")");
 }
 
 void save_model(const std::string& dir, const ModelConfig& config, const TensorSource& tensors) {
   fs::create_directories(dir);
   const std::string config_path = (fs::path(dir) / "config.json").string();
-  std::ofstream(config_path) << config.to_json();
+  std::ofstream config_file(config_path);
+  config_file << config.to_json();
+  config_file.close();
+  if (!config_file) throw error_of(config_path, ": write failed (", std::strerror(errno), ")");
   write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attend/error.hpp"
+#include "formats/json_errors.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -42,7 +43,7 @@ SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::
   try {
     header = nlohmann::json::parse(text, text + n);
   } catch (const nlohmann::json::exception& e) {
-    throw error_of(origin, ": header is not valid JSON (", e.what(), ")");
+    throw error_of(origin, ": header is not valid JSON (", json_reason(e), ")");
   }
   if (!header.is_object()) throw error_of(origin, ": header must be a JSON object");
 

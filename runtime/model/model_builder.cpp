@@ -24,13 +24,15 @@ class WeightReader {
   const TensorRecord& record(const std::string& name) {
     const auto want = expected_.find(name);
     if (want == expected_.end()) throw error_of("internal: tensor '", name, "' is not implied by the configuration");
-    const TensorRecord* t = source_.find(name);
-    if (t == nullptr) throw error_of(source_.origin(), ": missing tensor '", name, "' (expected shape ", shape_string(want->second), ")");
-    if (t->shape != want->second)
-      throw error_of(source_.origin(), ": tensor '", name, "' has shape ", t->shape_string(), ", the configuration implies ",
-                     shape_string(want->second));
+    const TensorRecord& t = checked(name, want->second);
     used_.insert(name);
-    return *t;
+    return t;
+  }
+
+  // Every tensor present with its shape — checked before any table is built or weight
+  // packed, so a broken directory fails at once, however large its configuration.
+  void check_all() const {
+    for (const auto& [name, shape] : expected_) checked(name, shape);
   }
 
   // The tensor as fp32, checked finite; its source pages are released afterwards.
@@ -87,6 +89,14 @@ class WeightReader {
   }
 
  private:
+  const TensorRecord& checked(const std::string& name, const std::vector<std::int64_t>& shape) const {
+    const TensorRecord* t = source_.find(name);
+    if (t == nullptr) throw error_of(source_.origin(), ": missing tensor '", name, "' (expected shape ", shape_string(shape), ")");
+    if (t->shape != shape)
+      throw error_of(source_.origin(), ": tensor '", name, "' has shape ", t->shape_string(), ", the configuration implies ",
+                     shape_string(shape));
+    return *t;
+  }
   static std::string shape_string(const std::vector<std::int64_t>& s) {
     TensorRecord t;
     t.shape = s;
@@ -141,6 +151,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   const ops::Isa isa = options.isa;
   const bool bias = c.linear_bias;
   WeightReader r(*source, c);
+  r.check_all();
 
   m->source_embedding = r.table("encoder.embed_tokens.weight");
   if (!c.shared_embeddings) m->target_embedding = r.table("decoder.embed_tokens.weight");

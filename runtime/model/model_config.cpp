@@ -7,6 +7,7 @@
 
 #include "attend/error.hpp"
 #include "attend/ops/attention.hpp"
+#include "formats/json_errors.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -100,7 +101,7 @@ ModelConfig ModelConfig::from_json(std::string_view text, const std::string& ori
   try {
     j = json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    throw error_of(origin, ": not valid JSON (", e.what(), ")");  // names line, column and reason
+    throw error_of(origin, ": not valid JSON (", json_reason(e), ")");  // names line, column and reason
   }
   if (!j.is_object()) throw error_of(origin, ": must be a JSON object");
 
@@ -210,7 +211,8 @@ void ModelConfig::validate(const std::string& origin) const {
     bad(origin, "num_heads", std::to_string(num_heads) + " does not divide d_model " + std::to_string(d_model));
   if (head_dim() > kMaxHeadDim)
     bad(origin, "num_heads", "gives head dimension " + std::to_string(head_dim()) + " > " + std::to_string(kMaxHeadDim));
-  if (!std::isfinite(layer_norm_epsilon) || layer_norm_epsilon < 0) bad(origin, "layer_norm_epsilon", "must be finite and ≥ 0");
+  // ε = 0 divides by zero on a constant row (a padded or degenerate input): NaN out.
+  if (!std::isfinite(layer_norm_epsilon) || layer_norm_epsilon <= 0) bad(origin, "layer_norm_epsilon", "must be finite and > 0");
   if (!std::isfinite(embedding_scale) || embedding_scale <= 0) bad(origin, "embedding_scale", "must be finite and > 0");
   if (position_offset < 0 || position_offset > (1 << 20)) bad(origin, "position_offset", "must be in [0, 2^20]");
   if (!std::isfinite(attention_scale) || attention_scale < 0) bad(origin, "attention_scale", "must be finite and ≥ 0 (0: 1/√head_dim)");

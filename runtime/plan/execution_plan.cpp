@@ -27,11 +27,20 @@ const char* step_kind_name(StepKind k) {
   return "?";
 }
 
+// Ceilings far above any real use, low enough that every size derived from the limits
+// (batch × length, rows × columns × 4 bytes) fits in 64 bits: a limit from a flag can
+// never overflow the arithmetic below.
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 16;
+constexpr std::int64_t kMaxBatchTokens = std::int64_t{1} << 24;
+constexpr double kMaxPlanBytes = double(std::int64_t{1} << 40);  // 1 TiB of buffers
+
 void PlanLimits::validate(const ModelConfig& c) const {
   auto check = [](bool ok, const char* what, std::int64_t v, const char* why) {
     if (!ok) throw error_of("plan limits: ", what, " = ", v, " ", why);
   };
-  check(max_batch >= 1, "max_batch", max_batch, "must be ≥ 1");
+  check(max_batch >= 1 && max_batch <= kMaxBatch, "max_batch", max_batch, "must be in [1, 65536]");
+  check(max_batch_tokens >= 0 && max_batch_tokens <= kMaxBatchTokens, "max_batch_tokens", max_batch_tokens,
+        "must be in [0, 16777216]");
   check(max_source_length >= 1, "max_source_length", max_source_length, "must be ≥ 1");
   check(max_source_length <= c.max_positions, "max_source_length", max_source_length,
         ("exceeds the model's max_positions " + std::to_string(c.max_positions)).c_str());
@@ -39,9 +48,18 @@ void PlanLimits::validate(const ModelConfig& c) const {
   check(max_target_length <= c.max_positions, "max_target_length", max_target_length,
         ("exceeds the model's max_positions " + std::to_string(c.max_positions)).c_str());
   check(beam_size >= 1 && beam_size <= 256, "beam_size", beam_size, "must be in [1, 256]");
-  check(max_batch_tokens >= 0, "max_batch_tokens", max_batch_tokens, "must be ≥ 0");
   check(batch_tokens() >= max_source_length, "max_batch_tokens", max_batch_tokens, "must hold one longest source");
-  check(threads >= 1, "threads", threads, "must be ≥ 1");
+  check(threads >= 1 && threads <= 1024, "threads", threads, "must be in [1, 1024]");
+  // The largest buffers, in double (exact enough, never overflowing): the KV caches, the
+  // cross-attention K/V, the logits, the encoder's feed-forward activations.
+  const double T = double(batch_tokens()), R = double(decoder_rows()), D = double(c.d_model);
+  const double bytes = 4 * (2 * double(c.decoder_layers) * double(max_target_length) * R * D +
+                            T * double(c.decoder_layers) * 2 * D + 2 * R * double(c.tgt_vocab_size) +
+                            T * (double(c.ffn_dim) + 6 * D));
+  if (bytes > kMaxPlanBytes)
+    throw error_of("plan limits: batches of ", max_batch, " sentences (", batch_tokens(), " padded source tokens), ",
+                   max_target_length, " target tokens and beam ", beam_size, " would need about ",
+                   static_cast<std::int64_t>(bytes / double(1 << 30)), " GiB of buffers, more than the 1024 GiB a plan may take");
 }
 
 // Emits steps in program order, then derives lifetimes and places buffers.
@@ -357,7 +375,7 @@ std::string ExecutionPlan::describe() const {
     << " tokens, beam " << limits_.beam_size << ", " << limits_.threads << " thread(s)\n";
   o << "arena: " << human_bytes(double(arena_bytes_)) << " for " << buffers_.size() << " buffers totalling "
     << human_bytes(double(buffers_bytes_)) << " (liveness sharing saves "
-    << (buffers_bytes_ ? 100 - 100 * arena_bytes_ / buffers_bytes_ : 0) << "%)\n\n";
+    << (buffers_bytes_ ? static_cast<int>(100.0 - 100.0 * double(arena_bytes_) / double(buffers_bytes_)) : 0) << "%)\n\n";
 
   o << "buffers (offsets in the arena; live = first..last step):\n";
   std::snprintf(line, sizeof line, "  %-3s %-22s %-5s %-18s %12s %12s  %s\n", "#", "name", "type", "shape", "bytes", "offset",

@@ -29,7 +29,8 @@ struct PlanLimits {
 
   std::int64_t batch_tokens() const { return max_batch_tokens > 0 ? max_batch_tokens : max_batch * max_source_length; }
   std::int64_t decoder_rows() const { return max_batch * beam_size; }
-  // Throws attend::Error naming the limit at fault.
+  // Throws attend::Error naming the limit at fault: each within its ceiling (so the two
+  // products above cannot overflow), all buffers together within 1 TiB.
   void validate(const ModelConfig& config) const;
 };
 

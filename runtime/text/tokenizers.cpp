@@ -5,12 +5,15 @@
 #include <filesystem>
 
 #include "attend/error.hpp"
+#include "text/blank_text.hpp"
 
 namespace attend::runtime {
 namespace fs = std::filesystem;
 namespace {
 
 std::shared_ptr<sentencepiece::SentencePieceProcessor> load_spm(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw error_of(path.string(), ": not a regular file (a SentencePiece model is one file)");
   auto spm = std::make_shared<sentencepiece::SentencePieceProcessor>();
   const auto status = spm->Load(path.string());
   if (!status.ok()) throw error_of(path.string(), ": cannot load the SentencePiece model: ", status.ToString());
@@ -89,6 +92,7 @@ std::vector<std::int32_t> Tokenizers::with_source_specials(std::vector<std::int3
 
 std::vector<std::int32_t> Tokenizers::encode_text(const std::string& text, Side side) const {
   if (!has_text()) throw error_of("the model has no SentencePiece model (source.spm + target.spm, or vocab.spm)");
+  if (is_blank_text(text)) return with_source_specials({}, side);  // an empty line, not unknown pieces
   std::vector<int> ids;
   const auto status = (side == Side::source ? source_spm_ : target_spm_)->Encode(text, &ids);
   if (!status.ok()) throw error_of("SentencePiece could not encode the text: ", status.ToString());

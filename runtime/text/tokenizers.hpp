@@ -34,10 +34,15 @@ class Tokenizers {
 
   bool has_text() const { return source_spm_ != nullptr; }
   bool has_vocabulary() const { return source_vocab_.has_value(); }
+  // The source side's unknown token, if the directory has a source vocabulary.
+  std::optional<std::int32_t> source_unk() const {
+    return source_vocab_ ? std::optional<std::int32_t>(source_vocab_->unk_id()) : std::nullopt;
+  }
   std::string describe_text() const { return text_files_; }
   std::string describe_vocabulary() const { return vocab_files_; }
 
-  // Source text or tokens → ids, with the BOS/EOS the model asks for.
+  // Source text or tokens → ids, with the BOS/EOS the model asks for. Blank text
+  // (text/blank_text.hpp) has no pieces.
   std::vector<std::int32_t> encode_text(const std::string& text, Side side) const;
   std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side) const;
   std::string decode_text(const std::vector<std::int32_t>& ids) const;               // target side

@@ -1,10 +1,10 @@
 #include "text/vocabulary.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "attend/error.hpp"
+#include "formats/json_errors.hpp"
+#include "formats/model_io.hpp"
 
 namespace attend::runtime {
 
@@ -18,28 +18,31 @@ Vocabulary::Vocabulary(std::vector<std::string> tokens, const std::string& unk) 
 }
 
 Vocabulary Vocabulary::from_file(const std::string& path, const std::string& unk) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error_of(path, ": cannot open the vocabulary file");
+  const std::string text = read_text_file(path);  // names the path: missing, a directory, unreadable
   std::vector<std::string> tokens;
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
     try {
-      const nlohmann::json j = nlohmann::json::parse(in);
+      const nlohmann::json j = nlohmann::json::parse(text);
       if (!j.is_array()) throw error_of(path, ": a JSON vocabulary must be a list of strings");
       for (const auto& t : j) {
         if (!t.is_string()) throw error_of(path, ": entry ", tokens.size(), " of the vocabulary is not a string");
         tokens.push_back(t.get<std::string>());
       }
     } catch (const nlohmann::json::exception& e) {
-      throw error_of(path, ": not valid JSON (", e.what(), ")");
+      throw error_of(path, ": not valid JSON (", json_reason(e), ")");
     }
   } else {
-    bool all_crlf = true;
-    for (std::string line; std::getline(in, line);) {
-      if (line.empty() || line.back() != '\r') all_crlf = false;
-      tokens.push_back(std::move(line));
+    // One token per line. Line ends are LF or CRLF (a file saved on Windows), the last
+    // line's end optional: a '\r' before the '\n' is never part of a token, or every
+    // token would be unknown.
+    for (std::size_t at = 0; at < text.size();) {
+      std::size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      std::size_t stop = end;
+      if (stop > at && text[stop - 1] == '\r') --stop;
+      tokens.emplace_back(text, at, stop - at);
+      at = end + 1;
     }
-    if (all_crlf && !tokens.empty())
-      for (auto& t : tokens) t.pop_back();
   }
   if (tokens.empty()) throw error_of(path, ": the vocabulary is empty");
   return Vocabulary(std::move(tokens), unk);

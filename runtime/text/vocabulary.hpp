@@ -19,7 +19,7 @@ class Vocabulary {
   Vocabulary(std::vector<std::string> tokens, const std::string& unk);
 
   // Reads `path`: .json (a list of strings) or anything else as one token per line
-  // (a trailing \r is dropped only if every line has one). Errors name the file.
+  // (LF or CRLF line ends, the last one optional). Errors name the file.
   static Vocabulary from_file(const std::string& path, const std::string& unk);
 
   std::int64_t size() const { return static_cast<std::int64_t>(tokens_.size()); }

@@ -3,8 +3,8 @@
 //
 // Small decoding GEMMs (32 rows) split poorly over threads, so on few cores two
 // batches with one compute thread each beat one batch with two. The workers live as
-// long as the translator, so each keeps its own OpenMP team (when it has intra threads)
-// instead of creating one per call.
+// long as the translator, so each keeps its own thread team (ops/src/parallel.hpp;
+// when it has intra threads) instead of creating one per call.
 #pragma once
 
 #include <condition_variable>

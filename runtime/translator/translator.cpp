@@ -13,32 +13,111 @@ PlanLimits TranslatorConfig::plan_limits(const ModelConfig& model) const {
   l.max_target_length = std::min(max_target_length, model.max_positions);
   l.beam_size = max_beam_size;
   l.max_batch_tokens = max_batch_tokens > 0 ? std::max(max_batch_tokens, l.max_source_length) : 0;
+  // Every sentence decoded has a token at least: a batch capped at N padded tokens holds
+  // at most N sentences, whatever max_batch_size says.
+  if (l.max_batch_tokens > 0) l.max_batch = std::min(l.max_batch, l.max_batch_tokens);
   l.threads = threads;
   return l;
 }
 
+bool is_empty_source(std::span<const std::int32_t> ids, const ModelConfig& c) {
+  for (const std::int32_t id : ids)
+    if (!((c.add_source_bos && id == c.bos_id) || (c.add_source_eos && id == c.eos_id))) return false;
+  return true;
+}
+
+namespace {
+
+// What an empty source translates to: `n` empty hypotheses, each ending at once with
+// certainty (end-of-sequence's log p = 0), so every caller finds the hypotheses it asked for.
+SentenceResult empty_result(std::int64_t n) {
+  SentenceResult r;
+  for (std::int64_t k = 0; k < n; ++k) {
+    Hypothesis h;
+    h.finished = true;
+    h.token_log_probs = {0.0f};
+    r.hypotheses.push_back(std::move(h));
+  }
+  return r;
+}
+
+}  // namespace
+
 Translator::Translator(std::shared_ptr<const Model> model, const TranslatorConfig& config)
-    : config_(config), plan_(ExecutionPlan::compile(model, config.plan_limits(model->config()))) {
-  if (config.inter_threads < 1) throw error_of("inter_threads = ", config.inter_threads, ": must be ≥ 1");
+    : config_(config),
+      plan_(ExecutionPlan::compile(model, config.plan_limits(model->config()))),
+      step_seconds_(plan_->steps().size(), 0.0) {
+  // Each batch worker has a team of `threads`: bounded, so that no flag starts a
+  // million threads.
+  if (config.inter_threads < 1 || config.inter_threads > 1024)
+    throw error_of("inter_threads = ", config.inter_threads, ": must be in [1, 1024]");
+  if (std::int64_t{config.inter_threads} * config.threads > 4096)
+    throw error_of("inter_threads × intra_threads = ", config.inter_threads, " × ", config.threads,
+                   ": at most 4096 threads in all");
   if (config.inter_threads > 1) workers_ = std::make_unique<BatchWorkers>(config.inter_threads);
 }
 
-std::unique_ptr<Workspace> Translator::acquire() const {
+std::shared_ptr<const ExecutionPlan> Translator::plan_for(std::int64_t sentences) const {
+  const PlanLimits& full = plan_->limits();
+  std::int64_t capacity = 1;
+  while (capacity < sentences) capacity *= 2;
+  capacity = std::min(capacity, full.max_batch);
+  if (capacity == full.max_batch) return plan_;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!idle_.empty()) {
-    std::unique_ptr<Workspace> w = std::move(idle_.back());
-    idle_.pop_back();
-    return w;
+  auto& plan = plans_[capacity];
+  if (!plan) {
+    PlanLimits l = full;
+    l.max_batch = capacity;
+    l.max_batch_tokens = std::min(full.batch_tokens(), capacity * full.max_source_length);
+    plan = ExecutionPlan::compile(plan_->model_ptr(), l);
   }
-  auto w = std::make_unique<Workspace>(plan_);
-  w->set_profiling(profiling_);
-  all_.push_back(w.get());
-  return w;
+  return plan;
+}
+
+// An idle workspace that holds batches of `sentences`, or a new one. A new workspace
+// supersedes the idle ones too small for it, so a thread keeps one, grown to the
+// largest batch it has seen.
+std::unique_ptr<Workspace> Translator::acquire(std::int64_t sentences) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto fits = [&](const auto& w) { return w->plan().limits().max_batch >= sentences; };
+    auto best = idle_.end();
+    for (auto it = idle_.begin(); it != idle_.end(); ++it)
+      if (fits(*it) && (best == idle_.end() || (*it)->plan().limits().max_batch < (*best)->plan().limits().max_batch)) best = it;
+    if (best != idle_.end()) {
+      std::unique_ptr<Workspace> w = std::move(*best);
+      idle_.erase(best);
+      return w;
+    }
+    std::erase_if(idle_, [&](const auto& w) { return !fits(w); });
+  }
+  const auto plan = plan_for(sentences);
+  try {
+    return std::make_unique<Workspace>(plan);
+  } catch (const std::bad_alloc&) {
+    const PlanLimits& l = plan->limits();
+    throw error_of("cannot allocate a workspace of ", (plan->arena_bytes() >> 20),
+                   " MiB (and its decoding state) for batches of ", l.max_batch, " sentences × ", l.max_source_length,
+                   " source tokens, ", l.max_target_length, " target tokens, beam ", l.beam_size,
+                   ": lower max_batch_size, max_target_length or max_beam_size");
+  }
 }
 
 void Translator::release(std::unique_ptr<Workspace> w) const {
   std::lock_guard<std::mutex> lock(mutex_);
   idle_.push_back(std::move(w));
+}
+
+// Adds a workspace's figures since its last call to the totals.
+void Translator::collect_statistics(Workspace& w) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto seconds = w.step_seconds();
+  for (size_t i = 0; i < seconds.size() && i < step_seconds_.size(); ++i) step_seconds_[i] += seconds[i];
+  search_seconds_ += w.search_seconds();
+  const DecodeCounters& x = w.counters();
+  counters_.batches += x.batches, counters_.sentences += x.sentences, counters_.source_tokens += x.source_tokens;
+  counters_.decoder_row_steps += x.decoder_row_steps, counters_.decoder_steps += x.decoder_steps;
+  w.reset_statistics();
 }
 
 std::vector<SentenceResult> Translator::translate(std::span<const std::vector<std::int32_t>> sources,
@@ -54,6 +133,7 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   // (the workspace checks again, but only knows positions inside a batch).
   const ModelConfig& c = model().config();
   std::vector<std::int64_t> lengths;
+  std::vector<std::int64_t> decoded;  // the sources that are not empty, by index
   for (size_t i = 0; i < sources.size(); ++i) {
     const std::uint64_t sentence = first_id + i;
     if (static_cast<std::int64_t>(sources[i].size()) > limits.max_source_length)
@@ -74,13 +154,27 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
           throw error_of("sentence ", sentence, ": target prefix token ", k, " has id ", prefixes[i][k],
                          ", outside the target vocabulary [0, ", c.tgt_vocab_size, ")");
     }
+    if (is_empty_source(sources[i], c)) continue;
+    decoded.push_back(static_cast<std::int64_t>(i));
     lengths.push_back(static_cast<std::int64_t>(sources[i].size()));
   }
-  const auto batches = make_batches(lengths, {limits.max_batch, limits.batch_tokens()});
 
   std::vector<SentenceResult> results(sink ? 0 : sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!is_empty_source(sources[i], c)) continue;
+    if (sink) sink(i, empty_result(options.num_hypotheses));
+    else results[i] = empty_result(options.num_hypotheses);
+  }
+  if (decoded.empty()) return results;
+  auto batches = make_batches(lengths, {limits.max_batch, limits.batch_tokens()});
+  std::int64_t largest = 0;
+  for (auto& batch : batches) {
+    for (std::int64_t& i : batch) i = decoded[i];  // positions among the decoded → source indices
+    largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(batch.size()));
+  }
+
   if (!workers_ || batches.size() == 1) {
-    std::unique_ptr<Workspace> w = acquire();
+    std::unique_ptr<Workspace> w = acquire(largest);
     try {
       for (const auto& batch : batches) decode_batch(*w, batch, sources, prefixes, options, first_id, results, sink);
     } catch (...) {
@@ -105,7 +199,7 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   };
   try {
     workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
-      if (!held[worker]) held[worker] = acquire();
+      if (!held[worker]) held[worker] = acquire(largest);
       decode_batch(*held[worker], batches[t], sources, prefixes, options, first_id, results, serial);
     });
   } catch (...) {
@@ -129,7 +223,9 @@ void Translator::decode_batch(Workspace& w, std::span<const std::int64_t> batch,
     r.id = first_id + static_cast<std::uint64_t>(i);
     refs.push_back(r);
   }
+  w.set_profiling(profiling_.load(std::memory_order_relaxed));
   w.decode(refs, options);
+  collect_statistics(w);
   for (size_t b = 0; b < batch.size(); ++b) {
     if (!sink) {
       w.result(static_cast<std::int64_t>(b), results[batch[b]]);
@@ -141,41 +237,40 @@ void Translator::decode_batch(Workspace& w, std::span<const std::int64_t> batch,
   }
 }
 
-void Translator::set_profiling(bool on) const {
+std::size_t Translator::idle_workspaces() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  profiling_ = on;
-  for (Workspace* w : all_) w->set_profiling(on);
+  return idle_.size();
 }
+
+std::size_t Translator::idle_workspace_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t bytes = 0;
+  for (const auto& w : idle_) bytes += w->reserved_bytes();
+  return bytes;
+}
+
+void Translator::set_profiling(bool on) const { profiling_.store(on, std::memory_order_relaxed); }
 
 std::vector<double> Translator::step_seconds() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<double> total(plan_->steps().size(), 0.0);
-  for (Workspace* w : all_)
-    for (size_t i = 0; i < total.size(); ++i) total[i] += w->step_seconds()[i];
-  return total;
+  return step_seconds_;
 }
 
 double Translator::search_seconds() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  double s = 0;
-  for (Workspace* w : all_) s += w->search_seconds();
-  return s;
+  return search_seconds_;
 }
 
 DecodeCounters Translator::counters() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  DecodeCounters c;
-  for (Workspace* w : all_) {
-    const DecodeCounters& x = w->counters();
-    c.batches += x.batches, c.sentences += x.sentences, c.source_tokens += x.source_tokens;
-    c.decoder_row_steps += x.decoder_row_steps, c.decoder_steps += x.decoder_steps;
-  }
-  return c;
+  return counters_;
 }
 
 void Translator::reset_statistics() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (Workspace* w : all_) w->reset_statistics();
+  std::fill(step_seconds_.begin(), step_seconds_.end(), 0.0);
+  search_seconds_ = 0;
+  counters_ = {};
 }
 
 }  // namespace attend::runtime

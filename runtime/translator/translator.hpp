@@ -1,10 +1,18 @@
 // Translating any number of sentences with a shared model: batching (sorted by length,
 // capped by sentences and padded tokens), a pool of workspaces so that concurrent calls
 // from several threads each get their own, results in input order.
+//
+// Memory follows the work, not the limits: the plan at the configured limits says what
+// the translator accepts (and what `attend plan` shows), but each workspace is built
+// from a plan for the batches it really gets — sentences rounded up to a power of two,
+// padded tokens to what that many sentences can hold — so one short line with a
+// 20000-sentence limit costs what one short line needs.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -30,6 +38,11 @@ struct TranslatorConfig {
   PlanLimits plan_limits(const ModelConfig& model) const;
 };
 
+// A source with no token besides the BOS/EOS the model adds to every source. It gets
+// empty hypotheses (score 0) without running the model: an empty line in, an empty
+// line out, whichever way it arrives.
+bool is_empty_source(std::span<const std::int32_t> ids, const ModelConfig& config);
+
 class Translator {
  public:
   Translator(std::shared_ptr<const Model> model, const TranslatorConfig& config);
@@ -49,12 +62,20 @@ class Translator {
   const TranslatorConfig& config() const { return config_; }
   const Model& model() const { return plan_->model(); }
 
-  // Profile and counters summed over every workspace (for `attend bench`).
+  // Profile and counters summed over every call (for `attend bench`). Safe from any
+  // thread while others translate: each call's workspace adds its figures to these
+  // totals under the lock after every batch, and reads the profiling switch before it.
   void set_profiling(bool on) const;
   std::vector<double> step_seconds() const;
   double search_seconds() const;
   DecodeCounters counters() const;
   void reset_statistics() const;
+
+  // The plan a workspace for batches of up to `sentences` sentences is built from.
+  std::shared_ptr<const ExecutionPlan> plan_for(std::int64_t sentences) const;
+  // The workspaces waiting for a call, and the memory they hold.
+  std::size_t idle_workspaces() const;
+  std::size_t idle_workspace_bytes() const;
 
  private:
   // return_alternatives (alternatives.cpp): two passes of translate().
@@ -62,20 +83,24 @@ class Translator {
                                                      const DecodeOptions& options,
                                                      std::span<const std::vector<std::int32_t>> prefixes,
                                                      std::uint64_t first_id, const ResultSink& sink) const;
-  std::unique_ptr<Workspace> acquire() const;
+  std::unique_ptr<Workspace> acquire(std::int64_t sentences) const;
   void release(std::unique_ptr<Workspace> w) const;
+  void collect_statistics(Workspace& w) const;
   // Decodes one batch (indices into sources) on `w` and hands its results on.
   void decode_batch(Workspace& w, std::span<const std::int64_t> batch, std::span<const std::vector<std::int32_t>> sources,
                     std::span<const std::vector<std::int32_t>> prefixes, const DecodeOptions& options,
                     std::uint64_t first_id, std::vector<SentenceResult>& results, const ResultSink& sink) const;
 
   TranslatorConfig config_;
-  std::shared_ptr<const ExecutionPlan> plan_;
-  std::unique_ptr<BatchWorkers> workers_;  // inter_threads > 1 only
-  mutable std::mutex mutex_;
+  std::shared_ptr<const ExecutionPlan> plan_;  // at the configured limits
+  std::unique_ptr<BatchWorkers> workers_;      // inter_threads > 1 only
+  mutable std::mutex mutex_;                   // guards everything below
+  mutable std::map<std::int64_t, std::shared_ptr<const ExecutionPlan>> plans_;  // by max_batch
   mutable std::vector<std::unique_ptr<Workspace>> idle_;
-  mutable std::vector<Workspace*> all_;  // for statistics
-  mutable bool profiling_ = false;
+  mutable std::vector<double> step_seconds_;
+  mutable double search_seconds_ = 0;
+  mutable DecodeCounters counters_;
+  mutable std::atomic<bool> profiling_{false};
 };
 
 }  // namespace attend::runtime

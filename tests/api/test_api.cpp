@@ -110,7 +110,9 @@ TEST_CASE("C++ API: errors are attend::Error naming what is wrong", "[api]") {
   CHECK(translator.max_source_length() == 16);
   CHECK_THROWS_WITH(translator.translate_ids({{5, 6}, {5, 1000}}), Contains("sentence 1: source token 1 has id 1000"));
   CHECK_THROWS_WITH(translator.translate_ids({{5, 1000}}, {}, {}, {}, 40), Contains("sentence 40: source token 1"));
-  CHECK_THROWS_WITH(translator.translate_ids(std::vector<std::vector<std::int32_t>>(2, std::vector<std::int32_t>(17, 5))),
+  attend::TranslationOptions no_truncation;  // (by default, longer sources are truncated)
+  no_truncation.max_input_length = 0;
+  CHECK_THROWS_WITH(translator.translate_ids(std::vector<std::vector<std::int32_t>>(2, std::vector<std::int32_t>(17, 5)), no_truncation),
                     Contains("sentence 0: source has 17 tokens, more than max_source_length 16"));
   attend::TranslationOptions too_wide;
   too_wide.beam_size = 5;

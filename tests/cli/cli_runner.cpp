@@ -68,7 +68,12 @@ CommandResult run_shell(const std::string& command, const std::string& input) {
   return r;
 }
 
-std::string attend_path() { return ATTEND_CLI; }
+// $ATTEND_CLI_UNDER_TEST runs the tests against another build's binary (e.g. main's, to
+// show that a new test fails there).
+std::string attend_path() {
+  const char* other = std::getenv("ATTEND_CLI_UNDER_TEST");
+  return other != nullptr && *other != '\0' ? other : ATTEND_CLI;
+}
 
 CommandResult run_attend(const std::vector<std::string>& args, const std::string& input) {
   std::string command = quote(attend_path());

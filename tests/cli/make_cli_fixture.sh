@@ -3,6 +3,9 @@
 #   OUT/model         separate source.spm / target.spm (SentencePiece, trained here with
 #                     Debian's spm_train), random weights, max_positions 64
 #   OUT/model-shared  one vocab.spm, shared embeddings
+#   OUT/model-bytes   a target SentencePiece model with byte fallback (<0x0A> decodes to a
+#                     newline), 400 target pieces
+#   OUT/model-overflow  OUT/model whose activations overflow: NaN logits
 #   OUT/corpus.txt    the text the tokenizers were trained on
 # Usage: make_cli_fixture.sh MAKE_TEST_MODEL OUT
 set -euo pipefail
@@ -10,7 +13,7 @@ make_model=$1
 out=$2
 command -v spm_train >/dev/null || { echo "spm_train not found: install Debian's 'sentencepiece' (tools/bootstrap.sh does)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out/model" "$out/model-shared"
+mkdir -p "$out/model" "$out/model-shared" "$out/model-bytes" "$out/model-overflow"
 
 # A deterministic corpus with some non-ASCII words, so text really goes through UTF-8.
 awk 'BEGIN {
@@ -25,18 +28,25 @@ awk 'BEGIN {
 }' > "$out/corpus.txt"
 awk '{ print toupper($0) }' "$out/corpus.txt" > "$out/corpus.upper.txt"
 
-train() {  # INPUT PREFIX VOCAB_SIZE
+train() {  # INPUT PREFIX VOCAB_SIZE [EXTRA FLAGS]
   spm_train --input="$1" --model_prefix="$2" --vocab_size="$3" --model_type=bpe --character_coverage=1.0 \
-    --unk_id=0 --bos_id=1 --eos_id=2 --pad_id=3 --minloglevel=2 >/dev/null 2>&1 \
+    --unk_id=0 --bos_id=1 --eos_id=2 --pad_id=3 --minloglevel=2 ${4:-} >/dev/null 2>&1 \
     || { echo "spm_train failed for $2" >&2; exit 1; }
 }
 train "$out/corpus.txt" "$out/src" 150
 train "$out/corpus.upper.txt" "$out/tgt" 120
 train "$out/corpus.txt" "$out/shared" 150
+train "$out/corpus.upper.txt" "$out/tgt-bytes" 400 --byte_fallback=true
 cp "$out/src.model" "$out/model/source.spm"
 cp "$out/tgt.model" "$out/model/target.spm"
 cp "$out/shared.model" "$out/model-shared/vocab.spm"
+cp "$out/src.model" "$out/model-bytes/source.spm"
+cp "$out/tgt-bytes.model" "$out/model-bytes/target.spm"
+cp "$out/src.model" "$out/model-overflow/source.spm"
+cp "$out/tgt.model" "$out/model-overflow/target.spm"
 
 "$make_model" "$out/model" 150 120 64 0 11
 "$make_model" "$out/model-shared" 150 150 64 1 12
+"$make_model" "$out/model-bytes" 150 400 64 0 13
+"$make_model" "$out/model-overflow" 150 120 64 0 11 overflow
 echo "fixture ready in $out"

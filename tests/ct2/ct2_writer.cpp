@@ -1,7 +1,9 @@
 #include "ct2_writer.hpp"
 
 #include <cstring>
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 
 namespace attend::test {
 namespace {
@@ -55,6 +57,23 @@ std::vector<std::uint8_t> ct2_bytes(const Ct2File& f) {
     }
   }
   return out;
+}
+
+Ct2File read_ct2_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const runtime::Ct2ModelFile m =
+      runtime::parse_ct2_model({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, path);
+  Ct2File f{m.version, m.spec, m.revision, {}, {}};
+  for (const auto& [name, v] : m.variables) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(v.data);
+    f.variables.push_back({name, v.shape, v.dtype, std::vector<std::uint8_t>(data, data + v.bytes)});
+  }
+  std::sort(f.variables.begin(), f.variables.end(), [&](const Ct2Out& a, const Ct2Out& b) {
+    return m.variables.at(a.name).offset < m.variables.at(b.name).offset;
+  });
+  for (const auto& [alias, target] : m.aliases) f.aliases.push_back({alias, target});
+  return f;
 }
 
 void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {

@@ -29,6 +29,9 @@ struct Ct2File {
 // The bytes of a model.bin (before v4 the dtype is written as an item size: only f32,
 // i16 and i8 are possible there).
 std::vector<std::uint8_t> ct2_bytes(const Ct2File& f);
+// A model.bin read back into the writer's form (variables in file order), so tests can
+// mutate a real file and write it out again.
+Ct2File read_ct2_file(const std::string& path);
 void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes);
 
 Ct2Out f32_variable(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& values);

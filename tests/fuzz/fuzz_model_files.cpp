@@ -19,8 +19,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto m = attend::runtime::parse_ct2_model(std::span(reinterpret_cast<const std::byte*>(data + 1), size - 1),
                                                       "fuzz/model.bin");
       volatile std::uint8_t sink = 0;  // every variable's bytes must lie inside the input
-      for (const auto& [name, v] : m.variables)
+      for (const auto& [name, v] : m.variables) {
         for (std::size_t i = 0; i < v.bytes; ++i) sink = sink ^ std::to_integer<std::uint8_t>(v.data[i]);
+        try {  // an attribute's value is read from its own bytes only, whatever its shape
+          (void)v.scalar("fuzz/model.bin");
+        } catch (const attend::Error&) {
+        }
+      }
       for (const auto& [alias, target] : m.aliases) (void)m.find(alias);
     } else if (data[0] % 3 == 1) {
       attend::runtime::ModelConfig::from_json(std::string_view(text, size - 1), "fuzz/config.json");

@@ -7,11 +7,22 @@
 #include <vector>
 
 #include "formats/model_io.hpp"
+#include "model/random_model.hpp"
 
 namespace attend::runtime::test {
 
 inline std::shared_ptr<const Model> trained_tiny_model() {
   static const auto model = load_model(std::string(ATTEND_SOURCE_DIR) + "/tests/data/parity/pre-ln-relu/model");
+  return model;
+}
+
+// The `tiny` preset with random weights (seed 1): cheap to build, enough to decode.
+inline std::shared_ptr<const Model> tiny_preset_model() {
+  static const auto model = [] {
+    const ModelConfig c = preset_config("tiny");
+    LoadReport report;
+    return Model::build(c, random_weights(c, 1), report, {});
+  }();
   return model;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "bench_workload.hpp"
@@ -63,6 +64,14 @@ int run_bench(const BenchArgs& args) {
   const attend::Model model = args.model.load();
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
+  // Checked before anything is sized from them: absurd values are usage errors.
+  constexpr std::int64_t kMaxSentences = 10'000'000;
+  if (args.sentences > kMaxSentences)
+    throw UsageError("--sentences " + std::to_string(args.sentences) + ": at most " + std::to_string(kMaxSentences));
+  if (lengths.max > model.max_positions())
+    throw UsageError("--src-len " + args.src_len + ": at most the model's " + std::to_string(model.max_positions()) +
+                     " positions");
+
   Sentences sentences;
   if (args.input.empty()) {
     sentences = synthetic_sentences(model, args.sentences, lengths, args.model.seed);
@@ -81,7 +90,13 @@ int run_bench(const BenchArgs& args) {
   topt.threads = args.threads, topt.inter_threads = args.inter_threads, topt.intra_threads = args.intra_threads;
   topt.max_batch_size = args.batch, topt.max_batch_tokens = 0;
   topt.max_source_length = longest, topt.max_target_length = args.tgt_len, topt.max_beam_size = args.beam;
-  const attend::Translator translator(model, topt);
+  std::optional<attend::Translator> built;
+  try {
+    built.emplace(model, topt);
+  } catch (const attend::Error& e) {  // limits the flags asked for that the model cannot take
+    throw UsageError(e.what());
+  }
+  const attend::Translator& translator = *built;
   attend::TranslationOptions options;
   options.beam_size = args.beam, options.min_length = options.max_length = args.tgt_len;  // exactly tgt_len tokens
 

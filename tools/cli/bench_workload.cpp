@@ -56,24 +56,16 @@ Sentences synthetic_sentences(const attend::Model& model, std::int64_t count, Le
 }
 
 Sentences read_sentences(const attend::Model& model, const std::string& path, Format format, std::int64_t limit) {
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) throw attend::Error("cannot open the input " + path + ": " + std::strerror(errno));
   Sentences out;
-  try {
-    SourceLines lines(model, format, false, model.max_positions(), "attend bench");
-    LineReader reader(f);
-    while (limit <= 0 || static_cast<std::int64_t>(out.size()) < limit) {
-      const auto chunk = reader.read(1024);
-      if (chunk.empty()) break;
-      for (std::size_t i = 0; i < chunk.size() && (limit <= 0 || static_cast<std::int64_t>(out.size()) < limit); ++i)
-        if (auto ids = lines.encode(chunk[i], reader.lines_read() - chunk.size() + i + 1)) out.push_back(std::move(*ids));
-    }
-    lines.print_warnings(stderr);
-  } catch (...) {
-    std::fclose(f);
-    throw;
+  SourceLines lines(model, format, false, model.max_positions(), "attend bench");
+  LineReader reader(path, "input");
+  while (limit <= 0 || static_cast<std::int64_t>(out.size()) < limit) {
+    const auto chunk = reader.read(1024, true);
+    if (chunk.empty()) break;
+    for (std::size_t i = 0; i < chunk.size() && (limit <= 0 || static_cast<std::int64_t>(out.size()) < limit); ++i)
+      if (auto ids = lines.encode(chunk[i], reader.lines_read() - chunk.size() + i + 1)) out.push_back(std::move(*ids));
   }
-  std::fclose(f);
+  lines.print_warnings(stderr);
   if (out.empty()) throw attend::Error("the input " + path + " has no non-empty lines");
   return out;
 }

@@ -1,6 +1,7 @@
 // attend: batch text inference, throughput benchmarking and model inspection.
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ int main(int argc, char** argv) {
     } catch (const UsageError& e) {
       std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", who.c_str(), e.what());
       return 2;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "%s: error: out of memory (a model or limits too large for this machine)\n", who.c_str());
+      return 1;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s: error: %s\n", who.c_str(), e.what());
       return 1;

@@ -1,5 +1,6 @@
 // attend plan: the static execution plan a model compiles to for given limits.
 #include <cstdio>
+#include <optional>
 
 #include "commands.hpp"
 #include "flag_checks.hpp"
@@ -30,8 +31,13 @@ Command add_plan_command(CLI::App& parent) {
   app->add_option("-t,--threads", l.threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
   return {app, [args] {
             const attend::Model model = args->model.load();
-            const attend::Translator translator(model, args->limits);
-            std::printf("%s", translator.plan_description().c_str());
+            std::optional<attend::Translator> translator;
+            try {
+              translator.emplace(model, args->limits);
+            } catch (const attend::Error& e) {  // limits the flags asked for that the model cannot take
+              throw UsageError(e.what());
+            }
+            std::printf("%s", translator->plan_description().c_str());
             return 0;
           }};
 }

@@ -1,9 +1,16 @@
 // Input lines to source ids, as `attend translate` and `attend bench --input` read
 // them: text (SentencePiece), tokens (vocabulary tokens separated by spaces) or ids
 // (integers separated by spaces, given to the encoder as they are). Bad input is
-// never dropped: invalid UTF-8 is replaced (with a warning naming the line) or, with
-// --strict, an error; so are out-of-vocabulary ids (replaced by <unk>) and lines
-// longer than the model's source limit (truncated, counted in one warning at the end).
+// never dropped and never passes silently. One policy for every repairable problem:
+// repaired with a warning naming the line, or, with --strict, an error —
+//   invalid UTF-8           replaced by U+FFFD;
+//   a bad id                anything but an integer inside the vocabulary (-1, 1e3,
+//                           99999999999999999999, x3) is read as the side's <unk>;
+//   a line over the limit   truncated (counted in one warning at the end).
+// A line whose tokens are mostly unknown to the source vocabulary (a wrong model, a
+// vocabulary with the wrong line ends) is translated, with a warning. A blank line —
+// for text and ids, Unicode spaces and invisible characters included (tokens are the
+// vocabulary's own) — or one that encodes to nothing is empty: an empty line out.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +20,7 @@
 #include <vector>
 
 #include "attend/attend.hpp"
+#include "line_warnings.hpp"
 
 namespace attend::cli {
 
@@ -26,26 +34,32 @@ class SourceLines {
   SourceLines(const attend::Model& model, Format format, bool strict, std::int64_t max_source_length,
               std::string who);
 
-  // The ids for input line `number` (1-based), or nullopt for an empty (or blank) line.
+  // The ids for input line `number` (1-based), or nullopt for an empty line.
   std::optional<std::vector<std::int32_t>> encode(const std::string& line, std::uint64_t number);
   // A forced target prefix in the same format (no BOS/EOS added); line 0 is --target-prefix.
   std::vector<std::int32_t> encode_prefix(const std::string& text, std::uint64_t number);
 
-  // One line each for the problems that were repaired (call once, at the end).
+  // The warnings so far; the caller adds its own (e.g. about results) to the same list.
+  LineWarnings& warnings() { return warnings_; }
+  // One line each for what was repaired or not listed (call once, at the end).
   void print_warnings(std::FILE* to) const;
   std::uint64_t truncated_lines() const { return truncated_; }
 
  private:
+  bool blank(const std::string& line) const;
   std::string checked_utf8(const std::string& line, std::uint64_t number);
-  std::vector<std::int32_t> parse_ids(const std::string& line, std::uint64_t number, std::int64_t vocabulary_size);
-  void warn_line(std::uint64_t number, const std::string& what);
+  std::vector<std::int32_t> parse_ids(const std::string& line, std::uint64_t number, attend::Model::Side side);
+  void check_unknown(const std::string& line, const std::vector<std::int32_t>& ids, std::uint64_t number);
+  std::vector<std::string> unknown_examples(const std::string& line) const;
 
   const attend::Model& model_;
-  std::string who_;
   Format format_;
   bool strict_;
   std::int64_t max_source_length_;
-  std::uint64_t truncated_ = 0, first_truncated_ = 0, repaired_ = 0, warnings_printed_ = 0;
+  std::int32_t source_unk_, target_unk_;
+  std::int64_t specials_ = 0;  // the BOS/EOS the model adds to every encoded source
+  LineWarnings warnings_;
+  std::uint64_t truncated_ = 0, first_truncated_ = 0;
 };
 
 // Splits on spaces and tabs.

@@ -1,73 +1,95 @@
 #include "text_input.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sys/stat.h>
+#include <utility>
+
+#include "attend/error.hpp"
 
 namespace attend::cli {
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-std::size_t valid_sequence(const std::string& s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  std::size_t n;
-  std::uint32_t cp;
-  if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (b(k) & 0x3f);
+LineReader::LineReader(const std::string& path, const std::string& what) {
+  label_ = "the " + what + " " + (path == "-" ? std::string("(standard input)") : path);
+  if (path == "-") {
+    fd_ = 0;
+    if (::fcntl(fd_, F_GETFL) < 0) throw attend::Error("cannot read " + label_ + ": standard input is closed");
+  } else {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw attend::Error("cannot open " + label_ + ": " + std::strerror(errno));
+    owned_ = true;
   }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return n;
-}
-
-}  // namespace
-
-std::optional<std::size_t> first_invalid_utf8(const std::string& s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = valid_sequence(s, i);
-    if (n == 0) return i;
-    i += n;
-  }
-  return std::nullopt;
-}
-
-std::string repair_utf8(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = valid_sequence(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s, i, n);
-      i += n;
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      if (owned_) ::close(fd_);
+      throw attend::Error("cannot read " + label_ + ": " + std::strerror(EISDIR));
     }
+    regular_ = S_ISREG(st.st_mode);
   }
-  return out;
 }
 
-std::vector<std::string> LineReader::read(std::size_t max_lines) {
-  std::vector<std::string> out;
-  char* buffer = nullptr;
-  std::size_t capacity = 0;
-  while (out.size() < max_lines) {
-    const ssize_t n = ::getline(&buffer, &capacity, in_);
-    if (n < 0) break;
-    std::string line(buffer, static_cast<std::size_t>(n));
-    if (!line.empty() && line.back() == '\n') line.pop_back();
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    out.push_back(std::move(line));
-    ++lines_;
+LineReader::~LineReader() {
+  if (owned_) ::close(fd_);
+}
+
+bool LineReader::next_line(std::string& line) {
+  const std::size_t end = buffer_.find('\n', pos_);
+  if (end == std::string::npos) {
+    if (!eof_ || pos_ == buffer_.size()) return false;
+    line.assign(buffer_, pos_);  // the last line, without its newline
+    pos_ = buffer_.size();
+  } else {
+    line.assign(buffer_, pos_, end - pos_);
+    pos_ = end + 1;
   }
-  std::free(buffer);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return true;
+}
+
+bool LineReader::input_waiting() const {
+  if (regular_) return true;
+  pollfd p{fd_, POLLIN, 0};
+  int n;
+  while ((n = ::poll(&p, 1, 0)) < 0 && errno == EINTR) {
+  }
+  return n != 0;  // ready, at its end, or in error: read() will say which
+}
+
+void LineReader::fill() {
+  if (pos_ > 0) buffer_.erase(0, std::exchange(pos_, 0));
+  constexpr std::size_t kBlock = 1 << 16;
+  const std::size_t have = buffer_.size();
+  buffer_.resize(have + kBlock);
+  ssize_t n;
+  while ((n = ::read(fd_, buffer_.data() + have, kBlock)) < 0 && errno == EINTR) {
+  }
+  if (n < 0) {
+    const int error = errno;
+    buffer_.resize(have);
+    throw attend::Error("cannot read " + label_ + ": " + std::strerror(error));
+  }
+  buffer_.resize(have + static_cast<std::size_t>(n));
+  eof_ = n == 0;
+}
+
+std::vector<std::string> LineReader::read(std::size_t max_lines, bool wait_for_all) {
+  std::vector<std::string> out;
+  std::string line;
+  while (out.size() < max_lines) {
+    if (next_line(line)) {
+      out.push_back(std::move(line));
+      ++lines_;
+      continue;
+    }
+    if (eof_) break;
+    if (!out.empty() && !wait_for_all && !input_waiting()) break;  // answer what has arrived
+    fill();
+  }
   return out;
 }
 

@@ -1,4 +1,4 @@
-// Reading input lines for the CLI: UTF-8 checks and repair, streaming by chunks.
+// Reading input lines for the CLI, streaming by chunks.
 #pragma once
 
 #include <cstdint>
@@ -9,23 +9,39 @@
 
 namespace attend::cli {
 
-// Offset of the first byte that does not start or continue a valid UTF-8 sequence
-// (overlongs, surrogates and code points past U+10FFFF are invalid), or nullopt.
-std::optional<std::size_t> first_invalid_utf8(const std::string& s);
-// `s` with every invalid sequence replaced by U+FFFD.
-std::string repair_utf8(const std::string& s);
-
-// Lines from a FILE*, in chunks, with their line numbers (1-based). Trailing "\r\n" or
-// "\n" is removed. Never holds more than one chunk.
+// Lines from a file or standard input ('-'), in chunks, numbered from 1. Trailing
+// "\r\n" or "\n" is removed; the last line's newline is optional. Never holds more
+// than one chunk (and one partial line). Read with read(2), so that it can tell whether
+// more input is already waiting: a chunk ends early, with at least one line, when the
+// rest has not arrived yet — a coprocess or a slow producer gets each answer as soon as
+// its line is in, instead of after the chunk fills.
 class LineReader {
  public:
-  explicit LineReader(std::FILE* in) : in_(in) {}
-  // Up to `max_lines` lines; empty at the end of input.
-  std::vector<std::string> read(std::size_t max_lines);
+  // `what` names the stream in messages ("input", "target prefix file"). Throws
+  // attend::Error naming it if it cannot be opened, is a directory, or (standard input)
+  // is closed.
+  LineReader(const std::string& path, const std::string& what);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // Up to `max_lines` lines (all of them if `wait_for_all`, unless the input ends);
+  // empty at the end of input. A read error is an attend::Error naming the stream,
+  // never taken for the end of input.
+  std::vector<std::string> read(std::size_t max_lines, bool wait_for_all = false);
   std::uint64_t lines_read() const { return lines_; }
+  const std::string& label() const { return label_; }  // "the input in.txt", "the input (standard input)"
 
  private:
-  std::FILE* in_;
+  bool next_line(std::string& line);  // a complete line from the buffer
+  bool input_waiting() const;
+  void fill();                        // one read(2) into the buffer (blocks)
+
+  int fd_ = -1;
+  bool owned_ = false, regular_ = false, eof_ = false;
+  std::string label_;
+  std::string buffer_;
+  std::size_t pos_ = 0;  // start of the unread part of buffer_
   std::uint64_t lines_ = 0;
 };
 

@@ -1,8 +1,7 @@
 // attend translate: batch inference over a text (or token, or id) file, streamed in
 // chunks so memory stays flat whatever the input's size, output in input order and
 // flushed as soon as it is ready.
-#include <cerrno>
-#include <cstring>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,16 +11,19 @@
 #include "model_choice.hpp"
 #include "option_flags.hpp"
 #include "ordered_output.hpp"
+#include "output_file.hpp"
 #include "process_stats.hpp"
 #include "progress.hpp"
 #include "source_lines.hpp"
 #include "text_input.hpp"
+#include "utf8.hpp"
 
 namespace attend::cli {
 namespace {
 
 // Chunks grow so that the first lines come out quickly and large inputs still fill
-// long length-sorted batches.
+// long length-sorted batches. A chunk ends early when no more input is waiting (a
+// coprocess, a slow producer, a terminal): what has arrived is answered at once.
 constexpr std::size_t kFirstChunkLines = 64;
 constexpr std::size_t kMaxChunkLines = 4096;
 
@@ -35,14 +37,7 @@ struct TranslateArgs {
   std::int64_t max_batch_size = 32, max_batch_tokens = 4096;
 };
 
-using FilePtr = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
-
-FilePtr open_file(const std::string& path, const char* mode, std::FILE* standard, const char* what) {
-  if (path == "-") return FilePtr(standard, [](std::FILE*) { return 0; });
-  std::FILE* f = std::fopen(path.c_str(), mode);
-  if (f == nullptr) throw attend::Error(std::string("cannot open the ") + what + " " + path + ": " + std::strerror(errno));
-  return FilePtr(f, std::fclose);
-}
+const std::string kNonFinite = "lines whose scores were not finite (written empty)";
 
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
@@ -71,9 +66,12 @@ class Translation {
 
   void check_usage() const;
   void check_options();
+  void translate_all(LineReader& reader, LineReader* prefix_reader, SourceLines& lines, OrderedOutput& output,
+                     OrderedOutput* attention, Progress& progress);
   void translate_chunk(const std::vector<std::string>& text, const std::vector<std::string>& prefix_text,
                        std::uint64_t first, SourceLines& lines, OrderedOutput& output, OrderedOutput* attention,
                        Progress& progress);
+  void check_prefix(const std::vector<std::int32_t>& prefix, std::uint64_t number) const;
   std::string hypothesis_text(const attend::Hypothesis& h) const;
   std::string output_for(std::uint64_t line, const attend::TranslationResult* result) const;
   std::string attention_for(std::uint64_t line, const std::vector<std::int32_t>& source,
@@ -86,6 +84,7 @@ class Translation {
   attend::TranslationOptions options_;
   Format output_format_ = Format::text;
   std::vector<std::int32_t> common_prefix_;
+  std::int64_t max_length_ = 0;  // the tokens a translation may have (--max-length, or the translator's)
   Totals totals_;
 };
 
@@ -97,6 +96,8 @@ void Translation::check_usage() const {
     throw UsageError("--target-prefix and --target-prefix-file exclude each other");
   if (o.replace_unknowns && output_format_ == Format::ids)
     throw UsageError("--replace-unknowns writes source tokens: use --output-format text or tokens");
+  if (args_.target_prefix_file == "-" && args_.input == "-")
+    throw UsageError("--target-prefix-file - and the input would both read standard input: give one of them as a file (-i FILE)");
 }
 
 // Every option against the model and the translator, before any line is read: a bad
@@ -129,16 +130,21 @@ std::string Translation::hypothesis_text(const attend::Hypothesis& h) const {
   return {};
 }
 
-// The documented output formats (README.md, `attend translate --help`).
+// The documented output formats (README.md, `attend translate --help`): one line per
+// input line (--n-best N: N lines), whatever the result; an empty input line gives an
+// empty line (N lines "INDEX |||  ||| 0.000000" with --n-best). Text and tokens are put
+// on one line (utf8.hpp's one_line: a decoded newline is written `\n`).
 std::string Translation::output_for(std::uint64_t line, const attend::TranslationResult* result) const {
+  const std::int64_t n = options_.num_hypotheses;
+  if (result == nullptr && n == 1) return "\n";
   std::string out;
-  for (std::int64_t k = 0; k < options_.num_hypotheses; ++k) {
-    const attend::Hypothesis* h =
-        result != nullptr && k < static_cast<std::int64_t>(result->hypotheses.size()) ? &result->hypotheses[k] : nullptr;
-    if (h == nullptr && result != nullptr) break;  // fewer finished hypotheses than asked
-    const std::string text = h != nullptr ? hypothesis_text(*h) : "";
-    const std::string score = format_score(h != nullptr ? h->score : 0.0f);
-    if (options_.num_hypotheses > 1) out.append(std::to_string(line)).append(" ||| ").append(text).append(" ||| ").append(score);
+  for (std::int64_t k = 0; k < n; ++k) {
+    const bool present = result != nullptr && k < static_cast<std::int64_t>(result->hypotheses.size());
+    const attend::Hypothesis* h = present ? &result->hypotheses[k] : nullptr;
+    const std::string text = h != nullptr ? one_line(hypothesis_text(*h)) : "";
+    const float missing = result != nullptr ? -std::numeric_limits<float>::infinity() : 0.0f;
+    const std::string score = format_score(h != nullptr ? h->score : missing);
+    if (n > 1) out.append(std::to_string(line)).append(" ||| ").append(text).append(" ||| ").append(score);
     else if (args_.scores) out.append(score).append(" ||| ").append(text);
     else out.append(text);
     out += '\n';
@@ -171,91 +177,124 @@ int Translation::run() {
   const Format input_format = parse_format(args_.input_format);
   output_format_ = args_.output_format.empty() ? input_format : parse_format(args_.output_format);
   check_usage();
-  FilePtr in = open_file(args_.input, "r", stdin, "input");
-  FilePtr prefix_in = args_.target_prefix_file.empty() ? FilePtr(nullptr, [](std::FILE*) { return 0; })
-                                                        : open_file(args_.target_prefix_file, "r", stdin, "target prefix file");
-  FilePtr out = open_file(args_.output, "w", stdout, "output");
-  FilePtr attention_out = args_.attention_file.empty() ? FilePtr(nullptr, [](std::FILE*) { return 0; })
-                                                       : open_file(args_.attention_file, "w", stdout, "attention file");
-
-  model_ = args_.model.load();
-  options_ = args_.decoding.options;
-  options_.seed = args_.model.seed;
-  options_.return_attention = attention_out != nullptr;
-  // The translator is sized for what the options ask: as long an output, as many rows
-  // per sentence (a beam, or independent draws and alternatives).
-  attend::TranslatorOptions topt;
-  topt.threads = args_.threads, topt.inter_threads = args_.inter_threads, topt.intra_threads = args_.intra_threads;
-  topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
-  const std::int64_t positions = model_->max_positions();
-  topt.max_target_length = options_.max_length > 0 ? std::min(options_.max_length, positions) : 256;
-  topt.max_beam_size = std::max(options_.beam_size, options_.sampling || options_.return_alternatives ? options_.num_hypotheses : 1);
-  translator_.emplace(*model_, topt);
-  check_options();
-
-  SourceLines lines(*model_, input_format, args_.strict, translator_->max_source_length(), "attend translate");
-  if (output_format_ == Format::text && !model_->has_text_tokenizer())
-    throw attend::Error("the model has no SentencePiece model to write text: use --output-format ids or tokens");
-  if (output_format_ == Format::tokens && !model_->has_vocabulary())
-    throw attend::Error("the model has no vocabulary files to write tokens: use --output-format ids");
-  if (!args_.target_prefix.empty()) common_prefix_ = lines.encode_prefix(args_.target_prefix, 0);
-
-  // Someone typing at a terminal gets each line back as soon as it is entered (and no
-  // progress line drawn over what they type).
-  const bool interactive = args_.input == "-" && is_terminal(0);
-  const bool show_progress = !args_.quiet && is_terminal(2) && !interactive;
-  Progress progress(show_progress, show_progress ? count_lines(args_.input) : std::nullopt);
-  OrderedOutput output(out.get());
+  LineReader reader(args_.input, "input");
+  std::optional<LineReader> prefix_reader;
+  if (!args_.target_prefix_file.empty()) prefix_reader.emplace(args_.target_prefix_file, "target prefix file");
+  OutputFile out(args_.output);
+  std::optional<OutputFile> attention_out;
+  if (!args_.attention_file.empty()) attention_out.emplace(args_.attention_file);
+  OrderedOutput output(out.stream());
   std::optional<OrderedOutput> attention;
-  if (attention_out) attention.emplace(attention_out.get());
-  LineReader reader(in.get()), prefix_reader(prefix_in.get());
-
-  for (std::size_t chunk = interactive ? 1 : kFirstChunkLines;; chunk = interactive ? 1 : std::min(chunk * 2, kMaxChunkLines)) {
-    const std::uint64_t first = reader.lines_read();
-    const std::vector<std::string> text = reader.read(chunk);
-    if (text.empty()) break;
-    std::vector<std::string> prefix_text;
-    if (prefix_in) {
-      prefix_text = prefix_reader.read(text.size());
-      if (prefix_text.size() != text.size())
-        throw attend::Error("the target prefix file " + args_.target_prefix_file + " has " +
-                            std::to_string(prefix_reader.lines_read()) + " lines, fewer than the input");
-    }
+  if (attention_out) attention.emplace(attention_out->stream());
+  try {
+    model_ = args_.model.load();
+    options_ = args_.decoding.options;
+    options_.seed = args_.model.seed;
+    options_.return_attention = attention_out.has_value();
+    // The translator is sized for what the options ask: as long an output, as many rows
+    // per sentence (a beam, or independent draws and alternatives).
+    attend::TranslatorOptions topt;
+    topt.threads = args_.threads, topt.inter_threads = args_.inter_threads, topt.intra_threads = args_.intra_threads;
+    topt.max_batch_size = args_.max_batch_size, topt.max_batch_tokens = args_.max_batch_tokens;
+    const std::int64_t positions = model_->max_positions();
+    topt.max_target_length = options_.max_length > 0 ? std::min(options_.max_length, positions) : 256;
+    topt.max_beam_size = std::max(options_.beam_size, options_.sampling || options_.return_alternatives ? options_.num_hypotheses : 1);
     try {
-      translate_chunk(text, prefix_text, first, lines, output, attention ? &*attention : nullptr, progress);
+      translator_.emplace(*model_, topt);
+    } catch (const attend::Error& e) {  // limits the flags asked for that the model or the machine cannot take
+      throw UsageError(e.what());
+    }
+    check_options();
+    max_length_ = std::min(topt.max_target_length, positions);
+
+    SourceLines lines(*model_, input_format, args_.strict, translator_->max_source_length(), "attend translate");
+    if (output_format_ == Format::text && !model_->has_text_tokenizer())
+      throw attend::Error("the model has no SentencePiece model to write text: use --output-format ids or tokens");
+    if (output_format_ == Format::tokens && !model_->has_vocabulary())
+      throw attend::Error("the model has no vocabulary files to write tokens: use --output-format ids");
+    if (!args_.target_prefix.empty()) {
+      common_prefix_ = lines.encode_prefix(args_.target_prefix, 0);
+      check_prefix(common_prefix_, 0);
+    }
+
+    // Someone typing at a terminal gets no progress line drawn over what they type.
+    const bool interactive = args_.input == "-" && is_terminal(0);
+    const bool show_progress = !args_.quiet && is_terminal(2) && !interactive;
+    Progress progress(show_progress, show_progress ? count_lines(args_.input) : std::nullopt);
+    try {
+      translate_all(reader, prefix_reader ? &*prefix_reader : nullptr, lines, output, attention ? &*attention : nullptr,
+                    progress);
     } catch (...) {
       progress.finish();
+      lines.print_warnings(stderr);
       throw;
     }
+    progress.finish();
+    lines.print_warnings(stderr);
+    out.commit();
+    if (attention_out) attention_out->commit();
+    if (!args_.quiet) print_summary(progress.seconds());
+  } catch (...) {
+    out.abandon(output.written(), "attend translate");
+    if (attention_out) attention_out->abandon(attention->written(), "attend translate");
+    throw;
   }
-  if (prefix_in && !prefix_reader.read(1).empty())
-    std::fprintf(stderr, "attend translate: warning: the target prefix file %s has more lines than the input\n",
-                 args_.target_prefix_file.c_str());
-  progress.finish();
-  lines.print_warnings(stderr);
-  if (!args_.quiet) print_summary(progress.seconds());
   return 0;
 }
 
-// Lines first … first + text.size() - 1 (0-based). A line rejected under --strict stops
-// the run, but only after every line before it has been translated and written.
+void Translation::translate_all(LineReader& reader, LineReader* prefix_reader, SourceLines& lines, OrderedOutput& output,
+                                OrderedOutput* attention, Progress& progress) {
+  for (std::size_t chunk = kFirstChunkLines;; chunk = std::min(chunk * 2, kMaxChunkLines)) {
+    const std::uint64_t first = reader.lines_read();
+    std::vector<std::string> text = reader.read(chunk);
+    if (text.empty()) break;
+    std::vector<std::string> prefix_text;
+    if (prefix_reader != nullptr) {
+      prefix_text = prefix_reader->read(text.size(), true);
+      if (prefix_text.size() < text.size()) {  // translate the lines that have one, then stop
+        const std::uint64_t missing = first + prefix_text.size() + 1;
+        text.resize(prefix_text.size());
+        if (!text.empty()) translate_chunk(text, prefix_text, first, lines, output, attention, progress);
+        throw attend::Error(prefix_reader->label() + " ends at line " + std::to_string(missing - 1) +
+                            ": input line " + std::to_string(missing) + " has no target prefix");
+      }
+    }
+    translate_chunk(text, prefix_text, first, lines, output, attention, progress);
+  }
+  if (prefix_reader != nullptr && !prefix_reader->read(1).empty())
+    std::fprintf(stderr, "attend translate: warning: %s has more lines than the input\n", prefix_reader->label().c_str());
+}
+
+// A forced prefix must fit in the output (a biasing one, --prefix-bias-beta, need not):
+// checked here, per line, so that the message names the line and every line before it is
+// still translated.
+void Translation::check_prefix(const std::vector<std::int32_t>& prefix, std::uint64_t number) const {
+  if (options_.prefix_bias_beta == 0 && static_cast<std::int64_t>(prefix.size()) > max_length_)
+    throw attend::Error(at_line(number) + "the target prefix has " + std::to_string(prefix.size()) +
+                        " tokens, more than the " + std::to_string(max_length_) + " a translation may have (--max-length)");
+}
+
+// Input lines first + 1 … first + text.size(). A line rejected (under --strict, or a
+// prefix that cannot be honoured) stops the run, but only after every line before it has
+// been translated and written.
 void Translation::translate_chunk(const std::vector<std::string>& text, const std::vector<std::string>& prefix_text,
                                   std::uint64_t first, SourceLines& lines, OrderedOutput& output, OrderedOutput* attention,
                                   Progress& progress) {
   std::vector<std::vector<std::int32_t>> sources, prefixes;
-  std::vector<std::uint64_t> line_of;  // sources[i] is input line line_of[i]
+  std::vector<std::uint64_t> line_of;  // sources[i] is input line line_of[i] (0-based)
   std::exception_ptr rejected;
   for (std::size_t i = 0; i < text.size() && !rejected; ++i) {
     const std::uint64_t line = first + i;
     try {
       auto ids = lines.encode(text[i], line + 1);
-      std::vector<std::int32_t> prefix = prefix_text.empty() ? common_prefix_ : lines.encode_prefix(prefix_text[i], line + 1);
       if (!ids) {  // empty in, empty out
         output.put(line, output_for(line, nullptr));
         if (attention) attention->put(line, attention_for(line, {}, nullptr));
         ++totals_.lines, ++totals_.empty;
         continue;
       }
+      std::vector<std::int32_t> prefix = prefix_text.empty() ? common_prefix_ : lines.encode_prefix(prefix_text[i], line + 1);
+      check_prefix(prefix, line + 1);
       totals_.source_tokens += ids->size();
       sources.push_back(std::move(*ids));
       line_of.push_back(line);
@@ -264,16 +303,28 @@ void Translation::translate_chunk(const std::vector<std::string>& text, const st
       rejected = std::current_exception();
     }
   }
+  // A sentence whose scores were not finite gets an empty line and a warning; under
+  // --strict the run stops there, after the lines before it.
+  std::uint64_t first_non_finite = std::numeric_limits<std::uint64_t>::max();
   translator_->translate_ids(sources, options_, prefixes,
                              [&](std::size_t i, attend::TranslationResult&& r) {
                                const std::uint64_t line = line_of[i - first];
-                               if (!r.hypotheses.empty()) totals_.generated += r.hypotheses[0].ids.size();
+                               if (r.non_finite) {
+                                 lines.warnings().add(kNonFinite, line + 1,
+                                                      "the model produced NaN or infinite scores (an overflow in its "
+                                                      "weights or activations): the output line is empty");
+                                 first_non_finite = std::min(first_non_finite, line);
+                                 if (args_.strict) return;  // nothing from here on is written
+                               }
+                               totals_.generated += r.hypotheses[0].ids.size();
                                output.put(line, output_for(line, &r));
                                if (attention) attention->put(line, attention_for(line, sources[i - first], &r));
                                progress.update(++totals_.lines, totals_.generated);
                              },
                              first);
   progress.update(totals_.lines, totals_.generated);
+  if (args_.strict && first_non_finite != std::numeric_limits<std::uint64_t>::max())
+    throw attend::Error(at_line(first_non_finite + 1) + "the model produced NaN or infinite scores (--strict)");
   if (rejected) std::rethrow_exception(rejected);
 }
 
@@ -296,7 +347,8 @@ Command add_translate_command(CLI::App& parent) {
   app->footer(
       "Output: one line per input line. --scores: 'SCORE ||| TEXT'. --n-best K: K lines per input,\n"
       "'INDEX ||| TEXT ||| SCORE' (INDEX: 0-based input line). Scores are log-probabilities, divided by\n"
-      "length^penalty for beam search. Empty input lines give empty output lines.\n");
+      "length^penalty for beam search. Empty (or blank) input lines give empty output lines. Line breaks\n"
+      "and control characters in a translation are escaped: \\n, \\r, \\xHH, \\u2028.\n");
   args->model.add_flags(*app, "");
   app->add_option("-i,--input", args->input, "Input file, one sentence per line ('-': stdin)")->capture_default_str();
   app->add_option("-o,--output", args->output, "Output file ('-': stdout)")->capture_default_str();

@@ -1,0 +1,38 @@
+// Where `attend translate` writes: standard output ('-'), or a file that is replaced
+// only when the run succeeds. Lines go to a temporary file beside it, renamed over it at
+// the end, so a failure — a missing model, a bad line under --strict, a full disk —
+// never destroys what the file held, and `-i F -o F` translates F in place.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace attend::cli {
+
+class OutputFile {
+ public:
+  // Creates the temporary file (throws attend::Error naming the path if it cannot).
+  // Devices and pipes (/dev/null, a FIFO) are written directly.
+  explicit OutputFile(const std::string& path);
+  ~OutputFile();  // if not committed: the file is left as it was (see abandon())
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::FILE* stream() const { return stream_; }
+  // Flushes and puts the output in place; throws attend::Error on a write failure.
+  void commit();
+  // After a failure: the file keeps its old contents; lines already written are kept
+  // in PATH.partial (a note on stderr says so) rather than lost.
+  void abandon(std::uint64_t lines_written, const char* who);
+
+ private:
+  std::string path_, temporary_;
+  std::FILE* stream_ = nullptr;
+  bool done_ = false;
+};
+
+// Whether two paths name the same existing file (hard links and symlinks included).
+bool same_file(const std::string& a, const std::string& b);
+
+}  // namespace attend::cli
