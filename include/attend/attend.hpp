@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,13 @@ class ATTEND_API Translator {
   std::vector<TranslationResult> translate_ids(const std::vector<std::vector<std::int32_t>>& sources,
                                                const TranslationOptions& options = {},
                                                const std::vector<std::vector<std::int32_t>>& target_prefixes = {},
+                                               const ResultCallback& on_result = {}, std::size_t first_index = 0) const;
+  // The same over ids that stay where the caller has them (the rows of a NumPy array, a
+  // memory-mapped corpus): read in place, copied only into the engine's own batches. The
+  // views must stay valid until the call returns.
+  using IdsView = std::span<const std::int32_t>;
+  std::vector<TranslationResult> translate_ids(std::span<const IdsView> sources, const TranslationOptions& options,
+                                               std::span<const IdsView> target_prefixes = {},
                                                const ResultCallback& on_result = {}, std::size_t first_index = 0) const;
   // Text through the model's SentencePiece models (sources get BOS/EOS as the model asks).
   std::vector<TranslationResult> translate_text(const std::vector<std::string>& sources,
