@@ -11,7 +11,7 @@ import pytest
 
 import attend
 import attend.ray
-from conftest import cli_translate, name_corpus
+from conftest import assert_same_output, cli_translate, name_corpus
 
 # `attend translate` flags that `python -m attend.ray translate` has no use for, and why.
 NOT_ON_RAY = {
@@ -63,20 +63,6 @@ def on_ray_translate(model, path, flags, prefix_file=None):
         assert len(shard) == len(lines[first:first + 64])
         out += shard
     return "\n".join(out).split("\n")
-
-
-def assert_same_output(got, expected):
-    """Line for line; scores to 1e-5: a shard forms other batches than the CLI's chunks,
-    and a sum of log-probabilities may round the other way in the sixth decimal."""
-    assert len(got) == len(expected)
-    for number, (a, b) in enumerate(zip(got, expected)):
-        fields_a, fields_b = a.split(" ||| "), b.split(" ||| ")
-        assert len(fields_a) == len(fields_b), (number, a, b)
-        for x, y in zip(fields_a, fields_b):
-            if re.fullmatch(r"-?\d+\.\d{6}|-inf", y) and re.fullmatch(r"-?\d+\.\d{6}|-inf", x):
-                assert float(x) == pytest.approx(float(y), abs=1e-5), (number, a, b)
-            else:
-                assert x == y, (number, a, b)
 
 
 @pytest.mark.parametrize("flags", [

@@ -14,10 +14,12 @@ Two ways in (``pip install .[ray]``):
 - The command line, for files on the machine that runs it::
 
       python -m attend.ray translate --address HEAD:6379 -m /models/ende \\
-          -i corpus-*.txt -o out/ [--input-format tokens] [--beam 4] [--threads 2]
+          -i corpus-*.txt -o out/ [--input-format tokens] [--beam 4 --n-best 2 …] [--threads 2]
 
-  It writes ``out/<input file name>`` for each input: exactly one output line per input
-  line, in order, as ``attend translate`` writes them. Each file is cut into shards of
+  It takes every decoding flag of ``attend translate`` (made from the same option list,
+  include/attend/options.h) and writes ``out/<input file name>`` for each input: exactly
+  one output line per input line (N with ``--n-best N``), in order, as ``attend
+  translate`` writes them. Each file is cut into shards of
   ``--shard-lines`` lines; a shard is written (atomically) as soon as an actor returns
   it, so a second run after a crash or a stop skips the finished shards. Progress
   (lines done / total, lines/s) goes to stderr. The model directory must exist at the
