@@ -326,13 +326,14 @@ std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::
                                                          const TranslationOptions& options,
                                                          const std::vector<std::vector<std::int32_t>>& prefixes,
                                                          const ResultCallback& on_result, std::size_t first_index) const {
-  const std::vector<IdsView> source_views(sources.begin(), sources.end()), prefix_views(prefixes.begin(), prefixes.end());
-  return translate_ids(std::span<const IdsView>(source_views), options, prefix_views, on_result, first_index);
+  return translate_id_views(std::vector<IdsView>(sources.begin(), sources.end()), options,
+                            std::vector<IdsView>(prefixes.begin(), prefixes.end()), on_result, first_index);
 }
 
-std::vector<TranslationResult> Translator::translate_ids(std::span<const IdsView> sources, const TranslationOptions& options,
-                                                         std::span<const IdsView> prefixes, const ResultCallback& on_result,
-                                                         std::size_t first_index) const {
+std::vector<TranslationResult> Translator::translate_id_views(const std::vector<IdsView>& sources,
+                                                              const TranslationOptions& options,
+                                                              const std::vector<IdsView>& prefixes,
+                                                              const ResultCallback& on_result, std::size_t first_index) const {
   const auto& tok = state_->model.state_->tokenizers;
   if (options.replace_unknowns && !tok.has_vocabulary())
     throw OptionError("replace_unknowns", "true", "needs the model's vocabularies to name the source tokens");

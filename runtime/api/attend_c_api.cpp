@@ -156,14 +156,14 @@ attend_status attend_translate_ids(const attend_translator* t, const int32_t* co
     return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_translate_ids: NULL argument");
   *out = nullptr;
   return guarded([&] {
-    std::vector<attend::Translator::IdsView> ids(count);  // read in place, not copied
+    std::vector<attend::IdsView> ids(count);  // read in place, not copied
     for (size_t i = 0; i < count; ++i) {
       if (sources[i] == nullptr && lengths[i] > 0)
         throw attend::Error("attend_translate_ids: sources[" + std::to_string(i) + "] is NULL");
       if (lengths[i] > 0) ids[i] = {sources[i], lengths[i]};
     }
     const attend::TranslationOptions options = to_cpp(o);
-    *out = new attend_result(t->translator.translate_ids(std::span<const attend::Translator::IdsView>(ids), options));
+    *out = new attend_result(t->translator.translate_id_views(ids, options));
   });
 }
 

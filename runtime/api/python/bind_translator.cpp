@@ -158,7 +158,7 @@ void bind_translator(nb::module_& m) {
             const IdRows src(sources, "source");
             const IdRows prefixes(target_prefixes.is_none() ? nb::list() : nb::borrow(target_prefixes), "target_prefix");
             set_on_token(options, on_token);
-            return translating([&] { return t.translate_ids(src.views(), options, prefixes.views(), {}, first_index); });
+            return translating([&] { return t.translate_id_views(src.views(), options, prefixes.views(), {}, first_index); });
           },
           nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = nb::none(),
           nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0,

@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <span>
 #include <vector>
 
 #include "attend/attend.hpp"
@@ -32,7 +31,7 @@ void bind_option_specs(nb::module_& m);
 class IdRows {
  public:
   IdRows(nb::handle rows, const char* what);
-  std::span<const attend::Translator::IdsView> views() const { return views_; }
+  const std::vector<attend::IdsView>& views() const { return views_; }
   std::vector<std::vector<std::int32_t>> vectors() const;
   // Whether no row had to be converted or copied.
   bool in_place() const { return converted_ == 0; }
@@ -46,7 +45,7 @@ class IdRows {
   const char* what_;
   std::vector<nb::object> arrays_;                   // the arrays read in place, kept alive
   std::deque<std::vector<std::int32_t>> converted_rows_;  // a deque: growing it moves no row
-  std::vector<attend::Translator::IdsView> views_;
+  std::vector<attend::IdsView> views_;
   std::size_t converted_ = 0;
 };
 
