@@ -314,3 +314,14 @@ def test_inter_threads_translate_batches_at_once_with_the_same_results(translit,
                         callback=lambda s: steps.setdefault(s.batch_id, []).append(s.token) and False)
     greedy = translator.translate_batch(batch, beam_size=1)
     assert [steps[i] for i in range(len(batch))] == [r.hypotheses[0] + ["</s>"] for r in greedy]
+
+
+def test_compute_type_int8_loads_the_int8_model_and_says_so(translit):
+    int8 = translit.with_name("ct2-aren-transliteration-int8")
+    if not (int8 / "model.bin").exists():
+        pytest.skip(f"{int8} is absent")
+    t = attend.Translator(str(int8), compute_type="int8")
+    assert t.compute_type == "int8" and t.info().compute_type == "int8"
+    assert t.info().compute_type_reason
+    assert t.translate_batch([["آ", "ت", "ز", "م", "و", "ن"]], beam_size=4)[0].hypotheses[0] == list("atzmon")
+    assert attend.Translator(str(int8), compute_type={"cpu": "float32"}).compute_type == "float32"

@@ -137,6 +137,8 @@ class Translate:
       target_prefix: Forces every output to start with this (in the input format).
       max_batch_size, max_batch_tokens: The batches, as ``attend translate``'s flags.
       isa: Forces a kernel set (avx512, avx2, sse2; default: the best the node runs).
+      compute_type: The GEMM weights' type, CTranslate2's names (default, auto, float32,
+        int8, bfloat16, …), as ``attend translate --compute-type``.
       options: Decoding options by TranslationOptions field name — every option of
         ``attend translate`` (see :func:`decoding_options`), e.g.
         ``{"beam_size": 4, "num_hypotheses": 2, "length_penalty": 0.6}``.
@@ -150,7 +152,8 @@ class Translate:
     def __init__(self, model_dir: str, *, input_format: str = "text", output_format: Optional[str] = None,
                  column: str = "text", output_column: str = "translation", threads: int = 0, scores: bool = False,
                  target_prefix: Optional[str] = None, max_batch_size: int = 32, max_batch_tokens: int = 4096,
-                 isa: str = "", seed: int = 1, options: Optional[Dict[str, Any]] = None) -> None:
+                 isa: str = "", compute_type: str = "default", seed: int = 1,
+                 options: Optional[Dict[str, Any]] = None) -> None:
         if input_format not in FORMATS:
             raise ValueError(f"input_format={input_format!r}: expected one of {', '.join(FORMATS)}")
         output_format = output_format or input_format
@@ -158,7 +161,7 @@ class Translate:
             raise ValueError(f"output_format={output_format!r}: expected one of {', '.join(FORMATS)}")
         o = checked_options(options, output_format)
         o.seed = seed  # `attend translate --seed`: with each line's index, fixes every draw
-        self.model = _attend.Model.load(model_dir, isa=isa)
+        self.model = _attend.Model.load(model_dir, isa=isa, compute_type=compute_type)
         for fmt, what in ((input_format, "read"), (output_format, "write")):
             if fmt == "text" and not self.model.has_text_tokenizer:
                 raise ValueError(f"{model_dir} has no SentencePiece model to {what} text: use 'tokens' or 'ids'")
@@ -477,6 +480,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1, help="Seed of the sampling (as attend translate's; default: 1)")
     p.add_argument("--scores", action="store_true", help="Prefix each output with its score")
     p.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
+    p.add_argument("--compute-type", default="default", help="The GEMM weights' type: default (as stored), auto "
+                   "(the fastest here), float32, int8, bfloat16, … (CTranslate2's names)")
     p.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
     p.add_argument("--max-batch-tokens", type=int, default=4096, help="Padded source tokens per batch (0: no cap)")
     p.add_argument("--threads", type=int, default=1, help="Compute threads per actor; each actor reserves this "
@@ -490,6 +495,7 @@ def translate_arguments(args: argparse.Namespace) -> Dict[str, Any]:
     """Translate's keyword arguments for the parsed command line."""
     return dict(input_format=args.input_format, output_format=args.output_format, threads=args.threads,
                 scores=args.scores, target_prefix=args.target_prefix, seed=args.seed, isa=args.isa or "",
+                compute_type=args.compute_type,
                 max_batch_size=args.max_batch_size, max_batch_tokens=args.max_batch_tokens,
                 options=given_decoding_options(args))
 
