@@ -145,6 +145,18 @@ struct TranslationResult {
   bool non_finite = false;
 };
 
+// Token ids the caller keeps (Translator::translate_id_views): `size` ids from `data`.
+// (C++17's stand-in for std::span<const std::int32_t>: the public API stays C++17.)
+struct IdsView {
+  const std::int32_t* data = nullptr;
+  std::size_t size = 0;
+  IdsView() = default;
+  IdsView(const std::int32_t* ids, std::size_t count) : data(ids), size(count) {}
+  IdsView(const std::vector<std::int32_t>& ids) : data(ids.data()), size(ids.size()) {}  // NOLINT: a view of it
+  const std::int32_t* begin() const { return data; }
+  const std::int32_t* end() const { return data + size; }
+};
+
 // The log-probabilities a model gives a known target (Translator::score_ids).
 struct ScoringResult {
   std::vector<std::int32_t> ids;     // the target as scored, end-of-sequence excluded
@@ -179,6 +191,14 @@ class ATTEND_API Translator {
                                                const TranslationOptions& options = {},
                                                const std::vector<std::vector<std::int32_t>>& target_prefixes = {},
                                                const ResultCallback& on_result = {}, std::size_t first_index = 0) const;
+  // translate_ids over ids that stay where the caller has them (the rows of a NumPy
+  // array, a memory-mapped corpus): read in place, copied only into the engine's own
+  // batches. The views must stay valid until the call returns.
+  std::vector<TranslationResult> translate_id_views(const std::vector<IdsView>& sources,
+                                                    const TranslationOptions& options = {},
+                                                    const std::vector<IdsView>& target_prefixes = {},
+                                                    const ResultCallback& on_result = {},
+                                                    std::size_t first_index = 0) const;
   // Text through the model's SentencePiece models (sources get BOS/EOS as the model asks).
   std::vector<TranslationResult> translate_text(const std::vector<std::string>& sources,
                                                 const TranslationOptions& options = {},

@@ -300,8 +300,8 @@ std::vector<TranslationResult> run_translation(const runtime::Translator& transl
 }
 
 // Encodes each input with `encode`, which also describes it for the results.
-template <class Input, class Encode>
-void encode_all(const std::vector<Input>& inputs, const Encode& encode, std::vector<std::vector<std::int32_t>>& ids,
+template <class Inputs, class Encode>
+void encode_all(const Inputs& inputs, const Encode& encode, std::vector<std::vector<std::int32_t>>& ids,
                 std::vector<SourceView>* views = nullptr) {
   ids.reserve(inputs.size());
   for (const auto& input : inputs) {
@@ -324,16 +324,26 @@ std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::
                                                          const TranslationOptions& options,
                                                          const std::vector<std::vector<std::int32_t>>& prefixes,
                                                          const ResultCallback& on_result, std::size_t first_index) const {
+  return translate_id_views(std::vector<IdsView>(sources.begin(), sources.end()), options,
+                            std::vector<IdsView>(prefixes.begin(), prefixes.end()), on_result, first_index);
+}
+
+std::vector<TranslationResult> Translator::translate_id_views(const std::vector<IdsView>& sources,
+                                                              const TranslationOptions& options,
+                                                              const std::vector<IdsView>& prefixes,
+                                                              const ResultCallback& on_result, std::size_t first_index) const {
   const auto& tok = state_->model.state_->tokenizers;
   if (options.replace_unknowns && !tok.has_vocabulary())
     throw OptionError("replace_unknowns", "true", "needs the model's vocabularies to name the source tokens");
   Encoded in;
-  encode_all(sources, [&](const std::vector<std::int32_t>& ids, SourceView& v) {
-    v.count = ids.size();
-    if (options.replace_unknowns) v.tokens = tok.source_tokens(ids);
-    return ids;
+  // The one copy of the inputs: into the engine's own rows, which max_input_length may cut.
+  encode_all(sources, [&](IdsView ids, SourceView& v) {
+    std::vector<std::int32_t> copy(ids.begin(), ids.end());
+    v.count = copy.size();
+    if (options.replace_unknowns) v.tokens = tok.source_tokens(copy);
+    return copy;
   }, in.sources, &in.views);
-  in.prefixes = prefixes;
+  for (IdsView p : prefixes) in.prefixes.emplace_back(p.begin(), p.end());
   return run_translation(*state_->translator, tok, std::move(in), options, [](Hypothesis&) {}, on_result, first_index);
 }
 

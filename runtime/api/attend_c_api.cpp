@@ -168,14 +168,14 @@ attend_status attend_translate_ids(const attend_translator* t, const int32_t* co
     return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_translate_ids: NULL argument");
   *out = nullptr;
   return guarded([&] {
-    std::vector<std::vector<int32_t>> ids(count);
+    std::vector<attend::IdsView> ids(count);  // read in place, not copied
     for (size_t i = 0; i < count; ++i) {
       if (sources[i] == nullptr && lengths[i] > 0)
         throw attend::Error("attend_translate_ids: sources[" + std::to_string(i) + "] is NULL");
-      ids[i].assign(sources[i], sources[i] + lengths[i]);
+      if (lengths[i] > 0) ids[i] = {sources[i], lengths[i]};
     }
     const attend::TranslationOptions options = to_cpp(o);
-    *out = new attend_result(t->translator.translate_ids(ids, options));
+    *out = new attend_result(t->translator.translate_id_views(ids, options));
   });
 }
 

@@ -60,6 +60,17 @@ TEST_CASE("C++ API: text in, text out, the same as ids through encode/decode", "
     CHECK(h.ids.size() <= 10);
   }
 
+  // The same ids read in place: views into one flat buffer, a prefix as a view too.
+  std::vector<std::int32_t> flat;
+  for (const auto& i : ids) flat.insert(flat.end(), i.begin(), i.end());
+  std::vector<attend::IdsView> views;
+  for (std::size_t i = 0, at = 0; i < ids.size(); at += ids[i].size(), ++i) views.emplace_back(flat.data() + at, ids[i].size());
+  const auto by_views = translator.translate_id_views(views, short_output());
+  REQUIRE(by_views.size() == by_ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) CHECK(by_views[i].hypotheses[0].ids == by_ids[i].hypotheses[0].ids);
+  const std::vector<std::int32_t> prefix = {by_ids[0].hypotheses[0].ids.at(0)};
+  CHECK(translator.translate_id_views({views[1]}, short_output(), {prefix})[0].hypotheses[0].ids.at(0) == prefix[0]);
+
   // Tokens: SentencePiece pieces serve as the vocabulary.
   const auto tokens = translator.translate_tokens({{"▁The", "▁quick", "▁fox", "."}}, short_output());
   REQUIRE(tokens.size() == 1);

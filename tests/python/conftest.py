@@ -3,6 +3,7 @@ are (run_pytest.sh sets the paths; the defaults suit a release build in the tree
 
 import os
 import random
+import re
 import subprocess
 from pathlib import Path
 
@@ -39,6 +40,20 @@ def cli_translate(model: Path, input_path: Path, *args: str) -> list:
     out = subprocess.run([str(CLI), "translate", "-m", str(model), "-i", str(input_path), "-q", *args],
                          check=True, capture_output=True, text=True).stdout
     return out.split("\n")[:-1]
+
+
+def assert_same_output(got, expected):
+    """Line for line; scores to 1e-5: a shard forms other batches than the CLI's chunks,
+    and a sum of log-probabilities may round the other way in the sixth decimal."""
+    assert len(got) == len(expected)
+    for number, (a, b) in enumerate(zip(got, expected)):
+        fields_a, fields_b = a.split(" ||| "), b.split(" ||| ")
+        assert len(fields_a) == len(fields_b), (number, a, b)
+        for x, y in zip(fields_a, fields_b):
+            if re.fullmatch(r"-?\d+\.\d{6}|-inf", y) and re.fullmatch(r"-?\d+\.\d{6}|-inf", x):
+                assert float(x) == pytest.approx(float(y), abs=1e-5), (number, a, b)
+            else:
+                assert x == y, (number, a, b)
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_translate, name_corpus
+from conftest import assert_same_output, cli_translate, name_corpus
 
 ray = pytest.importorskip("ray", reason="Ray could not be installed from PyPI")
 
@@ -145,6 +145,18 @@ def test_cli_translates_every_line_in_order_like_attend_translate(cluster, trans
     assert resumed.returncode == 0 and "3000/3000" in resumed.stderr, resumed.stderr
     assert (out / corpus[0].name).read_text(encoding="utf-8").split("\n")[:-1] == cli_translate(
         translit, corpus[0], "--input-format", "tokens", "--beam", "2")
+
+
+def test_cli_takes_attend_translates_decoding_flags(cluster, translit, corpus, tmp_path, cli):
+    """--n-best, a forced prefix, scores: the decoding flags of `attend translate`, with its output."""
+    address, _ = cluster
+    out = tmp_path / "out"
+    flags = ["--beam", "3", "--n-best", "2", "--target-prefix", "a", "--no-repeat-ngram-size", "2"]
+    run = run_cli(address, translit, corpus[1:], out, *flags, "--shard-lines", "300", "--actors", "2")
+    assert run.returncode == 0, run.stderr
+    got = (out / corpus[1].name).read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(got) == 2 * 2000
+    assert_same_output(got, cli_translate(translit, corpus[1], "--input-format", "tokens", *flags))
 
 
 def test_a_killed_worker_loses_and_repeats_no_line(cluster, translit, tmp_path, cli):

@@ -69,6 +69,33 @@ def test_ids_lists_and_numpy_arrays_give_the_same_hypotheses(translator, names):
         translator.translate_batch(np.zeros((2, 3), dtype=np.float32))
 
 
+def test_int32_arrays_are_read_in_place_and_every_layout_translates_alike(translator, names):
+    ids = [translator.model.encode_tokens(n.split()) for n in names[:60]]
+    same = [i for i in ids if len(i) == len(ids[0])]
+    rows, width = len(same), len(same[0])
+    expected = [r.hypotheses[0] for r in translator.translate_batch(same, beam_size=2)]
+    wide = np.full((rows, width + 3), 9, dtype=np.int32)
+    wide[:, :width] = same
+    interleaved = np.zeros((rows, 2 * width), dtype=np.int32)
+    interleaved[:, ::2] = same
+    layouts = {  # array → read where it lies?
+        "C order": (np.asarray(same, dtype=np.int32), True),
+        "rows sliced out of a wider array": (wide[:, :width], True),
+        "a list of 1-D arrays": ([np.asarray(i, dtype=np.int32) for i in same], True),
+        "every other column": (interleaved[:, ::2], False),
+        "Fortran order": (np.asfortranarray(np.asarray(same, dtype=np.int32)), False),
+        "int64": (np.asarray(same, dtype=np.int64), False),
+        "Python lists": (same, False),
+    }
+    for name, (batch, in_place) in layouts.items():
+        assert attend.reads_in_place(batch) == in_place, name
+        assert [r.hypotheses[0] for r in translator.translate_batch(batch, beam_size=2)] == expected, name
+    with pytest.raises(ValueError, match=r"source\[0\]\[1\] = 4294967296 is outside the range of token ids"):
+        translator.translate_batch(np.asarray([[5, 1 << 32]], dtype=np.int64))
+    with pytest.raises(ValueError, match=r"source\[1\]: an id array in a list must have 1 dimension"):
+        translator.translate_batch([np.asarray(same[0], dtype=np.int32), np.asarray(same, dtype=np.int32)])
+
+
 def test_target_prefix_is_forced(translator):
     r = translator.translate_batch([["آ", "ت", "ز"], ["آ", "ت"]], target_prefix=[["b", "b"], None], beam_size=1)
     assert r[0].hypotheses[0][:2] == ["b", "b"]
@@ -287,3 +314,14 @@ def test_inter_threads_translate_batches_at_once_with_the_same_results(translit,
                         callback=lambda s: steps.setdefault(s.batch_id, []).append(s.token) and False)
     greedy = translator.translate_batch(batch, beam_size=1)
     assert [steps[i] for i in range(len(batch))] == [r.hypotheses[0] + ["</s>"] for r in greedy]
+
+
+def test_compute_type_int8_loads_the_int8_model_and_says_so(translit):
+    int8 = translit.with_name("ct2-aren-transliteration-int8")
+    if not (int8 / "model.bin").exists():
+        pytest.skip(f"{int8} is absent")
+    t = attend.Translator(str(int8), compute_type="int8")
+    assert t.compute_type == "int8" and t.info().compute_type == "int8"
+    assert t.info().compute_type_reason
+    assert t.translate_batch([["آ", "ت", "ز", "م", "و", "ن"]], beam_size=4)[0].hypotheses[0] == list("atzmon")
+    assert attend.Translator(str(int8), compute_type={"cpu": "float32"}).compute_type == "float32"

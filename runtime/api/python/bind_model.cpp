@@ -103,12 +103,17 @@ void bind_model(nb::module_& m) {
           nb::arg("tokens"), nb::arg("side") = "source",
           "Vocabulary tokens to ids (unknown tokens map to <unk>; sources get BOS/EOS as the model asks).")
       .def("decode_text", &attend::Model::decode_text, nb::arg("ids"), "Target ids to detokenized text.")
+      .def("decode_pieces", &attend::Model::decode_pieces, nb::arg("tokens"),
+           "Target tokens to detokenized text (SentencePiece models), e.g. the tokens replace_unknowns fills.")
       .def(
           "decode_tokens",
           [](const attend::Model& m, const std::vector<std::int32_t>& ids, const std::string& side) {
             return m.decode_tokens(ids, side_of(side));
           },
           nb::arg("ids"), nb::arg("side") = "target", "Ids to the vocabulary tokens of `side` (target by default).")
+      .def("is_empty_source", &attend::Model::is_empty_source, nb::arg("ids"),
+           "Whether encoded source ids hold nothing but the special tokens the model adds (text of characters "
+           "SentencePiece drops): such a source translates to an empty line.")
       .def(
           "truncate_source",
           [](const attend::Model& m, std::vector<std::int32_t> ids, std::int64_t max_length) {

@@ -111,6 +111,32 @@ void bind_results(nb::module_& m) {
 
 }  // namespace
 
+void bind_option_specs(nb::module_& m) {
+  using S = attend::OptionSpec;
+  nb::class_<S>(m, "OptionSpec",
+                "One decoding option as include/attend/options.h describes it — the list `attend translate`'s "
+                "flags, the C API and `python -m attend.ray translate`'s flags are all made from.")
+      .def_prop_ro("name", [](const S& s) { return std::string(s.name); }, "The field of TranslationOptions (\"beam_size\").")
+      .def_prop_ro("flag", [](const S& s) { return std::string(s.flag); }, "The `attend translate` flag (\"--beam\"), or \"\".")
+      .def_prop_ro("kind", [](const S& s) {
+        switch (s.kind) {
+          case S::Kind::integer: return "integer";
+          case S::Kind::real: return "real";
+          case S::Kind::flag: return "flag";
+          case S::Kind::seed: return "seed";
+        }
+        return "";
+      }, "\"integer\", \"real\", \"flag\" (true or false) or \"seed\" (an integer ≥ 0).")
+      .def_prop_ro("help", [](const S& s) { return std::string(s.help); }, "One line of help.")
+      .def_prop_ro("range", &S::range, "What it accepts, for messages (\"an integer in [1, 256]\").")
+      .def("accepts", &S::accepts, nb::arg("value"), "Whether `value` is in the accepted range.")
+      .def("__repr__", [](const S& s) { return "OptionSpec(" + std::string(s.name) + ", " + std::string(s.flag) + ")"; });
+  m.def(
+      "translation_option_specs",
+      [] { return std::vector<S>(std::begin(attend::kTranslationOptionSpecs), std::end(attend::kTranslationOptionSpecs)); },
+      "Every scalar decoding option, in the order of include/attend/options.h (defaults: TranslationOptions()).");
+}
+
 void bind_translator(nb::module_& m) {
   bind_options(m);
   bind_results(m);
@@ -129,14 +155,15 @@ void bind_translator(nb::module_& m) {
           "translate_ids",
           [](const attend::Translator& t, nb::handle sources, TranslationOptions options, nb::handle target_prefixes,
              nb::handle on_token, std::size_t first_index) {
-            const Ids src = id_rows(sources, "source");
-            const Ids prefixes = target_prefixes.is_none() ? Ids{} : id_rows(target_prefixes, "target_prefix");
+            const IdRows src(sources, "source");
+            const IdRows prefixes(target_prefixes.is_none() ? nb::list() : nb::borrow(target_prefixes), "target_prefix");
             set_on_token(options, on_token);
-            return translating([&] { return t.translate_ids(src, options, prefixes, {}, first_index); });
+            return translating([&] { return t.translate_id_views(src.views(), options, prefixes.views(), {}, first_index); });
           },
           nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = nb::none(),
           nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0,
-          "Translates token-id sources (lists of ints or integer ndarrays, given to the encoder as they are). "
+          "Translates token-id sources (lists of ints or integer ndarrays, given to the encoder as they are; int32 "
+          "arrays with contiguous rows are read in place). "
           "`on_token(TokenStep) -> bool` streams tokens (beam_size 1); `first_index` numbers the sentences "
           "(TokenStep.index, error messages) and seeds sampling. ValueError names a bad option or input.")
       .def(
@@ -160,7 +187,7 @@ void bind_translator(nb::module_& m) {
       .def(
           "score_ids",
           [](const attend::Translator& t, nb::handle sources, nb::handle targets) {
-            const Ids src = id_rows(sources, "source"), tgt = id_rows(targets, "target");
+            const Ids src = IdRows(sources, "source").vectors(), tgt = IdRows(targets, "target").vectors();
             return translating([&] { return t.score_ids(src, tgt); });
           },
           nb::arg("sources"), nb::arg("targets"),
@@ -171,6 +198,9 @@ void bind_translator(nb::module_& m) {
             return translating([&] { return t.score_tokens(sources, targets); });
           },
           nb::arg("sources"), nb::arg("targets"), "score_ids with vocabulary tokens in and out.")
+      .def(
+          "validate", [](const attend::Translator& t, const TranslationOptions& options) { translating([&] { t.validate(options); }); },
+          nb::arg("options"), "Raises ValueError naming the option if these options cannot be used with this translator.")
       .def_prop_ro("model", &attend::Translator::model, "The model it translates with.")
       .def_prop_ro("options", &attend::Translator::options, "The options it was made with.")
       .def_prop_ro("max_source_length", &attend::Translator::max_source_length, "The longest source it accepts.")

@@ -10,7 +10,10 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <deque>
 #include <vector>
+
+#include "attend/attend.hpp"
 
 namespace attend::python {
 
@@ -18,12 +21,33 @@ namespace nb = nanobind;
 
 void bind_model(nb::module_& m);
 void bind_translator(nb::module_& m);
+void bind_option_specs(nb::module_& m);
 
 // Token-id rows from what a Python caller has: a 2-D integer ndarray (one sentence per
-// row), or a sequence whose items are 1-D integer ndarrays or sequences of ints.
-// int32 arrays are copied row by row with memcpy; other integer types are converted.
+// row), or a sequence whose items are 1-D integer ndarrays or sequences of ints. An int32
+// array whose rows are contiguous is read in place (views into its memory, the array
+// kept alive); other integer arrays and Python lists are converted, each id checked.
 // `what` names the argument in error messages ("source", "target_prefix").
-std::vector<std::vector<std::int32_t>> id_rows(nb::handle rows, const char* what);
+class IdRows {
+ public:
+  IdRows(nb::handle rows, const char* what);
+  const std::vector<attend::IdsView>& views() const { return views_; }
+  std::vector<std::vector<std::int32_t>> vectors() const;
+  // Whether no row had to be converted or copied.
+  bool in_place() const { return converted_ == 0; }
+
+ private:
+  void add(nb::handle array, std::size_t row);
+  template <class T>
+  bool add_as(nb::handle array, std::size_t row);
+  void add_sequence(nb::handle sequence, std::size_t row);
+
+  const char* what_;
+  std::vector<nb::object> arrays_;                   // the arrays read in place, kept alive
+  std::deque<std::vector<std::int32_t>> converted_rows_;  // a deque: growing it moves no row
+  std::vector<attend::IdsView> views_;
+  std::size_t converted_ = 0;
+};
 
 // Raised for bad options and inputs of a translation (attend::Error during a call).
 [[noreturn]] void raise_value_error(const std::exception& e);

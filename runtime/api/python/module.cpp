@@ -3,6 +3,8 @@
 #include <nanobind/stl/string.h>
 
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #include "attend/attend.hpp"
 #include "bindings.hpp"
@@ -13,65 +15,96 @@ void raise_value_error(const std::exception& e) { throw nb::value_error(e.what()
 
 namespace {
 
-template <class T>
-bool append_rows(nb::handle h, std::vector<std::vector<std::int32_t>>& out) {
-  nb::ndarray<const T, nb::ro, nb::c_contig, nb::device::cpu> a;
-  if (!nb::try_cast(h, a, false)) return false;
-  if (a.ndim() == 1) {
-    out.emplace_back(a.data(), a.data() + a.shape(0));
-  } else if (a.ndim() == 2) {
-    for (std::size_t r = 0; r < a.shape(0); ++r) out.emplace_back(a.data() + r * a.shape(1), a.data() + (r + 1) * a.shape(1));
-  } else {
-    throw nb::value_error("an id array must have 1 or 2 dimensions");
-  }
-  return true;
+std::string at(const char* what, std::size_t row, std::size_t col) {
+  return std::string(what) + "[" + std::to_string(row) + "][" + std::to_string(col) + "]";
 }
 
-// One ndarray of any integer type (int32 straight, the others converted).
-bool append_array_rows(nb::handle h, std::vector<std::vector<std::int32_t>>& out) {
-  return append_rows<std::int32_t>(h, out) || append_rows<std::int64_t>(h, out) || append_rows<std::uint32_t>(h, out) ||
-         append_rows<std::int16_t>(h, out) || append_rows<std::uint16_t>(h, out) || append_rows<std::int8_t>(h, out) ||
-         append_rows<std::uint8_t>(h, out) || append_rows<std::uint64_t>(h, out);
-}
-
-std::int32_t checked_id(nb::handle item, const char* what, std::size_t row, std::size_t col) {
-  long long v = 0;
-  if (!nb::try_cast(item, v, true))
-    throw nb::type_error((std::string(what) + "[" + std::to_string(row) + "][" + std::to_string(col) +
-                          "] is not an integer token id").c_str());
-  if (v < INT32_MIN || v > INT32_MAX)
-    throw nb::value_error((std::string(what) + "[" + std::to_string(row) + "][" + std::to_string(col) + "] = " +
-                           std::to_string(v) + " is outside the range of token ids").c_str());
+template <class V>
+std::int32_t checked_id(V v, const char* what, std::size_t row, std::size_t col) {
+  if (std::cmp_less(v, INT32_MIN) || std::cmp_greater(v, INT32_MAX))
+    throw nb::value_error((at(what, row, col) + " = " + std::to_string(v) + " is outside the range of token ids").c_str());
   return static_cast<std::int32_t>(v);
 }
 
 }  // namespace
 
-std::vector<std::vector<std::int32_t>> id_rows(nb::handle rows, const char* what) {
-  std::vector<std::vector<std::int32_t>> out;
+IdRows::IdRows(nb::handle rows, const char* what) : what_(what) {
   if (nb::ndarray_check(rows)) {
-    if (!append_array_rows(rows, out))
-      throw nb::type_error((std::string(what) + ": an id array must hold integers (C-contiguous, on the CPU)").c_str());
-    return out;
+    add(rows, 0);
+    return;
   }
   if (!nb::isinstance<nb::sequence>(rows) || nb::isinstance<nb::str>(rows))
     throw nb::type_error((std::string(what) + " must be a list of id lists or an integer array").c_str());
   std::size_t r = 0;
   for (nb::handle row : rows) {
     if (nb::ndarray_check(row)) {
-      if (!append_array_rows(row, out))
-        throw nb::type_error((std::string(what) + "[" + std::to_string(r) + "]: an id array must hold integers").c_str());
+      if (nb::ndarray<nb::ro> a; nb::try_cast(row, a, false) && a.ndim() != 1)
+        throw nb::value_error((std::string(what) + "[" + std::to_string(r) + "]: an id array in a list must have 1 dimension").c_str());
+      add(row, r);
     } else {
-      if (!nb::isinstance<nb::sequence>(row) || nb::isinstance<nb::str>(row))
-        throw nb::type_error((std::string(what) + "[" + std::to_string(r) + "] is not a list of ids").c_str());
-      std::vector<std::int32_t> ids;
-      ids.reserve(nb::len(row));
-      std::size_t c = 0;
-      for (nb::handle item : row) ids.push_back(checked_id(item, what, r, c++));
-      out.push_back(std::move(ids));
+      add_sequence(row, r);
     }
     ++r;
   }
+}
+
+// One ndarray of any integer type: 1-D (one sentence) or 2-D (one per row).
+void IdRows::add(nb::handle array, std::size_t row) {
+  const bool added = add_as<std::int32_t>(array, row) || add_as<std::int64_t>(array, row) ||
+                     add_as<std::uint32_t>(array, row) || add_as<std::int16_t>(array, row) ||
+                     add_as<std::uint16_t>(array, row) || add_as<std::int8_t>(array, row) ||
+                     add_as<std::uint8_t>(array, row) || add_as<std::uint64_t>(array, row);
+  if (!added)
+    throw nb::type_error((std::string(what_) + ": an id array must hold integers (on the CPU)").c_str());
+}
+
+template <class T>
+bool IdRows::add_as(nb::handle array, std::size_t row) {
+  nb::ndarray<const T, nb::ro, nb::device::cpu> a;
+  if (!nb::try_cast(array, a, false)) return false;
+  if (a.ndim() != 1 && a.ndim() != 2)
+    throw nb::value_error((std::string(what_) + ": an id array must have 1 or 2 dimensions, not " +
+                           std::to_string(a.ndim())).c_str());
+  const std::size_t rows = a.ndim() == 2 ? a.shape(0) : 1, cols = a.shape(a.ndim() - 1);
+  const std::int64_t row_stride = a.ndim() == 2 ? a.stride(0) : 0, col_stride = a.stride(a.ndim() - 1);
+  // int32 with each row's ids side by side (C order, or rows sliced out of a wider
+  // array): views into the array itself.
+  if (std::is_same_v<T, std::int32_t> && (col_stride == 1 || cols <= 1)) {
+    arrays_.push_back(nb::borrow(array));
+    for (std::size_t r = 0; r < rows; ++r)
+      views_.emplace_back(reinterpret_cast<const std::int32_t*>(a.data()) + static_cast<std::int64_t>(r) * row_stride, cols);
+    return true;
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::vector<std::int32_t>& ids = converted_rows_.emplace_back(cols);
+    const T* first = a.data() + static_cast<std::int64_t>(r) * row_stride;
+    for (std::size_t c = 0; c < cols; ++c)
+      ids[c] = checked_id(first[static_cast<std::int64_t>(c) * col_stride], what_, row + r, c);
+    views_.emplace_back(ids);
+    ++converted_;
+  }
+  return true;
+}
+
+void IdRows::add_sequence(nb::handle sequence, std::size_t row) {
+  if (!nb::isinstance<nb::sequence>(sequence) || nb::isinstance<nb::str>(sequence))
+    throw nb::type_error((std::string(what_) + "[" + std::to_string(row) + "] is not a list of ids").c_str());
+  std::vector<std::int32_t>& ids = converted_rows_.emplace_back();
+  ids.reserve(nb::len(sequence));
+  std::size_t c = 0;
+  for (nb::handle item : sequence) {
+    long long v = 0;
+    if (!nb::try_cast(item, v, true)) throw nb::type_error((at(what_, row, c) + " is not an integer token id").c_str());
+    ids.push_back(checked_id(v, what_, row, c++));
+  }
+  views_.emplace_back(ids);
+  ++converted_;
+}
+
+std::vector<std::vector<std::int32_t>> IdRows::vectors() const {
+  std::vector<std::vector<std::int32_t>> out;
+  out.reserve(views_.size());
+  for (const auto& v : views_) out.emplace_back(v.begin(), v.end());
   return out;
 }
 
@@ -93,6 +126,15 @@ NB_MODULE(_attend, m) {
     }
   });
   m.def("version", [] { return std::string(attend::version()); }, "The library's version, e.g. \"0.1.0\".");
+  m.def("is_blank_text", &attend::is_blank_text, nb::arg("text"),
+        "Whether `text` is blank (white space and invisible characters only): such a line translates to an "
+        "empty one, as `attend translate` treats it.");
+  m.def(
+      "reads_in_place", [](nb::handle ids) { return IdRows(ids, "ids").in_place(); }, nb::arg("ids"),
+      "Whether translating these token ids reads them where they lie, with no conversion or copy before the "
+      "engine's batches: true for an int32 array (or a list of them) whose rows are contiguous; false for "
+      "Python lists and other integer types, which are converted first.");
+  bind_option_specs(m);
   bind_model(m);
   bind_translator(m);
 }

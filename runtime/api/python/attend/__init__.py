@@ -26,6 +26,7 @@ from ._attend import (  # noqa: F401  (re-exported)
     TokenStep,
     TranslationOptions,
     TranslatorOptions,
+    reads_in_place,
     version,
 )
 from .results import (  # noqa: F401
@@ -55,6 +56,7 @@ __all__ = [
     "TranslationResult",
     "Translator",
     "TranslatorOptions",
+    "reads_in_place",
     "set_random_seed",
     "version",
     "__version__",

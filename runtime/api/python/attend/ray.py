@@ -14,10 +14,12 @@ Two ways in (``pip install .[ray]``):
 - The command line, for files on the machine that runs it::
 
       python -m attend.ray translate --address HEAD:6379 -m /models/ende \\
-          -i corpus-*.txt -o out/ [--input-format tokens] [--beam 4] [--threads 2]
+          -i corpus-*.txt -o out/ [--input-format tokens] [--beam 4 --n-best 2 …] [--threads 2]
 
-  It writes ``out/<input file name>`` for each input: exactly one output line per input
-  line, in order, as ``attend translate`` writes them. Each file is cut into shards of
+  It takes every decoding flag of ``attend translate`` (made from the same option list,
+  include/attend/options.h) and writes ``out/<input file name>`` for each input: exactly
+  one output line per input line (N with ``--n-best N``), in order, as ``attend
+  translate`` writes them. Each file is cut into shards of
   ``--shard-lines`` lines; a shard is written (atomically) as soon as an actor returns
   it, so a second run after a crash or a stop skips the finished shards. Progress
   (lines done / total, lines/s) goes to stderr. The model directory must exist at the
@@ -31,6 +33,7 @@ so every line is written exactly once.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -44,19 +47,82 @@ from . import _attend
 
 FORMATS = ("text", "tokens", "ids")
 
+# The decoding options given as lists, beside the scalar ones of the description list.
+LIST_OPTIONS = {"end_token": "--end-token", "suppress_sequences": "--suppress-sequences"}
+# Given, these imply sampling (as they do for `attend translate`).
+_IMPLY_SAMPLING = ("sampling_topk", "sampling_topp", "temperature")
+
 
 def _split_tokens(line: str) -> List[str]:
     """Tokens separated by spaces and tabs (as `attend translate --input-format tokens`)."""
     return [t for t in line.replace("\t", " ").split(" ") if t]
 
 
-def _is_blank(line: str) -> bool:
-    return line.strip(" \t\r\v\f") == ""
+def _one_line(text: str) -> str:
+    """`text` on one output line, as `attend translate` writes it (tools/cli/utf8.cpp's
+    one_line): LF, CR, the other C0 controls, DEL and the Unicode line breaks escaped."""
+    if text.isprintable() and "\n" not in text:
+        return text
+    out = []
+    for ch in text:
+        cp = ord(ch)
+        if ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif (cp < 0x20 and ch != "\t") or cp == 0x7F:
+            out.append(f"\\x{cp:02X}")
+        elif cp in (0x85, 0x2028, 0x2029):
+            out.append(f"\\u{cp:04X}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def decoding_options(options: Optional[Dict[str, Any]] = None) -> "_attend.TranslationOptions":
+    """A TranslationOptions from field names (those of include/attend/options.h, e.g.
+    ``{"beam_size": 4, "num_hypotheses": 2}``, plus ``end_token`` and
+    ``suppress_sequences``), with `attend translate`'s defaults for the rest. Giving
+    ``sampling_topk``, ``sampling_topp`` or ``temperature`` implies ``sampling``.
+    ValueError names an unknown option or a value out of its range."""
+    o = _attend.TranslationOptions()
+    specs = {s.name: s for s in _attend.translation_option_specs()}
+    for name, value in (options or {}).items():
+        if name in LIST_OPTIONS:
+            if name == "end_token":
+                o.end_token = [value] if isinstance(value, str) else list(value)
+            else:
+                o.suppress_sequences = [_split_tokens(s) if isinstance(s, str) else list(s) for s in value]
+            continue
+        spec = specs.get(name)
+        if spec is None:
+            known = ", ".join(list(specs) + list(LIST_OPTIONS))
+            raise ValueError(f"no decoding option is called {name!r} (the options: {known})")
+        if spec.kind != "flag" and not spec.accepts(float(value)):
+            raise ValueError(f"{name} = {value}: must be {spec.range}")
+        setattr(o, name, value)
+        if name in _IMPLY_SAMPLING:
+            o.sampling = True
+    return o
+
+
+def checked_options(options: Optional[Dict[str, Any]], output_format: str) -> "_attend.TranslationOptions":
+    """decoding_options, and the combinations `attend translate` refuses before it loads
+    the model (ValueError)."""
+    o = decoding_options(options)
+    if o.sampling and o.beam_size > 1:
+        raise ValueError("sampling (--sampling, --sample-topk, --sample-topp, --temperature) and --beam > 1 "
+                         "exclude each other")
+    if o.replace_unknowns and output_format == "ids":
+        raise ValueError("--replace-unknowns writes source tokens: use --output-format text or tokens")
+    return o
 
 
 class Translate:
     """Translates batches of lines with one model loaded per instance (per Ray actor):
-    the class to give ``ray.data.Dataset.map_batches``.
+    the class to give ``ray.data.Dataset.map_batches``. Each line is translated as
+    ``attend translate`` translates a line of its input, and its output line is the one
+    ``attend translate`` writes for it.
 
     Args:
       model_dir: The model directory (the same path on every node).
@@ -67,90 +133,153 @@ class Translate:
       output_column: The column to write the translations to.
       threads: Compute threads of this actor (0: one per core of the node; give
         ``num_cpus`` the same number).
-      beam, length_penalty, max_length, min_length, sampling, sample_topk, sample_topp,
-      temperature, seed, scores, max_batch_size, max_batch_tokens: as the flags of
-      ``attend translate``, with its defaults (min_length None: the engine's default).
+      scores: Prefix each output with its score ("SCORE ||| TEXT").
+      target_prefix: Forces every output to start with this (in the input format).
+      max_batch_size, max_batch_tokens: The batches, as ``attend translate``'s flags.
+      isa: Forces a kernel set (avx512, avx2, sse2; default: the best the node runs).
+      compute_type: The GEMM weights' type, CTranslate2's names (default, auto, float32,
+        int8, bfloat16, …), as ``attend translate --compute-type``.
+      options: Decoding options by TranslationOptions field name — every option of
+        ``attend translate`` (see :func:`decoding_options`), e.g.
+        ``{"beam_size": 4, "num_hypotheses": 2, "length_penalty": 0.6}``.
+        ``num_hypotheses`` N > 1 writes N lines "INDEX ||| TEXT ||| SCORE" per input
+        line (in one output item), as ``attend translate --n-best N``.
 
     An empty (or blank) line gives an empty line; a line longer than the model's limit
     is truncated; invalid ids are read as <unk> — as ``attend translate`` does.
     """
 
     def __init__(self, model_dir: str, *, input_format: str = "text", output_format: Optional[str] = None,
-                 column: str = "text", output_column: str = "translation", threads: int = 0, beam: int = 1,
-                 length_penalty: float = 1.0, max_length: int = 0, min_length: Optional[int] = None,
-                 sampling: bool = False,
-                 sample_topk: int = 0, sample_topp: float = 1.0, temperature: float = 1.0, seed: int = 1,
-                 scores: bool = False, max_batch_size: int = 32, max_batch_tokens: int = 4096) -> None:
+                 column: str = "text", output_column: str = "translation", threads: int = 0, scores: bool = False,
+                 target_prefix: Optional[str] = None, max_batch_size: int = 32, max_batch_tokens: int = 4096,
+                 isa: str = "", compute_type: str = "default", seed: int = 1,
+                 options: Optional[Dict[str, Any]] = None) -> None:
         if input_format not in FORMATS:
             raise ValueError(f"input_format={input_format!r}: expected one of {', '.join(FORMATS)}")
         output_format = output_format or input_format
         if output_format not in FORMATS:
             raise ValueError(f"output_format={output_format!r}: expected one of {', '.join(FORMATS)}")
-        if sampling and beam > 1:
-            raise ValueError("sampling and beam > 1 exclude each other")
-        self.model = _attend.Model.load(model_dir)
+        o = checked_options(options, output_format)
+        o.seed = seed  # `attend translate --seed`: with each line's index, fixes every draw
+        self.model = _attend.Model.load(model_dir, isa=isa, compute_type=compute_type)
         for fmt, what in ((input_format, "read"), (output_format, "write")):
             if fmt == "text" and not self.model.has_text_tokenizer:
                 raise ValueError(f"{model_dir} has no SentencePiece model to {what} text: use 'tokens' or 'ids'")
             if fmt == "tokens" and not self.model.has_vocabulary:
                 raise ValueError(f"{model_dir} has no vocabulary files to {what} tokens: use 'ids'")
-        options = _attend.TranslatorOptions()
-        options.threads, options.max_batch_size, options.max_batch_tokens = threads, max_batch_size, max_batch_tokens
-        options.max_target_length, options.max_beam_size = (max_length if max_length > 0 else 256), beam
-        self.translator = _attend.Translator(self.model, options)
-        o = _attend.TranslationOptions()  # attend translate's defaults (CTranslate2's)
-        o.beam_size, o.length_penalty, o.max_length = beam, length_penalty, max_length
-        if min_length is not None:
-            o.min_length = min_length
-        o.sampling = sampling or sample_topk != 0 or sample_topp != 1.0 or temperature != 1.0
-        o.sampling_topk, o.sampling_topp, o.temperature, o.seed = sample_topk, sample_topp, temperature, seed
+        positions = self.model.max_positions
+        if o.max_length > positions:
+            raise ValueError(f"max_length = {o.max_length}: must be in [0, {positions}] (the model has {positions} "
+                             f"positions; 0: {min(256, positions)})")
+        # Sized as `attend translate` sizes its translator for the same options.
+        t = _attend.TranslatorOptions()
+        t.threads, t.max_batch_size, t.max_batch_tokens = threads, max_batch_size, max_batch_tokens
+        t.max_target_length = min(o.max_length, positions) if o.max_length > 0 else 256
+        t.max_beam_size = max(o.beam_size, o.num_hypotheses if o.sampling or o.return_alternatives else 1)
+        self.translator = _attend.Translator(self.model, t)
+        self.translator.validate(o)
         self.options = o
         self.input_format, self.output_format = input_format, output_format
         self.column, self.output_column, self.scores = column, output_column, scores
         self.max_source_length = self.translator.max_source_length
+        self.max_length = min(t.max_target_length, positions)
+        self.common_prefix = self._encode_prefix(target_prefix or "", 0)
         self.truncated = 0
 
+    def _ids(self, line: str, side: str) -> List[int]:
+        vocab = self.model.source_vocabulary_size if side == "source" else self.model.target_vocabulary_size
+        unk = min(self.model.special_ids.unk, vocab - 1)
+        ids = []
+        for token in _split_tokens(line):
+            try:
+                value = int(token)
+            except ValueError:
+                value = -1
+            ids.append(value if 0 <= value < vocab else unk)  # as attend translate reads a bad id: <unk>
+        return ids
+
+    def _blank(self, line: str) -> bool:
+        # Tokens are the vocabulary's own: a line of them is blank only without any.
+        return not _split_tokens(line) if self.input_format == "tokens" else _attend.is_blank_text(line)
+
     def _encode(self, line: str) -> Optional[List[int]]:
-        if _is_blank(line):
+        if self._blank(line):
             return None
         if self.input_format == "text":
             ids = self.model.encode_text(line)
         elif self.input_format == "tokens":
             ids = self.model.encode_tokens(_split_tokens(line))
         else:
-            vocab, unk = self.model.source_vocabulary_size, self.model.special_ids.unk
-            ids = []
-            for token in _split_tokens(line):
-                try:
-                    value = int(token)
-                except ValueError:
-                    raise ValueError(f"'{token}' is not a token id (input_format 'ids' reads integers)") from None
-                ids.append(value if 0 <= value < vocab else min(unk, vocab - 1))
+            ids = self._ids(line, "source")
+        if self.model.is_empty_source(ids):
+            return None
         if len(ids) > self.max_source_length:
             ids = self.model.truncate_source(ids, self.max_source_length)
             self.truncated += 1
         return ids
 
-    def _format(self, h: Any) -> str:
-        if self.output_format == "text":
-            text = self.model.decode_text(h.ids)
-        elif self.output_format == "tokens":
-            text = " ".join(self.model.decode_tokens(h.ids))
+    def _encode_prefix(self, line: str, number: int) -> List[int]:
+        if self._blank(line):
+            return []
+        if self.input_format == "text":
+            ids = self.model.encode_text(line, "target")
+        elif self.input_format == "tokens":
+            ids = self.model.encode_tokens(_split_tokens(line), "target")
         else:
-            text = " ".join(map(str, h.ids))
-        return f"{h.score:.6f} ||| {text}" if self.scores else text
+            ids = self._ids(line, "target")
+        if self.options.prefix_bias_beta == 0 and len(ids) > self.max_length:
+            where = f"line {number}: " if number else ""
+            raise ValueError(f"{where}the target prefix has {len(ids)} tokens, more than the {self.max_length} "
+                             "a translation may have (max_length)")
+        return ids
 
-    def translate_lines(self, lines: Sequence[str], first_line: int = 0) -> List[str]:
-        """One output line per input line, in order (no newline). `first_line` numbers
-        the sentences for sampling's seeds (the index of ``lines[0]`` in its file), so a
-        shard translated again draws the same samples."""
+    def _text(self, h: Any) -> str:
+        # With replace_unknowns the engine has put the replaced tokens in h.tokens.
+        replaced = self.options.replace_unknowns and len(h.tokens) > 0
+        if self.output_format == "text":
+            return self.model.decode_pieces(h.tokens) if replaced else self.model.decode_text(h.ids)
+        if self.output_format == "tokens":
+            return " ".join(h.tokens if replaced else self.model.decode_tokens(h.ids))
+        return " ".join(map(str, h.ids))
+
+    def _format(self, line: int, result: Any) -> str:
+        """The output of input line `line` (0-based), as `attend translate` writes it:
+        TEXT, "SCORE ||| TEXT" with scores, N lines "LINE ||| TEXT ||| SCORE" with
+        num_hypotheses N > 1 (joined by newlines, without the last)."""
+        n = self.options.num_hypotheses
+        if result is None and n == 1:
+            return ""
+        hypotheses = result.hypotheses if result is not None else []
+        missing = float("-inf") if result is not None else 0.0
+        out = []
+        for k in range(n):
+            h = hypotheses[k] if k < len(hypotheses) else None
+            text = _one_line(self._text(h)) if h is not None else ""
+            score = f"{h.score if h is not None else missing:.6f}"
+            out.append(f"{line} ||| {text} ||| {score}" if n > 1 else f"{score} ||| {text}" if self.scores else text)
+        return "\n".join(out)
+
+    def translate_lines(self, lines: Sequence[str], first_line: int = 0,
+                        prefixes: Optional[Sequence[str]] = None) -> List[str]:
+        """One output item per input line, in order (no final newline; N lines joined with
+        num_hypotheses N > 1). `first_line` is the index of ``lines[0]`` in its file: it
+        numbers the n-best lines and, with the seed, fixes sampling's draws, so a shard
+        translated again draws the same. `prefixes`: one target prefix per line (in the
+        input format), else the common ``target_prefix``."""
+        if prefixes is not None and len(prefixes) != len(lines):
+            raise ValueError(f"{len(prefixes)} target prefixes for {len(lines)} lines")
         encoded = [self._encode(line) for line in lines]
         todo = [i for i, ids in enumerate(encoded) if ids is not None]
-        out = [f"{0.0:.6f} ||| " if self.scores else ""] * len(lines)
-        for k, r in enumerate(self.translator.translate_ids([encoded[i] for i in todo], self.options, None, None,
-                                                            first_line)):
-            out[todo[k]] = self._format(r.hypotheses[0])
-        return out
+        forced = None
+        if prefixes is not None:
+            forced = [self._encode_prefix(prefixes[i], first_line + i + 1) for i in todo]
+        elif self.common_prefix:
+            forced = [self.common_prefix] * len(todo)
+        results = self.translator.translate_ids([encoded[i] for i in todo], self.options, forced, None, first_line)
+        by_line: List[Any] = [None] * len(lines)
+        for i, r in zip(todo, results):
+            by_line[i] = r
+        return [self._format(first_line + i, r) for i, r in enumerate(by_line)]
 
     def __call__(self, batch: Any) -> Any:
         """Translates the batch's `column` into `output_column`. Takes and returns what
@@ -182,14 +311,14 @@ class _Shards:
     """The shards of one input file and where their outputs go:
     OUTPUT_DIR/.attend-ray/<name>/NNNNNN.txt, then OUTPUT_DIR/<name>."""
 
-    def __init__(self, index: int, path: Path, output_dir: Path, shard_lines: int, settings: str) -> None:
-        self.index, self.path, self.shard_lines = index, path, shard_lines
+    def __init__(self, index: int, path: Path, output_dir: Path, shard_lines: int, settings: str,
+                 prefixes: Optional[Path] = None) -> None:
+        self.index, self.path, self.shard_lines, self.prefixes = index, path, shard_lines, prefixes
         self.output = output_dir / path.name
         self.work = output_dir / ".attend-ray" / path.name
-        stat = path.stat()
-        # A changed input, shard size or option starts the file over.
-        self.key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{shard_lines}|{settings}"
-                                  .encode()).hexdigest()
+        # A changed input (or prefix file), shard size or option starts the file over.
+        stamp = "|".join(f"{p.resolve()}|{p.stat().st_size}|{p.stat().st_mtime_ns}" for p in (path, prefixes) if p)
+        self.key = hashlib.sha256(f"{stamp}|{shard_lines}|{settings}".encode()).hexdigest()
         self.lines = _count_lines(path)
         self.count = max(1, math.ceil(self.lines / shard_lines)) if self.lines else 0
 
@@ -239,21 +368,31 @@ def _count_lines(path: Path) -> int:
     return lines + (last != b"\n")
 
 
-def _read_shards(shards: _Shards) -> Iterator[Tuple[int, List[str]]]:
-    """(k, lines) for each unfinished shard k, reading the file once, a shard at a time.
-    Lines lose their "\\n" or "\\r\\n"; invalid UTF-8 becomes U+FFFD."""
-    with open(shards.path, "rb") as f:
+def _read_lines(f: Any, count: int) -> List[str]:
+    """The next `count` lines of binary file `f` (fewer at its end), without their "\\n"
+    or "\\r\\n"; invalid UTF-8 becomes U+FFFD."""
+    lines = []
+    for _ in range(count):
+        r = f.readline()
+        if not r:
+            break
+        r = r[:-1] if r.endswith(b"\n") else r
+        r = r[:-1] if r.endswith(b"\r") else r
+        lines.append(r.decode("utf-8", errors="replace"))
+    return lines
+
+
+def _read_shards(shards: _Shards) -> Iterator[Tuple[int, List[str], Optional[List[str]]]]:
+    """(k, lines, prefixes or None) for each unfinished shard k, reading the file (and
+    its prefix file) once, a shard at a time."""
+    with contextlib.ExitStack() as files:
+        f = files.enter_context(open(shards.path, "rb"))
+        p = files.enter_context(open(shards.prefixes, "rb")) if shards.prefixes else None
         for k in range(shards.count):
-            raw = [f.readline() for _ in range(shards.shard_lines)]
-            raw = [r for r in raw if r]
-            if shards.done(k):
-                continue
-            lines = []
-            for r in raw:
-                r = r[:-1] if r.endswith(b"\n") else r
-                r = r[:-1] if r.endswith(b"\r") else r
-                lines.append(r.decode("utf-8", errors="replace"))
-            yield k, lines
+            lines = _read_lines(f, shards.shard_lines)
+            prefixes = _read_lines(p, len(lines)) if p else None
+            if not shards.done(k):
+                yield k, lines, prefixes
 
 
 class _Progress:
@@ -274,13 +413,59 @@ class _Progress:
                   file=sys.stderr, flush=True)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m attend.ray",
-                                     description="Batch translation of files across a Ray cluster.")
-    commands = parser.add_subparsers(dest="command", required=True)
+def _option_value(spec: Any) -> Any:
+    """argparse's `type` for an option of the description list: parses and range-checks
+    its value, as `attend translate` does (a bad value: exit 2 naming the flag)."""
+    def parse(text: str) -> Any:
+        try:
+            value = int(text) if spec.kind in ("integer", "seed") else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not {spec.range}") from None
+        if not spec.accepts(float(value)):
+            raise argparse.ArgumentTypeError(f"must be {spec.range}, got {text}")
+        return value
+    return parse
+
+
+def add_decoding_flags(parser: argparse.ArgumentParser) -> None:
+    """Every decoding flag of `attend translate`, made from the same description list
+    (include/attend/options.h, through attend._attend.translation_option_specs), so a
+    new option reaches this command with its flag, help and range and no change here.
+    Each flag stores into the option's field name; an absent flag stays None."""
+    group = parser.add_argument_group("decoding (as attend translate)")
+    defaults = _attend.TranslationOptions()
+    for spec in _attend.translation_option_specs():
+        if not spec.flag:
+            continue
+        if spec.kind == "flag":
+            group.add_argument(spec.flag, dest=spec.name, action="store_true", default=None, help=spec.help)
+        else:
+            group.add_argument(spec.flag, dest=spec.name, type=_option_value(spec), default=None,
+                               metavar=spec.name.upper(),
+                               help=f"{spec.help} (default: {getattr(defaults, spec.name):g})".replace("%", "%%"))
+    group.add_argument("--end-token", dest="end_token", action="append", default=None,
+                       help="A target token that ends a hypothesis (repeatable; given, they replace the model's "
+                            "end-of-sequence)")
+    group.add_argument("--suppress-sequences", dest="suppress_sequences", action="append", default=None,
+                       help="Target tokens, separated by spaces, never generated in that order (repeatable; one "
+                            "token: never at all)")
+
+
+def given_decoding_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """The decoding flags given on the command line, by option name."""
+    names = [s.name for s in _attend.translation_option_specs() if s.flag] + list(LIST_OPTIONS)
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser (`python -m attend.ray translate --help`)."""
+    top = argparse.ArgumentParser(prog="python -m attend.ray",
+                                  description="Batch translation of files across a Ray cluster.")
+    commands = top.add_subparsers(dest="command", required=True)
     p = commands.add_parser("translate", help="Translate files, one output line per input line, in order",
-                            description="Translate files on a Ray cluster: OUTPUT_DIR/<input name> per input. "
-                                        "Restartable: a second run skips finished shards.")
+                            description="Translate files on a Ray cluster: OUTPUT_DIR/<input name> per input, "
+                                        "each line as `attend translate` writes it. Restartable: a second run "
+                                        "skips finished shards.")
     p.add_argument("--address", required=True, help="The cluster's head (HOST:PORT, as `ray start --head` "
                    "prints it), 'auto' (the cluster this machine belongs to) or 'local' (start one here)")
     p.add_argument("-m", "--model", required=True, help="Model directory (the same path on every node)")
@@ -288,33 +473,51 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output-dir", required=True, help="Output directory")
     p.add_argument("--input-format", choices=FORMATS, default="text")
     p.add_argument("--output-format", choices=FORMATS, help="default: the input format")
-    p.add_argument("--beam", type=int, default=1, help="Beam size (1: greedy)")
-    p.add_argument("--length-penalty", type=float, default=1.0)
-    p.add_argument("--max-length", type=int, default=0, help="Most generated tokens (0: 256)")
-    p.add_argument("--min-length", type=int, help=f"default: {_attend.TranslationOptions().min_length}")
-    p.add_argument("--sampling", action="store_true", help="Sample tokens instead of searching")
-    p.add_argument("--sample-topk", type=int, default=0)
-    p.add_argument("--sample-topp", type=float, default=1.0)
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--seed", type=int, default=1, help="Seed of the sampling (as attend translate's)")
+    p.add_argument("--target-prefix", help="Force every output to start with this (in the input format)")
+    p.add_argument("--target-prefix-file", nargs="+", help="One forced target prefix per input line: a file per "
+                   "input, in the order of -i")
+    add_decoding_flags(p)
+    p.add_argument("--seed", type=int, default=1, help="Seed of the sampling (as attend translate's; default: 1)")
     p.add_argument("--scores", action="store_true", help="Prefix each output with its score")
-    p.add_argument("--max-batch-size", type=int, default=32)
-    p.add_argument("--max-batch-tokens", type=int, default=4096)
+    p.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
+    p.add_argument("--compute-type", default="default", help="The GEMM weights' type: default (as stored), auto "
+                   "(the fastest here), float32, int8, bfloat16, … (CTranslate2's names)")
+    p.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
+    p.add_argument("--max-batch-tokens", type=int, default=4096, help="Padded source tokens per batch (0: no cap)")
     p.add_argument("--threads", type=int, default=1, help="Compute threads per actor; each actor reserves this "
                    "many CPUs (threads × actors = the cluster's cores)")
     p.add_argument("--actors", type=int, default=0, help="Translating actors (0: the cluster's CPUs / --threads)")
     p.add_argument("--shard-lines", type=int, default=2000, help="Lines per shard (the unit of restart)")
-    return parser
+    return top
+
+
+def translate_arguments(args: argparse.Namespace) -> Dict[str, Any]:
+    """Translate's keyword arguments for the parsed command line."""
+    return dict(input_format=args.input_format, output_format=args.output_format, threads=args.threads,
+                scores=args.scores, target_prefix=args.target_prefix, seed=args.seed, isa=args.isa or "",
+                compute_type=args.compute_type,
+                max_batch_size=args.max_batch_size, max_batch_tokens=args.max_batch_tokens,
+                options=given_decoding_options(args))
+
+
+def _check_settings(model_dir: str, kwargs: Dict[str, Any]) -> int:
+    """Runs on a worker (where the model is): the options against the model, once."""
+    return Translate(model_dir, **kwargs).max_source_length
 
 
 def _translate_files(args: argparse.Namespace) -> int:
     import ray
 
-    for name in ("beam", "threads", "shard_lines", "max_batch_size"):
+    for name in ("threads", "shard_lines", "max_batch_size"):
         if getattr(args, name) < 1:
-            raise SystemExit(f"python -m attend.ray: --{name.replace('_', '-')} must be ≥ 1")
+            raise UsageError(f"--{name.replace('_', '-')} must be ≥ 1")
+    if args.target_prefix is not None and args.target_prefix_file:
+        raise UsageError("--target-prefix and --target-prefix-file exclude each other")
     inputs = [Path(p) for p in args.input]
-    for p in inputs:
+    prefix_files = [Path(p) for p in args.target_prefix_file] if args.target_prefix_file else None
+    if prefix_files is not None and len(prefix_files) != len(inputs):
+        raise UsageError(f"--target-prefix-file: {len(prefix_files)} file(s) for {len(inputs)} input(s)")
+    for p in inputs + (prefix_files or []):
         if not p.is_file():
             raise SystemExit(f"python -m attend.ray: cannot read the input {p}")
     names = [p.name for p in inputs]
@@ -323,15 +526,19 @@ def _translate_files(args: argparse.Namespace) -> int:
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
 
-    translate_kwargs = dict(input_format=args.input_format, output_format=args.output_format, threads=args.threads,
-                            beam=args.beam, length_penalty=args.length_penalty, max_length=args.max_length,
-                            min_length=args.min_length, sampling=args.sampling, sample_topk=args.sample_topk,
-                            sample_topp=args.sample_topp, temperature=args.temperature, seed=args.seed,
-                            scores=args.scores, max_batch_size=args.max_batch_size,
-                            max_batch_tokens=args.max_batch_tokens)
+    translate_kwargs = translate_arguments(args)
+    try:
+        checked_options(translate_kwargs["options"], args.output_format or args.input_format)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     model_dir = str(Path(args.model).resolve())
     settings = json.dumps([model_dir, translate_kwargs], sort_keys=True)
-    files = [_Shards(i, p, output_dir, args.shard_lines, settings) for i, p in enumerate(inputs)]
+    files = [_Shards(i, p, output_dir, args.shard_lines, settings,
+                     prefix_files[i] if prefix_files else None) for i, p in enumerate(inputs)]
+    for f in files:
+        if f.prefixes is not None and _count_lines(f.prefixes) < f.lines:
+            raise SystemExit(f"python -m attend.ray: {f.prefixes} has {_count_lines(f.prefixes)} lines for the "
+                             f"{f.lines} of {f.path}: every input line needs a target prefix")
     pending = [f for f in files if f.prepare()]
     total = sum(f.lines for f in files)
     already = total - sum(f.lines for f in pending) + sum(
@@ -351,6 +558,13 @@ def _translate_files(args: argparse.Namespace) -> int:
     else:
         ray.init(address=args.address, log_to_driver=False)
     try:
+        # The options against the model, once, where the model is; an error here names
+        # the option instead of actors failing (and restarting) one after the other.
+        try:
+            ray.get(ray.remote(num_cpus=args.threads, max_retries=0)(_check_settings).remote(model_dir,
+                                                                                           translate_kwargs))
+        except ray.exceptions.RayTaskError as e:
+            raise UsageError(str(e.cause) if getattr(e, "cause", None) else str(e)) from None
         actors = args.actors or max(1, int(ray.cluster_resources().get("CPU", 1) // args.threads))
         remote = ray.remote(num_cpus=args.threads, max_restarts=-1, max_task_retries=-1)(Translate)
         pool = [remote.remote(model_dir, **translate_kwargs) for _ in range(actors)]
@@ -363,12 +577,16 @@ def _translate_files(args: argparse.Namespace) -> int:
     return 0
 
 
+class UsageError(Exception):
+    """A bad flag or combination of flags: exit 2, as `attend translate` exits."""
+
+
 def _run(pool: List[Any], files: List[_Shards], progress: _Progress) -> None:
     """Keeps two shards in flight per actor, writes each shard as it returns, and each
     file once its shards are all written. Memory: the shards in flight."""
     import ray
 
-    work = ((f, k, lines) for f in files for k, lines in _read_shards(f))
+    work = ((f, k, lines, prefixes) for f in files for k, lines, prefixes in _read_shards(f))
     in_flight: Dict[Any, Tuple[_Shards, int, List[str], int]] = {}
     idle = [a for a in pool for _ in range(2)]
     remaining = {f.index: sum(1 for k in range(f.count) if not f.done(k)) for f in files}
@@ -382,9 +600,9 @@ def _run(pool: List[Any], files: List[_Shards], progress: _Progress) -> None:
             if item is None:
                 exhausted = True
                 break
-            f, k, lines = item
+            f, k, lines, prefixes = item
             actor = idle.pop()
-            ref = actor.translate_lines.remote(lines, k * f.shard_lines)
+            ref = actor.translate_lines.remote(lines, k * f.shard_lines, prefixes)
             in_flight[ref] = (f, k, lines, pool.index(actor))
         if not in_flight:
             break
@@ -404,9 +622,12 @@ def _run(pool: List[Any], files: List[_Shards], progress: _Progress) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """`python -m attend.ray translate …` (see --help)."""
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     try:
         return _translate_files(args)
+    except UsageError as e:
+        print(f"python -m attend.ray: {e}", file=sys.stderr)
+        return 2
     except (ValueError, RuntimeError, OSError) as e:
         print(f"python -m attend.ray: {e}", file=sys.stderr)
         return 1
