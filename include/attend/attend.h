@@ -76,6 +76,15 @@ ATTEND_C_API void attend_options_init(attend_options* options);
 
 /* A model directory (attend's format or CTranslate2's). isa: NULL for the best. */
 ATTEND_C_API attend_status attend_model_load(const char* directory, const char* isa, attend_model** model);
+/* The same with the GEMMs' arithmetic, CTranslate2's names: "default" (the model's stored
+   type), "auto" (the fastest here), "float32", "int8", "bfloat16", "int8_bfloat16".
+   compute_type NULL: "default". */
+ATTEND_C_API attend_status attend_model_load_typed(const char* directory, const char* isa, const char* compute_type,
+                                                   attend_model** model);
+/* The compute type chosen at load ("float32", "int8", "bfloat16") and why; owned by the
+   model. */
+ATTEND_C_API const char* attend_model_compute_type(const attend_model* model);
+ATTEND_C_API const char* attend_model_compute_type_reason(const attend_model* model);
 ATTEND_C_API void attend_model_free(attend_model* model);
 ATTEND_C_API int attend_model_has_text_tokenizer(const attend_model* model);
 

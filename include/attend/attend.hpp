@@ -226,8 +226,12 @@ class ATTEND_API Translator {
 // encodes to no tokens and translates to an empty hypothesis, as an empty line does.
 ATTEND_API bool is_blank_text(const std::string& text);
 
-// Writes `input_directory` (a CTranslate2 model) in attend's format to `output_directory`.
-ATTEND_API void convert_model(const std::string& input_directory, const std::string& output_directory);
+// Writes `input_directory` (a CTranslate2 model, or an attend model to retype) in
+// attend's format to `output_directory`. compute_type: the GEMM weights' type in the
+// file — "default" (as stored; CTranslate2's int8 stays int8), "int8", "bfloat16",
+// "float32" — so a quantized model loads without quantizing.
+ATTEND_API void convert_model(const std::string& input_directory, const std::string& output_directory,
+                              const std::string& compute_type = "default");
 
 // The library's version, e.g. "0.1.0".
 ATTEND_API const char* version();

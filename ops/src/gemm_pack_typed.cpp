@@ -111,10 +111,15 @@ PackedWeight pack_weight(ConstMatrix w, WeightType type, Isa isa) {
     return PackedWeight(std::move(buffer), v);
   }
   check_s8_shape(op, w.cols);
-  // CTranslate2's quantization: scale = 127 / max|w_row|, q = round(w·scale); the GEMM
-  // multiplies by the factor 1/scale = max|w_row| / 127.
   std::vector<std::int8_t> q(static_cast<std::size_t>(w.rows * w.cols));
-  std::vector<float> factors(static_cast<std::size_t>(w.rows));
+  std::vector<float> scales(static_cast<std::size_t>(w.rows));
+  quantize_weight_s8(w, q.data(), scales.data());
+  return pack_weight_s8(MatrixView<const std::int8_t>(q.data(), w.rows, w.cols), scales.data(), isa);
+}
+
+void quantize_weight_s8(ConstMatrix w, std::int8_t* q, float* ct2_scales) {
+  constexpr const char* op = "quantize_weight_s8";
+  detail::check_matrix(op, "weight", w);
   for (index_t j = 0; j < w.rows; ++j) {
     float amax = 0.0f;
     for (index_t kk = 0; kk < w.cols; ++kk) {
@@ -122,14 +127,17 @@ PackedWeight pack_weight(ConstMatrix w, WeightType type, Isa isa) {
                       " cannot be quantized to s8");
       amax = std::max(amax, std::abs(w(j, kk)));
     }
-    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    const float scale = amax > 0.0f ? 127.0f / amax : 1.0f;
     for (index_t kk = 0; kk < w.cols; ++kk)
-      q[j * w.cols + kk] = static_cast<std::int8_t>(std::nearbyint(w(j, kk) * inv));
-    factors[j] = amax / 127.0f;
+      q[j * w.cols + kk] = static_cast<std::int8_t>(std::nearbyint(w(j, kk) * scale));
+    ct2_scales[j] = scale;
   }
-  const PackedWeightView v = allocate(w.rows, w.cols, WeightType::s8, isa, buffer);
-  write_s8(v, [&](index_t j, index_t kk) { return q[j * w.cols + kk]; }, factors);
-  return PackedWeight(std::move(buffer), v);
+}
+
+void round_weight_bf16(ConstMatrix w, std::uint16_t* bits) {
+  detail::check_matrix("round_weight_bf16", "weight", w);
+  for (index_t j = 0; j < w.rows; ++j)
+    for (index_t kk = 0; kk < w.cols; ++kk) bits[j * w.cols + kk] = bf16_bits(w(j, kk));
 }
 
 PackedWeight pack_weight_s8(MatrixView<const std::int8_t> q, const float* ct2_scales, Isa isa) {

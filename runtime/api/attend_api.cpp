@@ -30,10 +30,8 @@ struct Translator::State {
 namespace {
 
 runtime::LoadOptions runtime_options(const LoadOptions& o) {
-  // TODO(issue 11): int8 and bfloat16 compute; until then only float32 arithmetic exists.
-  if (o.compute_type != "default" && o.compute_type != "auto" && o.compute_type != "float32")
-    throw Error("compute_type '" + o.compute_type + "' is not implemented yet (float32, default, auto)");
   runtime::LoadOptions r;
+  r.compute_type = o.compute_type;
   if (!o.isa.empty()) r.isa = ops::parse_isa(o.isa);
   if (!ops::isa_available(r.isa)) throw Error("this CPU cannot run " + o.isa + " kernels");
   return r;
@@ -188,8 +186,8 @@ ModelInfo Model::info() const {
   i.text_tokenizer = state_->tokenizers.describe_text();
   i.vocabulary = state_->tokenizers.describe_vocabulary();
   i.isa = ops::isa_name(state_->model->isa());
-  i.compute_type = "float32";  // TODO(issue 11): the compute type chosen at load
-  i.compute_type_reason = "the only compute type implemented";
+  i.compute_type = state_->model->compute_type().name;
+  i.compute_type_reason = state_->model->compute_type().reason;
   return i;
 }
 
@@ -397,8 +395,9 @@ std::vector<StepProfile> Translator::profile() const {
 
 bool is_blank_text(const std::string& text) { return runtime::is_blank_text(text); }
 
-void convert_model(const std::string& input_directory, const std::string& output_directory) {
-  runtime::convert_model(input_directory, output_directory);
+void convert_model(const std::string& input_directory, const std::string& output_directory,
+                   const std::string& compute_type) {
+  runtime::convert_model(input_directory, output_directory, compute_type);
 }
 
 const char* version() { return ATTEND_VERSION; }

@@ -11,6 +11,7 @@
 
 struct attend_model {
   attend::Model model;
+  std::string compute_type, compute_type_reason;  // what attend_model_compute_type* hand out
 };
 struct attend_translator {
   attend::Translator translator;
@@ -121,14 +122,25 @@ void attend_options_init(attend_options* o) {
 }
 
 attend_status attend_model_load(const char* directory, const char* isa, attend_model** out) {
+  return attend_model_load_typed(directory, isa, nullptr, out);
+}
+
+attend_status attend_model_load_typed(const char* directory, const char* isa, const char* compute_type,
+                                      attend_model** out) {
   if (directory == nullptr || out == nullptr) return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_model_load: NULL argument");
   *out = nullptr;
   return guarded([&] {
     attend::LoadOptions o;
     if (isa != nullptr) o.isa = isa;
-    *out = new attend_model{attend::Model::load(directory, o)};
+    if (compute_type != nullptr) o.compute_type = compute_type;
+    attend::Model model = attend::Model::load(directory, o);
+    const attend::ModelInfo info = model.info();
+    *out = new attend_model{std::move(model), info.compute_type, info.compute_type_reason};
   });
 }
+
+const char* attend_model_compute_type(const attend_model* m) { return m ? m->compute_type.c_str() : ""; }
+const char* attend_model_compute_type_reason(const attend_model* m) { return m ? m->compute_type_reason.c_str() : ""; }
 
 void attend_model_free(attend_model* m) { delete m; }
 

@@ -75,8 +75,9 @@ std::string ct2_name(const std::string& attend, const std::string& encoder_embed
   throw error_of("internal: no CTranslate2 name for '", attend, "'");
 }
 
-// The CTranslate2 variables as attend tensors: float32/16 read in place, int8/int16
-// dequantized with their scales into memory of our own.
+// The CTranslate2 variables as attend tensors: float32/16 and int8 read in place (int8
+// with its per-row scales, copied out), int16 dequantized with its scale into memory
+// of our own.
 class Ct2TensorSource final : public TensorSource {
  public:
   Ct2TensorSource(std::shared_ptr<MappedFile> file, Ct2ModelFile model) : file_(std::move(file)), model_(std::move(model)) {}
@@ -91,11 +92,15 @@ class Ct2TensorSource final : public TensorSource {
       case Ct2DType::f16: r.dtype = DType::f16, r.data = v.data; break;
       case Ct2DType::bf16: r.dtype = DType::bf16, r.data = v.data; break;
       case Ct2DType::i8:
+        r.dtype = DType::i8, r.data = v.data;
+        owned_scales_.push_back(row_scales(v));
+        r.scales = owned_scales_.back().data();
+        break;
       case Ct2DType::i16: {
         owned_.push_back(dequantize(v));
         r.dtype = DType::f32;
         r.data = reinterpret_cast<const std::byte*>(owned_.back().data());
-        quantized_ = true;
+        int16_dequantized_ = true;
         break;
       }
       case Ct2DType::i32: throw error_of(origin(), ": variable '", v.name, "' is int32, not a weight type");
@@ -114,14 +119,14 @@ class Ct2TensorSource final : public TensorSource {
     if (t.offset) file_->release(t.offset, t.bytes());
   }
   std::size_t total_bytes() const override { return file_->size(); }
-  bool quantized() const { return quantized_; }
+  bool int16_dequantized() const { return int16_dequantized_; }
 
  private:
-  // int8: per-row scales (w = q / scale[row]); int16: one scale (w = q / scale), 1000
-  // when the file predates saved int16 scales.
-  std::vector<float> dequantize(const Ct2Variable& v) const {
+  // The scale of each row (w = q / scale[row]): int8 stores one per row; int16 one for
+  // all, 1000 when the file predates saved int16 scales. Each must be finite and > 0.
+  std::vector<float> row_scales(const Ct2Variable& v) const {
     const Ct2Variable* scale = model_.find(v.name + "_scale");
-    const std::int64_t rows = v.shape.empty() ? 1 : v.shape[0], n = v.elements(), cols = rows ? n / rows : 0;
+    const std::int64_t rows = v.shape.empty() ? 1 : v.shape[0];
     std::vector<float> row_scale(static_cast<size_t>(rows), 1000.0f);
     if (scale == nullptr && v.dtype == Ct2DType::i8)
       throw error_of(origin(), ": int8 variable '", v.name, "' has no '", v.name, "_scale'");
@@ -135,21 +140,22 @@ class Ct2TensorSource final : public TensorSource {
         throw error_of(origin(), ": '", scale->name, "' has shape ", scale->shape_string(), ", expected [", rows, "] or a scalar");
       }
     }
+    for (std::int64_t r = 0; r < rows; ++r)
+      if (!(std::isfinite(row_scale[r]) && row_scale[r] > 0.0f))
+        throw error_of(origin(), ": scale of row ", r, " of '", v.name, "' is ", row_scale[r], ", expected a finite number > 0");
+    return row_scale;
+  }
+
+  // int16 as fp32: q / scale.
+  std::vector<float> dequantize(const Ct2Variable& v) const {
+    const std::vector<float> row_scale = row_scales(v);
+    const std::int64_t rows = v.shape.empty() ? 1 : v.shape[0], n = v.elements(), cols = rows ? n / rows : 0;
     std::vector<float> out(static_cast<size_t>(n));
     for (std::int64_t r = 0; r < rows; ++r) {
-      if (!(std::isfinite(row_scale[r]) && row_scale[r] != 0.0f))
-        throw error_of(origin(), ": scale of row ", r, " of '", v.name, "' is ", row_scale[r]);
       for (std::int64_t c = 0; c < cols; ++c) {
-        const std::int64_t i = r * cols + c;
-        float q;
-        if (v.dtype == Ct2DType::i8) {
-          q = static_cast<float>(static_cast<std::int8_t>(std::to_integer<int>(v.data[i])));
-        } else {
-          std::int16_t h;
-          std::memcpy(&h, v.data + 2 * i, 2);
-          q = h;
-        }
-        out[i] = q / row_scale[r];
+        std::int16_t q;
+        std::memcpy(&q, v.data + 2 * (r * cols + c), 2);
+        out[r * cols + c] = q / row_scale[r];
       }
     }
     return out;
@@ -159,8 +165,8 @@ class Ct2TensorSource final : public TensorSource {
   Ct2ModelFile model_;
   std::map<std::string, TensorRecord> records_;
   std::vector<std::string> order_;
-  std::vector<std::vector<float>> owned_;
-  bool quantized_ = false;
+  std::vector<std::vector<float>> owned_, owned_scales_;
+  bool int16_dequantized_ = false;
 };
 
 // Reads configuration out of a parsed file: attribute variables (per stack, or at the
@@ -589,7 +595,7 @@ Ct2Model read_ct2_model(const std::string& dir) {
   out.report.origin = dir;
   out.report.format = "CTranslate2 model.bin v" + std::to_string(m.version) + " (spec " +
                       (m.spec.empty() ? std::string("none") : m.spec) + ", revision " + std::to_string(m.revision) + ")" +
-                      (tensors->quantized() ? ", quantized weights dequantized to fp32" : "");
+                      (tensors->int16_dequantized() ? ", int16 weights dequantized to fp32" : "");
   out.report.file_bytes = file->size();
   for (const std::string& name : tensors->names()) {
     const TensorRecord* t = tensors->find(name);

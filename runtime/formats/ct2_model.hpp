@@ -2,8 +2,8 @@
 // vocabularies (shared_vocabulary.{txt,json}, or source_/target_vocabulary.{txt,json}).
 //
 // Read directly: the variables are presented under attend's tensor names (int8 weights
-// with per-row scales and int16 with a global scale dequantized to fp32 at load,
-// float16/bfloat16 converted by the model builder), and the configuration is derived
+// as they are, with their per-row scales; int16 with its global scale dequantized to
+// fp32 at load; float16/bfloat16 converted by the model builder), and the configuration is derived
 // from the spec name and revision, the attribute variables, the aliases (shared or tied
 // embeddings) and config.json. docs/model-format.md lists the mapping.
 #pragma once

@@ -7,6 +7,7 @@
 #include "attend/error.hpp"
 #include "formats/ct2_model.hpp"
 #include "formats/model_io.hpp"
+#include "formats/typed_tensor_source.hpp"
 
 namespace attend::runtime {
 namespace fs = std::filesystem;
@@ -27,18 +28,56 @@ fs::path temporary_beside(const fs::path& target) {
   }
 }
 
-// Writes the converted model into `dir`; returns what it wrote.
-ConversionReport write_converted(const Ct2Model& m, const fs::path& dir) {
-  save_model(dir.string(), m.config, *m.tensors);
-  ConversionReport r;
-  r.input_format = m.report.format;
-  for (const std::string& name : m.tensors->names()) {
-    ++r.tensors;
-    r.parameters += m.tensors->find(name)->elements();
+// The input as written: its config, tensors and the files to copy beside them.
+struct ConversionInput {
+  ModelConfig config;
+  std::shared_ptr<const TensorSource> tensors;
+  std::string format;
+  std::vector<fs::path> files;  // vocabularies, tokenizer models
+};
+
+ConversionInput read_input(const std::string& input_dir, const std::string& compute_type) {
+  ConversionInput in;
+  if (detect_model_format(input_dir) == ModelFormat::attend) {
+    if (compute_type == "default")
+      throw error_of(input_dir, ": already in attend's format (config.json + model.safetensors); give a compute type "
+                                "(int8, bfloat16, float32) to rewrite its weights");
+    AttendModelFiles m = read_attend_model(input_dir);
+    in.config = m.config, in.tensors = m.tensors, in.format = m.report.format;
+    for (const auto& entry : fs::directory_iterator(input_dir)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() && name != "config.json" && name != "model.safetensors") in.files.push_back(entry.path());
+    }
+    return in;
   }
-  for (const std::string& file : {m.source_vocabulary, m.target_vocabulary}) {
-    const fs::path to = dir / fs::path(file).filename();
-    if (fs::exists(to)) continue;  // a shared vocabulary is one file
+  Ct2Model m = read_ct2_model(input_dir);
+  in.config = m.config, in.tensors = m.tensors, in.format = m.report.format;
+  in.files.push_back(m.source_vocabulary);
+  if (m.target_vocabulary != m.source_vocabulary) in.files.push_back(m.target_vocabulary);
+  return in;
+}
+
+// The tensors with the GEMM weights in the type `compute_type` names.
+std::shared_ptr<const TensorSource> typed(std::shared_ptr<const TensorSource> tensors, const std::string& compute_type) {
+  if (compute_type == "default") return tensors;
+  if (compute_type == "int8" || compute_type == "int8_float32") return std::make_shared<TypedTensorSource>(tensors, DType::i8);
+  if (compute_type == "bfloat16") return std::make_shared<TypedTensorSource>(tensors, DType::bf16);
+  if (compute_type == "float32") return std::make_shared<TypedTensorSource>(tensors, DType::f32);
+  throw error_of("convert: compute type '", compute_type, "' is not one a model is stored in (default, int8, bfloat16, float32)");
+}
+
+// Writes the converted model into `dir`; returns what it wrote.
+ConversionReport write_converted(const ConversionInput& in, const TensorSource& tensors, const fs::path& dir) {
+  save_model(dir.string(), in.config, tensors);
+  ConversionReport r;
+  r.input_format = in.format;
+  for (const std::string& name : tensors.names()) {
+    ++r.tensors;
+    r.parameters += tensors.find(name)->elements();
+  }
+  for (const fs::path& file : in.files) {
+    const fs::path to = dir / file.filename();
+    if (fs::exists(to)) continue;
     fs::copy_file(file, to);
     r.copied_files.push_back(to.filename().string());
   }
@@ -49,16 +88,15 @@ ConversionReport write_converted(const Ct2Model& m, const fs::path& dir) {
 
 // Written into a temporary directory and renamed to `output_dir` at the end: a failure
 // half-way (a full disk, a kill) never leaves a partial model under the name asked for.
-ConversionReport convert_model(const std::string& input_dir, const std::string& output_dir) {
-  if (detect_model_format(input_dir) == ModelFormat::attend)
-    throw error_of(input_dir, ": already in attend's format (config.json + model.safetensors)");
+ConversionReport convert_model(const std::string& input_dir, const std::string& output_dir, const std::string& compute_type) {
   if (fs::exists(output_dir) && !fs::is_empty(output_dir)) throw error_of(output_dir, ": exists and is not empty");
-  const Ct2Model m = read_ct2_model(input_dir);
+  const ConversionInput in = read_input(input_dir, compute_type);
+  const std::shared_ptr<const TensorSource> tensors = typed(in.tensors, compute_type);
   fs::path target = fs::path(output_dir).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();  // "out/" names "out"
   const fs::path temporary = temporary_beside(target);
   try {
-    ConversionReport r = write_converted(m, temporary);
+    ConversionReport r = write_converted(in, *tensors, temporary);
     fs::rename(temporary, target);  // replaces an empty directory of that name
     return r;
   } catch (const fs::filesystem_error& e) {

@@ -13,10 +13,17 @@ struct ConversionReport {
   std::vector<std::string> copied_files;  // vocabularies, tokenizer models
 };
 
-// Reads a CTranslate2 directory (model.bin + vocabularies) and writes `output_dir`:
-// config.json, model.safetensors (F32; quantized weights as their dequantized values,
-// so the converted model decodes exactly like the original), and the vocabulary
-// files. Throws attend::Error if `input_dir` is already in attend's format.
-ConversionReport convert_model(const std::string& input_dir, const std::string& output_dir);
+// Writes the model in `input_dir` (a CTranslate2 directory: model.bin + vocabularies; or,
+// to change its weight type, one in attend's format) to `output_dir` in attend's format:
+// config.json, model.safetensors and the vocabulary/tokenizer files.
+//
+// `compute_type` chooses the GEMM weights' type in the file (the other tensors keep
+// theirs; float16 becomes F32): "default" keeps what the input stores (CTranslate2's
+// int8 stays I8 with its scales, so the model decodes exactly like the original),
+// "int8" (alias "int8_float32") quantizes per row as CTranslate2 does, "bfloat16"
+// rounds, "float32" dequantizes. Throws attend::Error for an attend-format input with
+// "default" (nothing to convert) or an unknown compute type.
+ConversionReport convert_model(const std::string& input_dir, const std::string& output_dir,
+                               const std::string& compute_type = "default");
 
 }  // namespace attend::runtime

@@ -40,35 +40,91 @@ ModelFormat detect_model_format(const std::string& dir) {
   throw error_of(dir, ": not a model directory (expected config.json + model.safetensors, or a CTranslate2 model.bin)");
 }
 
-std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options) {
-  if (detect_model_format(dir) == ModelFormat::ctranslate2) return load_ct2_model(dir, options);
+AttendModelFiles read_attend_model(const std::string& dir) {
   const std::string config_path = (fs::path(dir) / "config.json").string();
   const std::string weights_path = (fs::path(dir) / "model.safetensors").string();
   if (!fs::exists(config_path)) throw error_of(dir, ": missing config.json");
   if (!fs::exists(weights_path)) throw error_of(dir, ": missing model.safetensors");
-  ModelConfig config = ModelConfig::from_json(read_text_file(config_path), config_path);
+  AttendModelFiles m;
+  m.config = ModelConfig::from_json(read_text_file(config_path), config_path);
   auto source = std::make_shared<SafetensorsFile>(weights_path);
-  LoadReport report;
-  report.origin = dir;
-  report.format = "attend (config.json + safetensors)";
-  report.file_bytes = source->total_bytes();
+  m.report.origin = dir;
+  m.report.format = "attend (config.json + safetensors)";
+  m.report.file_bytes = source->total_bytes();
   for (const std::string& name : source->names()) {
     const TensorRecord* t = source->find(name);
-    report.tensors.push_back({name, dtype_name(t->dtype), t->shape_string(), t->elements()});
+    m.report.tensors.push_back({name, dtype_name(t->dtype), t->shape_string(), t->elements()});
   }
-  report.checks.push_back("config.json: every field known, typed and in range");
-  report.checks.push_back("model.safetensors: header well-formed; dtypes, shapes and byte ranges consistent, inside the file, not overlapping");
-  return Model::build(std::move(config), std::move(source), std::move(report), options);
+  m.report.checks.push_back("config.json: every field known, typed and in range");
+  m.report.checks.push_back("model.safetensors: header well-formed; dtypes, shapes and byte ranges consistent, inside the file, not overlapping");
+  m.tensors = std::move(source);
+  return m;
 }
+
+std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options) {
+  if (detect_model_format(dir) == ModelFormat::ctranslate2) return load_ct2_model(dir, options);
+  AttendModelFiles m = read_attend_model(dir);
+  return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);
+}
+
+namespace {
+
+// One tensor as written: F32 (F16 converted), BF16 as is, I8 followed by its scales.
+struct WrittenTensor {
+  std::string name;
+  const char* dtype;
+  std::vector<std::int64_t> shape;
+  std::uint64_t bytes;
+};
+
+std::vector<WrittenTensor> written_tensors(const TensorSource& tensors) {
+  std::vector<WrittenTensor> out;
+  for (const std::string& name : tensors.names()) {
+    const TensorRecord* t = tensors.find(name);
+    const auto n = static_cast<std::uint64_t>(t->elements());
+    switch (t->dtype) {
+      case DType::f32:
+      case DType::f16: out.push_back({name, "F32", t->shape, 4 * n}); break;
+      case DType::bf16: out.push_back({name, "BF16", t->shape, 2 * n}); break;
+      case DType::i8: {
+        const std::int64_t rows = t->shape.empty() ? 1 : t->shape[0];
+        out.push_back({name, "I8", t->shape, n});
+        out.push_back({name + "_scale", "F32", {rows}, 4 * static_cast<std::uint64_t>(rows)});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+void write_tensor_data(std::ofstream& out, const TensorRecord& t) {
+  switch (t.dtype) {
+    case DType::f32:
+    case DType::bf16:
+      out.write(reinterpret_cast<const char*>(t.data), static_cast<std::streamsize>(t.bytes()));
+      return;
+    case DType::f16: {
+      const std::vector<float> v = to_f32(t);
+      out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+      return;
+    }
+    case DType::i8: {
+      const std::int64_t rows = t.shape.empty() ? 1 : t.shape[0];
+      out.write(reinterpret_cast<const char*>(t.data), static_cast<std::streamsize>(t.bytes()));
+      out.write(reinterpret_cast<const char*>(t.scales), static_cast<std::streamsize>(rows * 4));
+      return;
+    }
+  }
+}
+
+}  // namespace
 
 void write_safetensors(const std::string& path, const TensorSource& tensors) {
   nlohmann::ordered_json header;
   std::uint64_t offset = 0;
-  for (const std::string& name : tensors.names()) {
-    const TensorRecord* t = tensors.find(name);
-    const std::uint64_t bytes = static_cast<std::uint64_t>(t->elements()) * 4;  // written as F32
-    header[name] = {{"dtype", "F32"}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
+  for (const WrittenTensor& w : written_tensors(tensors)) {
+    header[w.name] = {{"dtype", w.dtype}, {"shape", w.shape}, {"data_offsets", {offset, offset + w.bytes}}};
+    offset += w.bytes;
   }
   header["__metadata__"] = {{"format", "pt"}, {"written_by", "attend"}};
   std::string text = header.dump();
@@ -80,13 +136,7 @@ void write_safetensors(const std::string& path, const TensorSource& tensors) {
   out.write(reinterpret_cast<const char*>(len), 8);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   for (const std::string& name : tensors.names()) {
-    const TensorRecord* t = tensors.find(name);
-    if (t->dtype == DType::f32) {
-      out.write(reinterpret_cast<const char*>(t->data), static_cast<std::streamsize>(t->bytes()));
-    } else {
-      const std::vector<float> v = to_f32(*t);
-      out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
-    }
+    write_tensor_data(out, *tensors.find(name));
     if (!out) break;
   }
   out.close();  // the last buffered bytes: a full disk shows here

@@ -18,8 +18,17 @@ ModelFormat detect_model_format(const std::string& dir);
 
 std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options = {});
 
-// Writes `tensors` (all of them, in names() order, F16/BF16 converted) to a safetensors
-// file of F32 tensors; the data section starts 64-byte aligned so they can be read in place.
+// An attend-format directory read and validated, not yet built (the converter rewrites it).
+struct AttendModelFiles {
+  ModelConfig config;
+  std::shared_ptr<const TensorSource> tensors;
+  LoadReport report;
+};
+AttendModelFiles read_attend_model(const std::string& dir);
+
+// Writes `tensors` (all of them, in names() order) to a safetensors file: F32 (F16
+// converted to it), BF16 as is, I8 followed by its per-row scales as 'name_scale' (F32);
+// the data section starts 64-byte aligned so F32 tensors can be read in place.
 void write_safetensors(const std::string& path, const TensorSource& tensors);
 
 // Writes config.json and model.safetensors into `dir` (created if needed).

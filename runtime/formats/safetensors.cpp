@@ -1,6 +1,7 @@
 #include "formats/safetensors.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -18,7 +19,8 @@ DType parse_dtype(const std::string& s, const std::string& origin, const std::st
   if (s == "F32") return DType::f32;
   if (s == "F16") return DType::f16;
   if (s == "BF16") return DType::bf16;
-  throw error_of(origin, ": tensor '", name, "' has dtype '", s, "'; attend reads F32, F16 and BF16");
+  if (s == "I8") return DType::i8;
+  throw error_of(origin, ": tensor '", name, "' has dtype '", s, "'; attend reads F32, F16, BF16 and I8");
 }
 
 std::uint64_t as_count(const nlohmann::json& v, const std::string& origin, const std::string& name,
@@ -26,6 +28,30 @@ std::uint64_t as_count(const nlohmann::json& v, const std::string& origin, const
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
     throw error_of(origin, ": tensor '", name, "': ", what, " must be a non-negative integer, got ", v.dump());
   return v.get<std::uint64_t>();
+}
+
+// Each I8 tensor 'N' comes with 'N_scale': F32 [rows], w[r] ≈ q[r] / scale[r]
+// (CTranslate2's convention). The scales are copied out (the data may be unaligned),
+// checked finite and > 0, attached to N, and the '_scale' entries leave the list.
+void attach_int8_scales(SafetensorsHeader& h, const std::string& origin) {
+  for (auto& [name, t] : h.tensors) {
+    if (t.dtype != DType::i8) continue;
+    const std::string scale_name = name + "_scale";
+    const auto it = h.tensors.find(scale_name);
+    if (it == h.tensors.end()) throw error_of(origin, ": I8 tensor '", name, "' has no '", scale_name, "' (F32, one per row)");
+    const TensorRecord& s = it->second;
+    const std::int64_t rows = t.shape.empty() ? 1 : t.shape[0];
+    if (s.dtype != DType::f32 || s.shape != std::vector<std::int64_t>{rows})
+      throw error_of(origin, ": '", scale_name, "' is ", dtype_name(s.dtype), " ", s.shape_string(), ", expected F32 [", rows, "]");
+    std::vector<float>& scales = h.scales[name];
+    scales.resize(static_cast<std::size_t>(rows));
+    std::memcpy(scales.data(), s.data, scales.size() * sizeof(float));
+    for (std::int64_t r = 0; r < rows; ++r)
+      if (!(std::isfinite(scales[r]) && scales[r] > 0.0f))
+        throw error_of(origin, ": '", scale_name, "'[", r, "] is ", scales[r], ", expected a finite number > 0");
+    t.scales = scales.data();
+  }
+  for (const auto& [name, _] : h.scales) h.tensors.erase(name + "_scale");
 }
 
 }  // namespace
@@ -98,6 +124,7 @@ SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::
   for (size_t i = 1; i < ranges.size(); ++i)
     if (ranges[i].first < ranges[i - 1].second && ranges[i].first != ranges[i].second)
       throw error_of(origin, ": tensor data ranges overlap at byte ", ranges[i].first);
+  attach_int8_scales(out, origin);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "formats/mapped_file.hpp"
 #include "formats/tensor_source.hpp"
@@ -15,12 +16,14 @@ namespace attend::runtime {
 
 struct SafetensorsHeader {
   std::map<std::string, TensorRecord> tensors;  // data pointers into the parsed bytes
+  std::map<std::string, std::vector<float>> scales;   // of each I8 tensor, by its name
   std::map<std::string, std::string> metadata;
   std::size_t data_offset = 0;                  // where the data section starts
 };
 
 // Parses and validates the header against the bytes: JSON well-formed, dtypes known
-// (F32, F16, BF16), shapes non-negative, byte ranges consistent with shape × dtype,
+// (F32, F16, BF16, I8 — each I8 tensor 'N' with its per-row scales 'N_scale', which
+// the tensor list then omits), shapes non-negative, byte ranges consistent with shape × dtype,
 // inside the file and not overlapping. Every failure names `origin` and the tensor.
 SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::string& origin);
 

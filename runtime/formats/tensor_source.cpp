@@ -41,11 +41,20 @@ const char* dtype_name(DType d) {
     case DType::f32: return "F32";
     case DType::f16: return "F16";
     case DType::bf16: return "BF16";
+    case DType::i8: return "I8";
   }
   return "?";
 }
 
-std::size_t dtype_size(DType d) { return d == DType::f32 ? 4 : 2; }
+std::size_t dtype_size(DType d) {
+  switch (d) {
+    case DType::f32: return 4;
+    case DType::f16:
+    case DType::bf16: return 2;
+    case DType::i8: return 1;
+  }
+  return 0;
+}
 
 std::int64_t TensorRecord::elements() const {
   std::int64_t n = 1;
@@ -73,6 +82,14 @@ void to_f32(const TensorRecord& t, std::span<float> out) {
         out[i] = t.dtype == DType::f16 ? half_to_float(h) : bfloat_to_float(h);
       }
       return;
+    case DType::i8: {
+      const std::size_t rows = t.shape.empty() ? 1 : static_cast<std::size_t>(t.shape[0]);
+      const std::size_t cols = rows ? n / rows : 0;
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c)
+          out[r * cols + c] = static_cast<float>(static_cast<std::int8_t>(t.data[r * cols + c])) / t.scales[r];
+      return;
+    }
   }
 }
 

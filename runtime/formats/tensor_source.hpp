@@ -11,7 +11,8 @@
 
 namespace attend::runtime {
 
-enum class DType { f32, f16, bf16 };
+// i8: CTranslate2's int8 weights, symmetric per row: w[r][c] ≈ q[r][c] / scale[r].
+enum class DType { f32, f16, bf16, i8 };
 
 const char* dtype_name(DType d);
 std::size_t dtype_size(DType d);
@@ -22,6 +23,8 @@ struct TensorRecord {
   std::vector<std::int64_t> shape;
   const std::byte* data = nullptr;  // bytes() bytes, any alignment
   std::size_t offset = 0;           // within the source, for release()
+  const float* scales = nullptr;    // i8 only: scale[r] per row of shape[0] (w ≈ q / scale),
+                                    // each > 0, owned by the source
 
   std::int64_t elements() const;
   std::size_t bytes() const { return static_cast<std::size_t>(elements()) * dtype_size(dtype); }
@@ -40,8 +43,8 @@ class TensorSource {
   virtual std::size_t total_bytes() const = 0;
 };
 
-// The tensor's elements as fp32 (F16 and BF16 converted; F32 copied, since the source
-// may not be 4-byte aligned).
+// The tensor's elements as fp32 (F16 and BF16 converted, I8 dequantized with its
+// scales; F32 copied, since the source may not be 4-byte aligned).
 std::vector<float> to_f32(const TensorRecord& t);
 // The same into caller memory of t.elements() floats.
 void to_f32(const TensorRecord& t, std::span<float> out);

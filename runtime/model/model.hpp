@@ -10,6 +10,7 @@
 
 #include "attend/ops/gemm.hpp"
 #include "attend/ops/normalization.hpp"
+#include "model/compute_type.hpp"
 #include "model/model_config.hpp"
 #include "formats/tensor_source.hpp"
 
@@ -90,6 +91,7 @@ struct LoadReport {
 
 struct LoadOptions {
   ops::Isa isa = ops::active_isa();     // kernels the GEMM weights are packed for
+  std::string compute_type = "default"; // CTranslate2's names (model/compute_type.hpp)
 };
 
 class Model {
@@ -102,6 +104,7 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const LoadReport& report() const { return report_; }
   ops::Isa isa() const { return isa_; }
+  const ComputeType& compute_type() const { return compute_type_; }
 
   Table source_embedding, target_embedding;  // target_embedding is empty when shared
   Table source_positions, target_positions;  // [position_offset + max_positions, d_model];
@@ -126,6 +129,7 @@ class Model {
   ModelConfig config_;
   LoadReport report_;
   ops::Isa isa_ = ops::Isa::sse2;
+  ComputeType compute_type_;
   std::shared_ptr<const TensorSource> source_;
 };
 

@@ -1,6 +1,7 @@
 // Model::build: validate every tensor against the configuration, convert to fp32, pack
 // the GEMM weights, release the source's pages tensor by tensor.
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -12,6 +13,12 @@
 
 namespace attend::runtime {
 namespace {
+
+// How GEMM weights are packed: element type and the kernels' ISA.
+struct Packing {
+  ops::WeightType type = ops::WeightType::f32;
+  ops::Isa isa = ops::Isa::sse2;
+};
 
 // Hands out tensors by name, checking each against the shape the configuration
 // implies, and remembers which were used so leftovers can be reported.
@@ -44,13 +51,29 @@ class WeightReader {
     return v;
   }
 
-  Linear linear(const std::string& name, bool bias, ops::Isa isa) {
+  Linear linear(const std::string& name, bool bias, const Packing& p) {
     Linear l;
-    const TensorRecord& t = record(name + ".weight");
-    const std::vector<float> w = floats(name + ".weight");
-    l.weight = ops::pack_weight(ops::ConstMatrix(w.data(), t.shape[0], t.shape[1]), isa);
+    l.weight = weight(name + ".weight", p);
     if (bias) l.bias = floats(name + ".bias");
     return l;
+  }
+
+  // A GEMM weight packed as p.type: int8 stored and int8 asked packs the stored q and
+  // scales as they are (no dequantize–requantize round trip); anything else goes
+  // through fp32.
+  ops::PackedWeight weight(const std::string& name, const Packing& p) {
+    const TensorRecord& t = record(name);
+    if (t.dtype == DType::i8 && p.type == ops::WeightType::s8) {
+      ops::PackedWeight w = ops::pack_weight_s8(int8_view(t), t.scales, p.isa);
+      source_.release(t);
+      return w;
+    }
+    const std::vector<float> w = floats(name);
+    return ops::pack_weight(ops::ConstMatrix(w.data(), t.shape[0], t.shape[1]), p.type, p.isa);
+  }
+
+  static ops::MatrixView<const std::int8_t> int8_view(const TensorRecord& t) {
+    return {reinterpret_cast<const std::int8_t*>(t.data), t.shape[0], t.shape[1]};
   }
 
   LayerNormWeights norm(const std::string& name, NormType type) {
@@ -119,19 +142,44 @@ Table sinusoidal_table(const ModelConfig& c) {
 
 // The decoder's K and V projections for all layers as one [L·2D, D] weight, so one
 // GEMM computes every layer's cross-attention keys and values from the encoder output.
-Linear stacked_cross_kv(WeightReader& r, const ModelConfig& c, ops::Isa isa) {
+// int8 stored and int8 asked: the stored rows and scales, stacked as they are.
+Linear stacked_cross_kv(WeightReader& r, const ModelConfig& c, const Packing& p) {
   const std::int64_t D = c.d_model, L = c.decoder_layers;
-  std::vector<float> w(static_cast<size_t>(L * 2 * D * D)), b;
-  for (std::int64_t l = 0; l < L; ++l) {
-    const std::string name = tensor_names::decoder_layer(l) + "cross_attn.kv_proj";
-    const std::vector<float> wl = r.floats(name + ".weight");
-    std::copy(wl.begin(), wl.end(), w.begin() + l * 2 * D * D);
-    if (c.linear_bias) {
-      const std::vector<float> bl = r.floats(name + ".bias");
-      b.insert(b.end(), bl.begin(), bl.end());
+  auto name = [](std::int64_t l) { return tensor_names::decoder_layer(l) + "cross_attn.kv_proj"; };
+  bool stored_int8 = p.type == ops::WeightType::s8;
+  for (std::int64_t l = 0; l < L; ++l) stored_int8 = stored_int8 && r.record(name(l) + ".weight").dtype == DType::i8;
+  Linear out;
+  if (stored_int8) {
+    std::vector<std::int8_t> q(static_cast<size_t>(L * 2 * D * D));
+    std::vector<float> scales(static_cast<size_t>(L * 2 * D));
+    for (std::int64_t l = 0; l < L; ++l) {
+      const TensorRecord& t = r.record(name(l) + ".weight");
+      std::memcpy(q.data() + l * 2 * D * D, t.data, static_cast<size_t>(2 * D * D));
+      std::copy(t.scales, t.scales + 2 * D, scales.begin() + l * 2 * D);
     }
+    out.weight = ops::pack_weight_s8({q.data(), L * 2 * D, D}, scales.data(), p.isa);
+  } else {
+    std::vector<float> w(static_cast<size_t>(L * 2 * D * D));
+    for (std::int64_t l = 0; l < L; ++l) {
+      const std::vector<float> wl = r.floats(name(l) + ".weight");
+      std::copy(wl.begin(), wl.end(), w.begin() + l * 2 * D * D);
+    }
+    out.weight = ops::pack_weight(ops::ConstMatrix(w.data(), L * 2 * D, D), p.type, p.isa);
   }
-  return {ops::pack_weight(ops::ConstMatrix(w.data(), L * 2 * D, D), isa), std::move(b)};
+  if (c.linear_bias)
+    for (std::int64_t l = 0; l < L; ++l) {
+      const std::vector<float> bl = r.floats(name(l) + ".bias");
+      out.bias.insert(out.bias.end(), bl.begin(), bl.end());
+    }
+  return out;
+}
+
+// The dtype the model stores its GEMM weights in (the first layer's self-attention).
+DType stored_gemm_type(const TensorSource& source, const ModelConfig& c) {
+  const std::string first = (c.encoder_layers > 0 ? tensor_names::encoder_layer(0) : tensor_names::decoder_layer(0)) +
+                            "self_attn.qkv_proj.weight";
+  const TensorRecord* t = source.find(first);
+  return t ? t->dtype : DType::f32;
 }
 
 }  // namespace
@@ -148,7 +196,8 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   m->isa_ = options.isa;
   m->source_ = source;
   const ModelConfig& c = m->config_;
-  const ops::Isa isa = options.isa;
+  m->compute_type_ = resolve_compute_type(options.compute_type, stored_gemm_type(*source, c), options.isa);
+  const Packing packing{m->compute_type_.gemm_weights, options.isa};
   const bool bias = c.linear_bias;
   WeightReader r(*source, c);
   r.check_all();
@@ -175,16 +224,16 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   // The self-attention and feed-forward blocks, alike in both stacks.
   auto read_common = [&](const std::string& p, Linear& qkv, Linear& out, LayerNormWeights& attn_norm, Linear& fc1,
                          Linear& fc1_noact, Linear& fc2, LayerNormWeights& ffn_norm, RelativeVectors& relative) {
-    qkv = r.linear(p + "self_attn.qkv_proj", bias, isa);
-    out = r.linear(p + "self_attn.out_proj", bias, isa);
+    qkv = r.linear(p + "self_attn.qkv_proj", bias, packing);
+    out = r.linear(p + "self_attn.out_proj", bias, packing);
     if (c.relative_attention == RelativeAttention::shaw) {
       relative.keys = r.floats(p + "self_attn.relative_position_keys");
       relative.values = r.floats(p + "self_attn.relative_position_values");
     }
     attn_norm = r.norm(p + "self_attn_layer_norm", nt);
-    fc1 = r.linear(p + "fc1", bias, isa);
-    if (c.ffn_gated) fc1_noact = r.linear(p + "fc1_noact", bias, isa);
-    fc2 = r.linear(p + "fc2", bias, isa);
+    fc1 = r.linear(p + "fc1", bias, packing);
+    if (c.ffn_gated) fc1_noact = r.linear(p + "fc1_noact", bias, packing);
+    fc2 = r.linear(p + "fc2", bias, packing);
     ffn_norm = r.norm(p + "final_layer_norm", nt);
   };
   for (std::int64_t i = 0; i < c.encoder_layers; ++i) {
@@ -198,18 +247,18 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
     const std::string p = tensor_names::decoder_layer(i);
     DecoderLayer l;
     read_common(p, l.qkv, l.self_out, l.self_attn_norm, l.fc1, l.fc1_noact, l.fc2, l.ffn_norm, l.relative);
-    l.cross_q = r.linear(p + "cross_attn.q_proj", bias, isa);
-    l.cross_out = r.linear(p + "cross_attn.out_proj", bias, isa);
+    l.cross_q = r.linear(p + "cross_attn.q_proj", bias, packing);
+    l.cross_out = r.linear(p + "cross_attn.out_proj", bias, packing);
     l.cross_attn_norm = r.norm(p + "cross_attn_layer_norm", nt);
     m->decoder.push_back(std::move(l));
   }
-  m->cross_kv = stacked_cross_kv(r, c, isa);
+  m->cross_kv = stacked_cross_kv(r, c, packing);
   if (c.decoder_final_norm) m->decoder_norm = r.norm("decoder.layer_norm", nt);
 
   if (c.tie_output_projection) {
-    m->output.weight = ops::pack_weight(m->target_embedding_table().view(), isa);
+    m->output.weight = ops::pack_weight(m->target_embedding_table().view(), packing.type, packing.isa);
   } else {
-    m->output = r.linear("output_projection", false, isa);
+    m->output = r.linear("output_projection", false, packing);
   }
   if (c.output_bias) m->output.bias = r.floats("output_projection.bias");
 
@@ -224,7 +273,8 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   report.checks.push_back("every tensor the configuration implies is present, with the implied shape");
   report.checks.push_back("no unexpected tensors");
   report.checks.push_back("every weight value is finite");
-  report.checks.push_back(std::string("GEMM weights packed for ") + ops::isa_name(isa));
+  report.checks.push_back(std::string("GEMM weights packed as ") + ops::weight_type_name(packing.type) + " for " +
+                          ops::isa_name(packing.isa) + " (" + ops::gemm_kernel_name(packing.isa, packing.type) + ")");
   m->report_ = std::move(report);
   return m;
 }

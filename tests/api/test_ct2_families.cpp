@@ -93,6 +93,11 @@ TEST_CASE("CTranslate2 families give CTranslate2's hypotheses and scores", "[ct2
     attend::TranslatorOptions to;
     to.threads = 2, to.max_beam_size = 4, to.max_target_length = 256;
     const attend::Translator translator(model, to);
+    // int8 models (saved quantized by CTranslate2) run on attend's int8 kernels, which
+    // quantize activations at run time as CTranslate2 does: the integer sums are exact,
+    // but an activation whose fp32 value differs by an ulp may round the other way.
+    const bool int8 = model.info().compute_type == "int8";
+    const double score_tolerance = int8 ? 1e-2 : 1e-3;
 
     // One batch per options setting, as CTranslate2 translated them.
     std::map<std::string, std::vector<Case>> groups;
@@ -113,7 +118,7 @@ TEST_CASE("CTranslate2 families give CTranslate2's hypotheses and scores", "[ct2
         for (size_t h = 0; h < got.size(); ++h) {
           INFO("hypothesis " << h << ": attend score " << got[h].score << ", CTranslate2 " << c.scores[h]);
           CHECK(got[h].tokens == c.hypotheses[h]);
-          CHECK(std::abs(got[h].score - c.scores[h]) <= 1e-3 * std::abs(c.scores[h]));
+          CHECK(std::abs(got[h].score - c.scores[h]) <= score_tolerance * std::abs(c.scores[h]));
           if (c.attention.is_null()) continue;
           const auto& want = c.attention[h];
           REQUIRE(got[h].attention.size() == want.size());

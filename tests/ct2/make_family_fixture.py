@@ -158,6 +158,8 @@ def main():
     p.add_argument("--families", default=",".join(FAMILIES))
     p.add_argument("--sources", type=int, default=12)
     p.add_argument("--small", action="store_true", help="small widths and vocabularies (the committed set)")
+    p.add_argument("--quantization", choices=["int8"], help="save the weights quantized (the cases are then CTranslate2 "
+                   "int8's own outputs, to test int8 model.bin files run as they are)")
     args = p.parse_args()
     for family in args.families.split(","):
         rng = np.random.default_rng([args.seed, FAMILIES.index(family)])
@@ -169,8 +171,8 @@ def main():
         spec.register_source_vocabulary(tokens)
         spec.register_target_vocabulary(tokens)
         spec.validate()
-        spec.optimize(quantization=None)
-        out = os.path.join(args.out, "%s-seed%d" % (family, args.seed))
+        spec.optimize(quantization=args.quantization)
+        out = os.path.join(args.out, "%s-seed%d%s" % (family, args.seed, "-" + args.quantization if args.quantization else ""))
         os.makedirs(out, exist_ok=True)
         spec.save(out)
 

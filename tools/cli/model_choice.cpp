@@ -14,12 +14,18 @@ void ModelChoice::add_flags(CLI::App& app, const std::string& default_preset) {
   app.add_option("--seed", seed, "Seed of the preset's weights and of any random workload or sampling")
       ->capture_default_str();
   app.add_option("--isa", isa, "Kernels to use: avx512, avx2, sse2 (default: the best this CPU runs, or $ATTEND_ISA)")
-      ->check(CLI::IsMember({"avx512", "avx2", "sse2"}));
+      ->check(CLI::IsMember({"avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"}));
+  app.add_option("--compute-type", compute_type,
+                 "Arithmetic of the matrix products, CTranslate2's names: default (the model's stored type), auto "
+                 "(the fastest here), float32, int8 (int8_float32), bfloat16, int8_bfloat16")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"default", "auto", "float32", "int8", "int8_float32", "bfloat16", "int8_bfloat16"}));
 }
 
 attend::Model ModelChoice::load() const {
   attend::LoadOptions options;
   options.isa = isa;
+  options.compute_type = compute_type;
   if (!directory.empty()) return attend::Model::load(directory, options);
   const std::string name = preset.empty() ? default_preset_ : preset;
   if (name.empty()) throw UsageError("give a model: --model DIR or --preset tiny|base|big");

@@ -1,5 +1,6 @@
 // The model a command runs: a directory (--model) or a built-in preset with random
-// weights (--preset, --seed), with the kernels' ISA (--isa).
+// weights (--preset, --seed), with the kernels' ISA (--isa) and the GEMMs' arithmetic
+// (--compute-type).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@ struct ModelChoice {
   std::string directory;
   std::string preset;
   std::string isa;
+  std::string compute_type = "default";
   std::uint64_t seed = 1;
 
   // `default_preset` empty: one of --model/--preset is required.

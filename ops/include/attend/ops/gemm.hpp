@@ -101,6 +101,15 @@ PackedWeight pack_weight_kn(ConstMatrix w, Isa isa = active_isa());
 // w ≈ q / scale (each > 0; +inf marks an all-zero row). Throws attend::Error naming
 // the first bad scale.
 PackedWeight pack_weight_s8(MatrixView<const std::int8_t> q, const float* ct2_scales, Isa isa = active_isa());
+// CTranslate2's int8 quantization of w = [N, K], for writing quantized models:
+// ct2_scales[j] = 127 / max_k |w[j][k]| (1 for an all-zero row), q[j][k] =
+// round(w[j][k]·ct2_scales[j]), so w ≈ q / scale. q is [N, K] packed. The same numbers
+// pack_weight(w, s8) packs. Throws attend::Error on a non-finite weight.
+void quantize_weight_s8(ConstMatrix w, std::int8_t* q, float* ct2_scales);
+// w rounded to bf16 (nearest even) as raw bits, [N, K] packed: the bf16 weight
+// pack_weight(w, bf16) packs.
+void round_weight_bf16(ConstMatrix w, std::uint16_t* bits);
+
 // Packs f32 into caller memory (at least packed_weight_floats floats, 64-byte aligned).
 PackedWeightView pack_weight_into(ConstMatrix w, bool w_is_kn, Isa isa, std::span<float> dst);
 

@@ -1,0 +1,166 @@
+// Compute types (runtime/model/compute_type.hpp): which one a request resolves to, that
+// each packs the GEMM weights as it says, and how close int8 and bfloat16 come to
+// float32 on random Transformer-base: the logits of the same forced steps.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <numeric>
+
+#include "decoding/workspace.hpp"
+#include "formats/model_io.hpp"
+#include "model/compute_type.hpp"
+#include "model/random_model.hpp"
+#include "plan/execution_plan.hpp"
+
+namespace attend::runtime {
+namespace {
+
+using ops::Isa;
+using ops::WeightType;
+
+TEST_CASE("compute types: names, aliases, the stored type and the CPU decide", "[runtime][compute-type]") {
+  const Isa best = Isa::avx512_bf16;
+  CHECK(resolve_compute_type("float32", DType::i8, best).gemm_weights == WeightType::f32);
+  CHECK(resolve_compute_type("int8", DType::f32, best).gemm_weights == WeightType::s8);
+  CHECK(resolve_compute_type("int8_float32", DType::f32, best).name == "int8");
+  CHECK(resolve_compute_type("bfloat16", DType::f32, best).gemm_weights == WeightType::bf16);
+  const ComputeType mixed = resolve_compute_type("int8_bfloat16", DType::f32, best);
+  CHECK(mixed.name == "int8");
+  CHECK_THAT(mixed.reason, Catch::Contains("int8_bfloat16"));
+
+  // default: what the model stores, as far as the CPU runs it natively.
+  CHECK(resolve_compute_type("default", DType::f32, best).name == "float32");
+  CHECK(resolve_compute_type("default", DType::i8, best).name == "int8");
+  CHECK(resolve_compute_type("default", DType::i8, Isa::sse2).name == "int8");  // still int8, said to be slow
+  CHECK_THAT(resolve_compute_type("default", DType::i8, Isa::sse2).reason, Catch::Contains("scalar"));
+  CHECK(resolve_compute_type("default", DType::bf16, best).name == "bfloat16");
+  const ComputeType bf16_without = resolve_compute_type("default", DType::bf16, Isa::avx512_vnni);
+  CHECK(bf16_without.name == "float32");
+  CHECK_THAT(bf16_without.reason, Catch::Contains("no AVX512_BF16"));
+  CHECK(resolve_compute_type("default", DType::f16, best).name == "float32");
+
+  // auto: the fastest here.
+  CHECK(resolve_compute_type("auto", DType::f32, best).name == "int8");
+  CHECK(resolve_compute_type("auto", DType::f32, Isa::avx2).name == "int8");
+  CHECK(resolve_compute_type("auto", DType::f32, Isa::sse2).name == "float32");
+
+  // Every reason names the kernel that runs.
+  CHECK_THAT(resolve_compute_type("int8", DType::f32, best).reason, Catch::Contains("avx512vnni"));
+  CHECK_THAT(resolve_compute_type("bfloat16", DType::f32, Isa::avx2).reason, Catch::Contains("slower than float32"));
+
+  // Types CPUs do not compute in, and typos, are refused with the accepted names.
+  for (const char* bad : {"float16", "int8_float16", "int16", "int4", "Int8", "fp32"})
+    CHECK_THROWS_WITH(resolve_compute_type(bad, DType::f32, best),
+                      Catch::Contains(bad) && Catch::Contains("float32, int8 (int8_float32), bfloat16"));
+}
+
+TEST_CASE("compute types: the model packs every GEMM weight in the type chosen", "[runtime][compute-type]") {
+  const ModelConfig c = preset_config("tiny");
+  auto weights = random_weights(c, 3);
+  for (const auto& [name, type] : {std::pair{"float32", WeightType::f32}, {"int8", WeightType::s8},
+                                   {"bfloat16", WeightType::bf16}}) {
+    LoadOptions o;
+    o.compute_type = name;
+    auto m = Model::build(c, weights, {}, o);
+    INFO(name);
+    CHECK(m->compute_type().name == name);
+    CHECK(m->compute_type().gemm_weights == type);
+    CHECK(m->encoder[0].qkv.weight.type() == type);
+    CHECK(m->decoder[1].fc2.weight.type() == type);
+    CHECK(m->cross_kv.weight.type() == type);
+    CHECK(m->output.weight.type() == type);
+  }
+}
+
+TEST_CASE("compute types: CTranslate2's int8 model.bin packs its stored int8 weights as they are",
+          "[runtime][compute-type]") {
+  const std::string dir = std::string(ATTEND_SOURCE_DIR) + "/tests/data/models/ct2-aren-transliteration-int8";
+  auto as_int8 = load_model(dir);  // default: the stored type
+  CHECK(as_int8->compute_type().name == "int8");
+  CHECK_THAT(as_int8->compute_type().reason, Catch::Contains("stores int8"));
+  LoadOptions f32;
+  f32.compute_type = "float32";
+  auto as_f32 = load_model(dir, f32);
+  REQUIRE(as_f32->compute_type().name == "float32");
+  // The int8 packing holds q·(1/scale), the fp32 one q/scale: equal to a rounding.
+  for (const auto& [a, b] : {std::pair{&as_int8->encoder[0].qkv, &as_f32->encoder[0].qkv},
+                             {&as_int8->decoder[5].fc1, &as_f32->decoder[5].fc1}, {&as_int8->cross_kv, &as_f32->cross_kv},
+                             {&as_int8->output, &as_f32->output}}) {
+    REQUIRE(a->weight.type() == WeightType::s8);
+    std::vector<float> wa(static_cast<size_t>(a->weight.n() * a->weight.k())), wb(wa.size());
+    ops::unpack_weight(a->weight.view(), {wa.data(), a->weight.n(), a->weight.k()});
+    ops::unpack_weight(b->weight.view(), {wb.data(), b->weight.n(), b->weight.k()});
+    for (size_t i = 0; i < wa.size(); ++i) REQUIRE(wa[i] == Approx(wb[i]).epsilon(1e-6).margin(1e-9));
+  }
+}
+
+// Every row's logits at every step.
+struct LogitsCapture : LogitsObserver {
+  std::vector<std::vector<float>> rows;
+  void on_step(std::int64_t, std::int64_t n, const std::int32_t*, const float* logits, std::int64_t vocab) override {
+    for (std::int64_t r = 0; r < n; ++r) rows.emplace_back(logits + r * vocab, logits + (r + 1) * vocab);
+  }
+};
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size(); ++i) ab += double(a[i]) * b[i], aa += double(a[i]) * a[i], bb += double(b[i]) * b[i];
+  return ab / std::sqrt(aa * bb);
+}
+
+TEST_CASE("compute types: random Transformer-base logits against float32 (cosine ≥ 0.999 bf16, ≥ 0.99 int8)",
+          "[runtime][compute-type]") {
+  const ModelConfig c = preset_config("base");
+  auto weights = random_weights(c, 1);
+  const std::int64_t kSentences = 4, kSourceLength = 24, kSteps = 16;
+  std::vector<std::vector<std::int32_t>> sources(kSentences);
+  for (std::int64_t s = 0; s < kSentences; ++s)
+    for (std::int64_t t = 0; t < kSourceLength; ++t) sources[s].push_back(static_cast<std::int32_t>(4 + (s * 977 + t * 131) % 31000));
+  PlanLimits limits;
+  limits.max_batch = kSentences, limits.max_source_length = kSourceLength, limits.max_target_length = kSteps + 1;
+  limits.threads = 2;
+  DecodeOptions o;
+  o.max_length = kSteps;
+  o.min_length = kSteps;  // every sentence runs every step
+
+  auto run = [&](const std::string& type, const std::vector<std::vector<std::int32_t>>& prefixes, LogitsCapture* capture) {
+    LoadOptions lo;
+    lo.compute_type = type;
+    Workspace w(ExecutionPlan::compile(Model::build(c, weights, {}, lo), limits));
+    std::vector<SourceRef> refs;
+    for (std::int64_t s = 0; s < kSentences; ++s)
+      refs.push_back({sources[s], prefixes.empty() ? std::span<const std::int32_t>() : prefixes[s], static_cast<std::uint64_t>(s)});
+    w.decode(refs, o, capture);
+    std::vector<std::vector<std::int32_t>> tokens;
+    for (std::int64_t s = 0; s < kSentences; ++s) {
+      SentenceResult r;
+      w.result(s, r);
+      tokens.push_back(r.hypotheses[0].tokens);
+    }
+    return tokens;
+  };
+  LogitsCapture reference;
+  const auto fp32_tokens = run("float32", {}, &reference);
+  for (const auto& [type, bound] : {std::pair{std::string("bfloat16"), 0.999}, {std::string("int8"), 0.99}}) {
+    // Forced along float32's tokens, so every step sees the same history.
+    LogitsCapture forced;
+    run(type, fp32_tokens, &forced);
+    REQUIRE(forced.rows.size() == reference.rows.size());
+    double worst = 1, sum = 0;
+    for (size_t i = 0; i < forced.rows.size(); ++i) {
+      const double cs = cosine(forced.rows[i], reference.rows[i]);
+      worst = std::min(worst, cs), sum += cs;
+    }
+    // Free decoding: how many tokens agree with float32's, reported.
+    const auto free_tokens = run(type, {}, nullptr);
+    std::int64_t same = 0, total = 0;
+    for (std::int64_t s = 0; s < kSentences; ++s)
+      for (size_t t = 0; t < fp32_tokens[s].size(); ++t, ++total) same += t < free_tokens[s].size() && free_tokens[s][t] == fp32_tokens[s][t];
+    WARN(type << ": logits cosine vs float32 min " << worst << ", mean " << sum / forced.rows.size() << "; greedy tokens equal "
+              << same << "/" << total);
+    CHECK(worst >= bound);
+  }
+}
+
+}  // namespace
+}  // namespace attend::runtime
