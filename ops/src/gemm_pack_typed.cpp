@@ -90,6 +90,22 @@ void write_bf16(const PackedWeightView& v, ConstMatrix w) {
   write_panels<std::uint16_t>(v, 2, 0, [&](index_t j, index_t kk) { return bf16_bits(w(j, kk)); });
 }
 
+// CTranslate2's quantization of each row: q = round(w·127/amax), amax = max|w_row| (an
+// all-zero row: q = 0, amax = 0). Throws on a non-finite weight.
+void quantize_rows(const char* op, ConstMatrix w, std::int8_t* q, float* amax) {
+  for (index_t j = 0; j < w.rows; ++j) {
+    float m = 0.0f;
+    for (index_t kk = 0; kk < w.cols; ++kk) {
+      ATTEND_OP_CHECK(std::isfinite(w(j, kk)), op, "weight[", j, ", ", kk, "] = ", w(j, kk),
+                      " cannot be quantized to s8");
+      m = std::max(m, std::abs(w(j, kk)));
+    }
+    const float scale = m > 0.0f ? 127.0f / m : 0.0f;
+    for (index_t kk = 0; kk < w.cols; ++kk) q[j * w.cols + kk] = static_cast<std::int8_t>(std::nearbyint(w(j, kk) * scale));
+    amax[j] = m;
+  }
+}
+
 }  // namespace
 
 std::size_t packed_weight_bytes(index_t n, index_t k, WeightType type, Isa isa) {
@@ -111,6 +127,8 @@ PackedWeight pack_weight(ConstMatrix w, WeightType type, Isa isa) {
     return PackedWeight(std::move(buffer), v);
   }
   check_s8_shape(op, w.cols);
+  // Through CTranslate2's stored form (q, scale = 127/amax), so a model quantized at load
+  // and the same model saved quantized (attend convert) pack the same bits.
   std::vector<std::int8_t> q(static_cast<std::size_t>(w.rows * w.cols));
   std::vector<float> scales(static_cast<std::size_t>(w.rows));
   quantize_weight_s8(w, q.data(), scales.data());
@@ -120,18 +138,8 @@ PackedWeight pack_weight(ConstMatrix w, WeightType type, Isa isa) {
 void quantize_weight_s8(ConstMatrix w, std::int8_t* q, float* ct2_scales) {
   constexpr const char* op = "quantize_weight_s8";
   detail::check_matrix(op, "weight", w);
-  for (index_t j = 0; j < w.rows; ++j) {
-    float amax = 0.0f;
-    for (index_t kk = 0; kk < w.cols; ++kk) {
-      ATTEND_OP_CHECK(std::isfinite(w(j, kk)), op, "weight[", j, ", ", kk, "] = ", w(j, kk),
-                      " cannot be quantized to s8");
-      amax = std::max(amax, std::abs(w(j, kk)));
-    }
-    const float scale = amax > 0.0f ? 127.0f / amax : 1.0f;
-    for (index_t kk = 0; kk < w.cols; ++kk)
-      q[j * w.cols + kk] = static_cast<std::int8_t>(std::nearbyint(w(j, kk) * scale));
-    ct2_scales[j] = scale;
-  }
+  quantize_rows(op, w, q, ct2_scales);
+  for (index_t j = 0; j < w.rows; ++j) ct2_scales[j] = ct2_scales[j] > 0.0f ? 127.0f / ct2_scales[j] : 1.0f;
 }
 
 void round_weight_bf16(ConstMatrix w, std::uint16_t* bits) {

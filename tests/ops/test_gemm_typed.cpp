@@ -130,7 +130,13 @@ TEST_CASE("packing fp32 as s8 and bf16 rounds as the references do", "[ops][gemm
     ops::unpack_weight(ops::pack_weight(w.view(), ops::WeightType::s8, isa).view(), back.view());
     int s8_mismatches = 0, bf16_mismatches = 0;
     for (index_t j = 0; j < N; ++j)
-      for (index_t k = 0; k < K; ++k) s8_mismatches += back.at(j, k) != float(q[j * K + k]) * factor[j];
+      for (index_t k = 0; k < K; ++k) {
+        // Packed as CTranslate2 stores it: scale = 127/amax, dequantized by 1/scale.
+        float amax = 0;
+        for (index_t kk = 0; kk < K; ++kk) amax = std::max(amax, std::abs(w.at(j, kk)));
+        const float dequantize = amax > 0 ? 1.0f / (127.0f / amax) : 0.0f;
+        s8_mismatches += back.at(j, k) != float(q[j * K + k]) * dequantize;
+      }
     ops::unpack_weight(ops::pack_weight(w.view(), ops::WeightType::bf16, isa).view(), back.view());
     for (index_t j = 0; j < N; ++j)
       for (index_t k = 0; k < K; ++k) bf16_mismatches += back.at(j, k) != ops::reference::round_to_bf16(w.at(j, k));

@@ -55,9 +55,12 @@ struct Loaded {
   Vocabulary source, target;
 };
 
-Loaded load_shared(const std::string& name) {
+// compute_type "default" runs int8 models in int8, as stored.
+Loaded load_shared(const std::string& name, const std::string& compute_type = "default") {
   const std::string dir = (shared_models() / name).string();
-  return {load_model(dir), Vocabulary::from_file(dir + "/source_vocabulary.txt", "<unk>"),
+  LoadOptions o;
+  o.compute_type = compute_type;
+  return {load_model(dir, o), Vocabulary::from_file(dir + "/source_vocabulary.txt", "<unk>"),
           Vocabulary::from_file(dir + "/target_vocabulary.txt", "<unk>")};
 }
 
@@ -107,7 +110,7 @@ TEST_CASE("per-token log-probabilities match an independent NumPy implementation
     while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
     REQUIRE(pclose(pipe) == 0);
 
-    const Loaded m = load_shared(name);
+    const Loaded m = load_shared(name, "float32");  // the reference computes the dequantized weights in fp32
     std::istringstream lines(out);
     size_t i = 0;
     for (std::string line; std::getline(lines, line); ++i) {
@@ -356,7 +359,9 @@ TEST_CASE("model.bin of every format version loads as its attend twin, bit for b
   for (const Variant& v : variants) {
     INFO("format version " << v.version << ", spec '" << v.spec << "' revision " << v.revision);
     const auto dirs = write_twins(v);
-    const auto ct2 = load_model(dirs->ct2.path.string());
+    LoadOptions exact;  // the twin holds the weights' values in fp32; quantized ones are computed so too
+    exact.compute_type = "float32";
+    const auto ct2 = load_model(dirs->ct2.path.string(), exact);
     const auto twin = load_model(dirs->attend.path.string());
     const auto derived = nlohmann::json::parse(ct2->config().to_json());
     const auto expected = nlohmann::json::parse(twin->config().to_json());
@@ -366,10 +371,15 @@ TEST_CASE("model.bin of every format version loads as its attend twin, bit for b
     }
     CHECK(decode_bits(ct2) == decode_bits(twin));
 
-    // attend's converter writes the same model out, and it decodes the same.
+    // attend's converter writes the same model out (int8 and bf16 weights as they are),
+    // and it decodes the same, in the stored types and in fp32.
     TempDir converted;
     convert_model(dirs->ct2.path.string(), converted.path.string());
-    CHECK(decode_bits(load_model(converted.path.string())) == decode_bits(ct2));
+    const auto as_stored = load_model(dirs->ct2.path.string());
+    const auto converted_as_stored = load_model(converted.path.string());
+    CHECK(converted_as_stored->compute_type().name == as_stored->compute_type().name);
+    CHECK(decode_bits(converted_as_stored) == decode_bits(as_stored));
+    CHECK(decode_bits(load_model(converted.path.string(), exact)) == decode_bits(ct2));
     CHECK(fs::exists(converted.path / (v.shared ? "shared_vocabulary" : "source_vocabulary") += (v.json_vocabulary ? ".json" : ".txt")));
   }
 }
