@@ -399,6 +399,7 @@ class Ct2Config {
     if (!json_.is_object()) throw error_of(path_, ": must be a JSON object, not ", json_.type_name());
   }
 
+  bool has(const char* key) const { return field(key) != nullptr; }
   std::string text(const char* key, const std::string& fallback) const {
     const nlohmann::json* v = field(key);
     if (v == nullptr) return fallback;
@@ -540,16 +541,21 @@ Ct2Model read_ct2_model(const std::string& dir) {
   if (target.size() != c.tgt_vocab_size)
     throw error_of(out.target_vocabulary, ": ", target.size(), " tokens (", out.unk_token, " included) but the target embedding has ",
                    c.tgt_vocab_size, " rows");
-  auto special = [&](const Vocabulary& v, const std::string& token, const std::string& file) {
-    const auto id = v.find(token);
-    if (!id) throw error_of(file, ": special token '", token, "' is not in the vocabulary");
+  // A special token names its field in config.json (or the default it took).
+  const std::string config_json = (fs::path(dir) / "config.json").string();
+  auto special = [&](const char* field, const std::string& fallback) {
+    const std::string token = text(field, fallback);
+    const auto id = target.find(token);
+    if (!id)
+      throw error_of(out.target_vocabulary, ": the special token '", token, "' (", config_json, ": field '", field, "'",
+                     extra.has(field) ? "" : ", by default", ") is not in the vocabulary");
     return *id;
   };
-  c.bos_id = special(target, text("bos_token", "<s>"), out.target_vocabulary);
-  c.eos_id = special(target, text("eos_token", "</s>"), out.target_vocabulary);
+  c.bos_id = special("bos_token", "<s>");
+  c.eos_id = special("eos_token", "</s>");
   c.unk_id = target.unk_id();
   const bool with_target_bos = r.number("decoder", "with_target_bos", 1) != 0;
-  c.decoder_start_id = special(target, text("decoder_start_token", with_target_bos ? "<s>" : "</s>"), out.target_vocabulary);
+  c.decoder_start_id = special("decoder_start_token", with_target_bos ? "<s>" : "</s>");
   c.pad_id = source.find("<blank>").value_or(0);
   c.add_source_bos = extra.flag("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
   c.add_source_eos = extra.flag("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;

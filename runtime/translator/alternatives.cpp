@@ -6,7 +6,9 @@
 // results come in the order of their first tokens' probabilities.
 //
 // Two passes over the translator: one decoder step after the prefix (a beam of
-// num_hypotheses), then the completions, with prefix + first token as context.
+// num_hypotheses), then the completions, with prefix + first token as context. A
+// sentence whose scores were not finite in either pass is flagged and keeps no
+// hypothesis, as one decoding pass leaves it (SentenceResult::non_finite).
 #include <cmath>
 #include <map>
 
@@ -53,6 +55,7 @@ std::vector<SentenceResult> Translator::translate_alternatives(std::span<const s
   std::map<std::size_t, std::vector<std::pair<Item, std::vector<std::int32_t>>>> by_length;
   for (std::size_t e = 0; e < expanded.size(); ++e) {
     const std::int64_t i = expand_index[e];
+    results[i].non_finite = expanded[e].non_finite;
     for (const Hypothesis& h : expanded[e].hypotheses) {
       if (std::exp(h.score) < options.min_alternative_expansion_prob) break;
       if (static_cast<std::int64_t>(h.tokens.size()) == max_length) {  // the first token was the last allowed
@@ -72,11 +75,18 @@ std::vector<SentenceResult> Translator::translate_alternatives(std::span<const s
     for (const auto& [item, tokens] : items) rest_sources.push_back(sources[item.sentence]), rest_prefixes.push_back(tokens);
     auto completed = translate(rest_sources, rest, rest_prefixes, first_id);
     for (std::size_t k = 0; k < items.size(); ++k) {
-      Hypothesis h = std::move(completed[k].hypotheses.at(0));
+      SentenceResult& result = results[items[k].first.sentence];
+      if (completed[k].non_finite || completed[k].hypotheses.empty()) {
+        result.non_finite = result.non_finite || completed[k].non_finite;
+        continue;
+      }
+      Hypothesis h = std::move(completed[k].hypotheses.front());
       h.score += items[k].first.first_score;
-      results[items[k].first.sentence].hypotheses.push_back(std::move(h));
+      result.hypotheses.push_back(std::move(h));
     }
   }
+  for (SentenceResult& r : results)
+    if (r.non_finite) r.hypotheses.clear();  // whatever else completed is not to be trusted
   if (!sink) return results;
   for (std::int64_t i = 0; i < n; ++i) sink(static_cast<std::size_t>(i), std::move(results[i]));
   return {};

@@ -57,41 +57,59 @@ Translator::Translator(std::shared_ptr<const Model> model, const TranslatorConfi
   if (config.inter_threads > 1) workers_ = std::make_unique<BatchWorkers>(config.inter_threads);
 }
 
-std::shared_ptr<const ExecutionPlan> Translator::plan_for(std::int64_t sentences) const {
+namespace {
+
+std::int64_t power_of_two_at_least(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+std::shared_ptr<const ExecutionPlan> Translator::plan_for(std::int64_t sentences, std::int64_t source_length) const {
   const PlanLimits& full = plan_->limits();
-  std::int64_t capacity = 1;
-  while (capacity < sentences) capacity *= 2;
-  capacity = std::min(capacity, full.max_batch);
-  if (capacity == full.max_batch) return plan_;
+  const std::int64_t capacity = std::min(power_of_two_at_least(sentences), full.max_batch);
+  const std::int64_t length = std::min(power_of_two_at_least(source_length), full.max_source_length);
+  if (capacity == full.max_batch && length == full.max_source_length) return plan_;
   std::lock_guard<std::mutex> lock(mutex_);
-  auto& plan = plans_[capacity];
+  auto& plan = plans_[{capacity, length}];
   if (!plan) {
     PlanLimits l = full;
     l.max_batch = capacity;
-    l.max_batch_tokens = std::min(full.batch_tokens(), capacity * full.max_source_length);
+    l.max_source_length = length;
+    l.max_batch_tokens = std::min(full.batch_tokens(), capacity * length);
     plan = ExecutionPlan::compile(plan_->model_ptr(), l);
   }
   return plan;
 }
 
-// An idle workspace that holds batches of `sentences`, or a new one. A new workspace
-// supersedes the idle ones too small for it, so a thread keeps one, grown to the
-// largest batch it has seen.
-std::unique_ptr<Workspace> Translator::acquire(std::int64_t sentences) const {
+// An idle workspace that holds batches of `sentences` sources of `source_length` tokens,
+// or a new one. A new workspace supersedes the idle ones that do not fit (it is made at
+// least as large as each of them), so a thread keeps one, grown to the largest batch
+// and the longest source it has seen.
+std::unique_ptr<Workspace> Translator::acquire(std::int64_t sentences, std::int64_t source_length) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto fits = [&](const auto& w) { return w->plan().limits().max_batch >= sentences; };
+    auto fits = [&](const auto& w) {
+      const PlanLimits& l = w->plan().limits();
+      return l.max_batch >= sentences && l.max_source_length >= source_length;
+    };
     auto best = idle_.end();
     for (auto it = idle_.begin(); it != idle_.end(); ++it)
-      if (fits(*it) && (best == idle_.end() || (*it)->plan().limits().max_batch < (*best)->plan().limits().max_batch)) best = it;
+      if (fits(*it) && (best == idle_.end() || (*it)->plan().arena_bytes() < (*best)->plan().arena_bytes())) best = it;
     if (best != idle_.end()) {
       std::unique_ptr<Workspace> w = std::move(*best);
       idle_.erase(best);
       return w;
     }
-    std::erase_if(idle_, [&](const auto& w) { return !fits(w); });
+    for (const auto& w : idle_) {
+      sentences = std::max(sentences, w->plan().limits().max_batch);
+      source_length = std::max(source_length, w->plan().limits().max_source_length);
+    }
+    idle_.clear();  // none fits: each is superseded by the new one
   }
-  const auto plan = plan_for(sentences);
+  const auto plan = plan_for(sentences, source_length);
   try {
     return std::make_unique<Workspace>(plan);
   } catch (const std::bad_alloc&) {
@@ -167,14 +185,15 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   }
   if (decoded.empty()) return results;
   auto batches = make_batches(lengths, {limits.max_batch, limits.batch_tokens()});
-  std::int64_t largest = 0;
+  std::int64_t largest = 0, longest = 0;
   for (auto& batch : batches) {
     for (std::int64_t& i : batch) i = decoded[i];  // positions among the decoded → source indices
     largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(batch.size()));
   }
+  for (const std::int64_t n : lengths) longest = std::max(longest, n);
 
   if (!workers_ || batches.size() == 1) {
-    std::unique_ptr<Workspace> w = acquire(largest);
+    std::unique_ptr<Workspace> w = acquire(largest, longest);
     try {
       for (const auto& batch : batches) decode_batch(*w, batch, sources, prefixes, options, first_id, results, sink);
     } catch (...) {
@@ -199,7 +218,7 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   };
   try {
     workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
-      if (!held[worker]) held[worker] = acquire(largest);
+      if (!held[worker]) held[worker] = acquire(largest, longest);
       decode_batch(*held[worker], batches[t], sources, prefixes, options, first_id, results, serial);
     });
   } catch (...) {

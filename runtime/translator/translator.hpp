@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "translator/batch_workers.hpp"
@@ -71,8 +72,10 @@ class Translator {
   DecodeCounters counters() const;
   void reset_statistics() const;
 
-  // The plan a workspace for batches of up to `sentences` sentences is built from.
-  std::shared_ptr<const ExecutionPlan> plan_for(std::int64_t sentences) const;
+  // The plan a workspace for batches of up to `sentences` sources of up to
+  // `source_length` tokens is built from: each rounded up to a power of two, within the
+  // configured limits (memory follows the work, not the limits).
+  std::shared_ptr<const ExecutionPlan> plan_for(std::int64_t sentences, std::int64_t source_length) const;
   // The workspaces waiting for a call, and the memory they hold.
   std::size_t idle_workspaces() const;
   std::size_t idle_workspace_bytes() const;
@@ -83,7 +86,7 @@ class Translator {
                                                      const DecodeOptions& options,
                                                      std::span<const std::vector<std::int32_t>> prefixes,
                                                      std::uint64_t first_id, const ResultSink& sink) const;
-  std::unique_ptr<Workspace> acquire(std::int64_t sentences) const;
+  std::unique_ptr<Workspace> acquire(std::int64_t sentences, std::int64_t source_length) const;
   void release(std::unique_ptr<Workspace> w) const;
   void collect_statistics(Workspace& w) const;
   // Decodes one batch (indices into sources) on `w` and hands its results on.
@@ -95,7 +98,8 @@ class Translator {
   std::shared_ptr<const ExecutionPlan> plan_;  // at the configured limits
   std::unique_ptr<BatchWorkers> workers_;      // inter_threads > 1 only
   mutable std::mutex mutex_;                   // guards everything below
-  mutable std::map<std::int64_t, std::shared_ptr<const ExecutionPlan>> plans_;  // by max_batch
+  // By (max_batch, max_source_length).
+  mutable std::map<std::pair<std::int64_t, std::int64_t>, std::shared_ptr<const ExecutionPlan>> plans_;
   mutable std::vector<std::unique_ptr<Workspace>> idle_;
   mutable std::vector<double> step_seconds_;
   mutable double search_seconds_ = 0;

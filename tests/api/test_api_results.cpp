@@ -17,6 +17,7 @@ using Catch::Matchers::Contains;
 const std::string kFixture = ATTEND_CLI_FIXTURE;
 const std::string kModel = kFixture + "/model";                   // max_positions 64, target EOS 2
 const std::string kOverflowModel = kFixture + "/model-overflow";  // NaN logits
+const std::string kLateOverflowModel = kFixture + "/model-late-overflow";  // NaN logits from the second step on
 
 std::vector<std::string> corpus(std::size_t n) {
   std::ifstream in(kFixture + "/corpus.txt");
@@ -93,20 +94,24 @@ TEST_CASE("API results: an empty or blank source is an empty hypothesis, as the 
 }
 
 TEST_CASE("API results: non-finite scores are flagged, never returned as a translation", "[api][results]") {
-  const attend::Model model = attend::Model::load(kOverflowModel);
-  const attend::Translator translator(model, {.threads = 1, .max_beam_size = 3});
-  for (std::int64_t beam : {1, 3}) {
-    attend::TranslationOptions o;
-    o.beam_size = beam, o.num_hypotheses = beam, o.max_length = 5;
-    const auto r = translator.translate_text({"The quick fox.", "", "A cat."}, o);
-    REQUIRE(r.size() == 3);
-    for (std::size_t i : {0, 2}) {
-      CHECK(r[i].non_finite);
-      REQUIRE(r[i].hypotheses.size() == 1);
-      CHECK(r[i].hypotheses[0].ids.empty());
-      CHECK(std::isinf(r[i].hypotheses[0].score));
-    }
-    CHECK_FALSE(r[1].non_finite);  // the empty source never ran the model
+  for (const std::string& path : {kOverflowModel, kLateOverflowModel}) {
+    const attend::Model model = attend::Model::load(path);
+    const attend::Translator translator(model, {.threads = 1, .max_beam_size = 3});
+    for (const bool alternatives : {false, true})
+      for (std::int64_t beam : {1, 3}) {
+        INFO(path << ", beam " << beam << (alternatives ? ", return_alternatives" : ""));
+        attend::TranslationOptions o;
+        o.beam_size = beam, o.num_hypotheses = beam, o.max_length = 5, o.return_alternatives = alternatives;
+        const auto r = translator.translate_text({"The quick fox.", "", "A cat."}, o);
+        REQUIRE(r.size() == 3);
+        for (std::size_t i : {0, 2}) {
+          CHECK(r[i].non_finite);
+          REQUIRE(r[i].hypotheses.size() == 1);
+          CHECK(r[i].hypotheses[0].ids.empty());
+          CHECK(std::isinf(r[i].hypotheses[0].score));
+        }
+        CHECK_FALSE(r[1].non_finite);  // the empty source never ran the model
+      }
   }
   attend_model* m = nullptr;
   attend_translator* t = nullptr;

@@ -6,6 +6,7 @@
 #   OUT/model-bytes   a target SentencePiece model with byte fallback (<0x0A> decodes to a
 #                     newline), 400 target pieces
 #   OUT/model-overflow  OUT/model whose activations overflow: NaN logits
+#   OUT/model-late-overflow  finite logits at the first step only, NaN from the second
 #   OUT/corpus.txt    the text the tokenizers were trained on
 # Usage: make_cli_fixture.sh MAKE_TEST_MODEL OUT
 set -euo pipefail
@@ -13,7 +14,7 @@ make_model=$1
 out=$2
 command -v spm_train >/dev/null || { echo "spm_train not found: install Debian's 'sentencepiece' (tools/bootstrap.sh does)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out/model" "$out/model-shared" "$out/model-bytes" "$out/model-overflow"
+mkdir -p "$out/model" "$out/model-shared" "$out/model-bytes" "$out/model-overflow" "$out/model-late-overflow"
 
 # A deterministic corpus with some non-ASCII words, so text really goes through UTF-8.
 awk 'BEGIN {
@@ -44,9 +45,12 @@ cp "$out/src.model" "$out/model-bytes/source.spm"
 cp "$out/tgt-bytes.model" "$out/model-bytes/target.spm"
 cp "$out/src.model" "$out/model-overflow/source.spm"
 cp "$out/tgt.model" "$out/model-overflow/target.spm"
+cp "$out/src.model" "$out/model-late-overflow/source.spm"
+cp "$out/tgt.model" "$out/model-late-overflow/target.spm"
 
 "$make_model" "$out/model" 150 120 64 0 11
 "$make_model" "$out/model-shared" 150 150 64 1 12
 "$make_model" "$out/model-bytes" 150 400 64 0 13
 "$make_model" "$out/model-overflow" 150 120 64 0 11 overflow
+"$make_model" "$out/model-late-overflow" 150 120 64 0 11 late-overflow
 echo "fixture ready in $out"

@@ -2,6 +2,7 @@
 // whatever the model produces — and every problem with a line named by its number.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@ const std::string kFixture = ATTEND_CLI_FIXTURE;
 const std::string kModel = kFixture + "/model";                 // target.spm: 120 pieces, EOS id 2
 const std::string kBytesModel = kFixture + "/model-bytes";      // target.spm with byte fallback
 const std::string kOverflowModel = kFixture + "/model-overflow";// NaN logits
+const std::string kLateOverflowModel = kFixture + "/model-late-overflow";  // NaN logits from the second step on
 const std::string kCt2Model = std::string(ATTEND_TEST_DATA) + "/models/ct2-aren-transliteration";
 
 std::string join_lines(const std::vector<std::string>& lines) {
@@ -34,6 +36,13 @@ std::vector<std::string> nasty_lines() {
   return {"The quick brown fox.", "", "   ", "\xC2\xA0\xC2\xA0", "\xE3\x80\x80", "\xE2\x80\x8B", "Bad \xff\xfe bytes.",
           "a\rb in the middle", "\x01\x02\x7f", std::string("nul \0 byte", 10), "日本語のテキスト", long_line,
           "A small cat.", "\t"};
+}
+
+// "attend ARG ARG …", for a failure's message.
+std::string command_line(const std::vector<std::string>& args) {
+  std::string out = "attend";
+  for (const auto& a : args) out += " " + a;
+  return out;
 }
 
 std::size_t count_of(const std::string& haystack, const std::string& needle) {
@@ -67,9 +76,7 @@ TEST_CASE("translate: one output line per input line (N with --n-best N), in eve
     for (const Mode& mode : modes) {
       std::vector<std::string> args = {"translate", "-m", model, "-q"};
       args.insert(args.end(), mode.flags.begin(), mode.flags.end());
-      std::string joined;
-      for (const auto& a : args) joined += a + " ";
-      INFO("attend " << joined);
+      INFO(command_line(args));
       const auto r = run_attend(args, input);
       CHECK(r.status == 0);
       const auto lines = split_lines(r.out);
@@ -161,6 +168,44 @@ TEST_CASE("translate: non-finite scores are reported by line, written as empty l
   CHECK_THAT(strict.err, Contains("line 2: the model produced NaN or infinite scores"));
 }
 
+// The class: whatever the search (greedy, beam, n-best, sampling, alternatives, prefixes,
+// batch workers) and whenever the overflow shows (the first step, or only later), a
+// sentence with non-finite scores is named, written empty, and never stops the run.
+TEST_CASE("translate: non-finite scores are reported in every mode, at the first step or later", "[cli][lines]") {
+  const std::string input = "The quick fox.\n\nA cat.\n";
+  const std::vector<std::vector<std::string>> modes = {
+      {},
+      {"--beam", "3"},
+      {"--beam", "3", "--n-best", "2"},
+      {"--sample-topk", "5", "--seed", "1"},
+      {"--sampling", "--n-best", "2"},
+      {"--return-alternatives", "--n-best", "2"},
+      {"--return-alternatives", "--n-best", "2", "--target-prefix", "A"},
+      {"--target-prefix", "A"},
+      {"--prefix-bias-beta", "0.5", "--beam", "2", "--target-prefix", "A"},
+      {"--inter-threads", "2", "-t", "2", "--max-batch-size", "1"},
+      {"--replace-unknowns", "--coverage-penalty", "0.2", "--beam", "2"},
+  };
+  for (const std::string& model : {kOverflowModel, kLateOverflowModel})
+    for (const auto& mode : modes) {
+      std::vector<std::string> args = {"translate", "-m", model, "--max-length", "5", "-q"};
+      args.insert(args.end(), mode.begin(), mode.end());
+      INFO(command_line(args));
+      const auto r = run_attend(args, input);
+      CHECK(r.status == 0);
+      const auto lines = split_lines(r.out);
+      const std::size_t per_line = std::find(mode.begin(), mode.end(), "--n-best") != mode.end() ? 2 : 1;
+      CHECK(lines.size() == 3 * per_line);
+      CHECK_THAT(r.err, Contains("line 1: the model produced NaN or infinite scores"));
+      CHECK_THAT(r.err, Contains("line 3: the model produced NaN or infinite scores"));
+      CHECK_THAT(r.err, !Contains("line 2:"));
+      CHECK_THAT(r.err, !Contains("error"));
+      const auto strict = run_attend([&] { auto a = args; a.push_back("--strict"); return a; }(), input);
+      CHECK(strict.status == 1);
+      CHECK(strict.out.empty());
+    }
+}
+
 TEST_CASE("translate: blank lines of Unicode spaces are empty lines; --scores keeps empty lines empty", "[cli][lines]") {
   const std::string input = "\xC2\xA0\n\xE3\x80\x80\n\xE2\x80\x8B\n\n \t \nThe fox.\n";
   const auto r = run_attend({"translate", "-m", kModel, "--max-length", "5", "--scores"}, input);
@@ -238,6 +283,14 @@ TEST_CASE("translate: vocabularies with CRLF line ends work; mostly unknown inpu
   CHECK_THAT(more.err, Contains("line 1: 4 of 4 tokens are unknown to the source vocabulary ('x', 'y', 'z', …)"));
   CHECK_THAT(unknown.err, Contains("line 3: 1 of 1 tokens are unknown"));
   CHECK_THAT(unknown.err, !Contains("line 2:"));
+  // Ids: the source <unk> as given is counted; ids read as <unk> were named already.
+  const auto ids = run_attend({"translate", "-m", kCt2Model, "--input-format", "ids"}, "50 50 7\n5 50 7\n-1 -2 x 7\n");
+  CHECK(ids.status == 0);
+  CHECK(split_lines(ids.out).size() == 3);
+  CHECK_THAT(ids.err, Contains("line 1: 2 of 3 tokens are unknown to the source vocabulary (id 50, <unk>)"));
+  CHECK_THAT(ids.err, !Contains("line 2:"));
+  CHECK(count_of(ids.err, "line 3:") == 1);
+  CHECK_THAT(ids.err, Contains("line 3: 3 tokens are not ids of the source vocabulary"));
   // Text: the characters SentencePiece does not know.
   const auto text = run_attend({"translate", "-m", kModel, "--max-length", "5"}, "日本語\nThe fox.\n");
   CHECK(text.status == 0);
@@ -353,9 +406,7 @@ TEST_CASE("translate and plan: absurd limits are usage errors, never an overflow
       {{"bench", "--preset", "tiny", "--inter-threads", "100000"}, "inter_threads = 100000"},
   };
   for (const Case& c : cases) {
-    std::string joined;
-    for (const auto& a : c.args) joined += a + " ";
-    INFO("attend " << joined);
+    INFO(command_line(c.args));
     const auto r = run_attend(c.args, "5 6 7\n");
     CHECK(r.status == 2);
     CHECK_THAT(r.err, Contains(c.message));

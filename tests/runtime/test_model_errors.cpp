@@ -211,6 +211,18 @@ TEST_CASE("malformed model directories: every message names the file and the fie
        "field 'layer_norm_epsilon'"},
       {"config.json layer_norm_epsilon -1e-6", kCt2Model, config_with(ct2_config("layer_norm_epsilon", "-1e-6")),
        "config.json", "field 'layer_norm_epsilon'"},
+      {"config.json decoder_start_token not in the vocabulary", kCt2Model,
+       config_with(ct2_config("decoder_start_token", "\"<zz>\"")), "config.json", "field 'decoder_start_token'"},
+      {"config.json eos_token not in the vocabulary", kCt2Model, config_with(ct2_config("eos_token", "\"<end>\"")),
+       "shared_vocabulary.json", "the special token '<end>'"},
+      {"the default bos_token missing from the vocabulary", kCt2Model,
+       [](const fs::path& dir) {
+         write_text(dir / "config.json", "{}");
+         std::string text = read_text_file((dir / "shared_vocabulary.json").string());
+         text.replace(text.find("\"<s>\""), 5, "\"<S>\"");
+         write_text(dir / "shared_vocabulary.json", text);
+       },
+       "config.json", "field 'bos_token', by default"},
       {"config.json a directory", kCt2Model, make_directory("config.json"), "config.json", "directory"},
       {"config.json not JSON", kCt2Model, config_with("{\"unk_token\": "), "config.json", "not valid JSON"},
       {"the vocabulary a directory", kCt2Model, make_directory("shared_vocabulary.json"), "shared_vocabulary.json",

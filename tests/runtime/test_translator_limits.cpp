@@ -86,7 +86,7 @@ TEST_CASE("translator: memory follows the batches it gets, not its limits", "[tr
   const std::vector<std::vector<std::int32_t>> forty(40, {5, 6, 7});
   REQUIRE(t.translate(forty, o).size() == 40);
   CHECK(t.idle_workspaces() == 1);
-  CHECK(t.plan_for(40)->limits().max_batch == 64);
+  CHECK(t.plan_for(40, 3)->limits().max_batch == 64);
   CHECK(t.translate(one, o)[0].hypotheses[0].tokens == Translator(tiny_model(), config).translate(one, o)[0].hypotheses[0].tokens);
   CHECK(t.idle_workspaces() == 1);  // the big workspace served the small batch
 
@@ -94,6 +94,35 @@ TEST_CASE("translator: memory follows the batches it gets, not its limits", "[tr
   TranslatorConfig capped = config;
   capped.max_batch_tokens = 256;
   CHECK(Translator(tiny_model(), capped).plan().limits().max_batch == 256);
+}
+
+TEST_CASE("translator: memory follows the sources it gets, not the model's positions", "[translator][limits]") {
+  TranslatorConfig config;  // sources up to the model's every position
+  config.max_batch_size = 4, config.max_batch_tokens = 0, config.max_source_length = 1 << 20, config.max_target_length = 16;
+  const Translator t(tiny_model(), config);
+  const std::int64_t positions = t.plan().limits().max_source_length;
+  REQUIRE(positions >= 256);
+  DecodeOptions o;
+  o.max_length = 8;
+  const std::vector<std::vector<std::int32_t>> short_source = {{5, 6, 7, 8, 9, 10}};
+  REQUIRE(t.translate(short_source, o).size() == 1);
+  REQUIRE(t.idle_workspaces() == 1);
+  CHECK(t.plan_for(1, 6)->limits().max_source_length == 8);
+  CHECK(t.idle_workspace_bytes() * 16 < t.plan_for(1, positions)->arena_bytes());
+
+  // A longer source grows the one workspace; the answers are those of a translator
+  // whose limit is the source's own length.
+  std::vector<std::vector<std::int32_t>> long_source(1);
+  for (std::int32_t i = 0; i < 100; ++i) long_source[0].push_back(5 + i % 20);
+  const auto long_result = t.translate(long_source, o);
+  CHECK(t.idle_workspaces() == 1);
+  CHECK(t.plan_for(1, 100)->limits().max_source_length == 128);
+  TranslatorConfig exact = config;
+  exact.max_source_length = 100;
+  const Translator fitted(tiny_model(), exact);
+  CHECK(long_result[0].hypotheses[0].tokens == fitted.translate(long_source, o)[0].hypotheses[0].tokens);
+  CHECK(t.translate(short_source, o)[0].hypotheses[0].tokens == fitted.translate(short_source, o)[0].hypotheses[0].tokens);
+  CHECK(t.idle_workspaces() == 1);  // the grown workspace served the short source
 }
 
 TEST_CASE("a model declaring a huge shape with its tensors missing fails before building anything", "[loading][limits]") {

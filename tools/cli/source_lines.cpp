@@ -141,7 +141,9 @@ void SourceLines::check_unknown(const std::string& line, const std::vector<std::
   if (content <= 0 || 2 * unknown < content) return;  // at least half: SentencePiece adds a "▁" before each word
   std::string what = std::to_string(unknown) + " of " + std::to_string(content) +
                      " tokens are unknown to the source vocabulary";
-  if (warnings_.count(kMostlyUnknown) < 10) {  // examples cost an encoding each: only for listed lines
+  if (format_ == Format::ids) {
+    what += " (id " + std::to_string(source_unk_) + ", <unk>)";
+  } else if (warnings_.count(kMostlyUnknown) < 10) {  // examples cost an encoding each: only for listed lines
     auto examples = unknown_examples(line);
     const bool more = examples.size() > kMaxExamples;
     examples.resize(std::min(examples.size(), kMaxExamples));
@@ -160,13 +162,15 @@ std::optional<std::vector<std::int32_t>> SourceLines::encode(const std::string& 
   const std::string line = format_ == Format::ids ? raw : checked_utf8(raw, number);
   if (blank(line)) return std::nullopt;
   std::vector<std::int32_t> ids;
+  const std::uint64_t repaired_before = warnings_.count(kRepairedIds);
   switch (format_) {
     case Format::text: ids = model_.encode_text(line); break;
     case Format::tokens: ids = model_.encode_tokens(split_tokens(line)); break;
     case Format::ids: ids = parse_ids(line, number, attend::Model::Side::source); break;
   }
   if (model_.is_empty_source(ids)) return std::nullopt;  // e.g. only characters SentencePiece drops
-  if (format_ != Format::ids) check_unknown(line, ids, number);
+  // Ids read as <unk> were named already; ids that are <unk> as given are counted here.
+  if (format_ != Format::ids || warnings_.count(kRepairedIds) == repaired_before) check_unknown(line, ids, number);
   const std::size_t length = ids.size();
   if (model_.truncate_source(ids, max_source_length_)) {
     if (strict_)

@@ -8,7 +8,8 @@
 //                           99999999999999999999, x3) is read as the side's <unk>;
 //   a line over the limit   truncated (counted in one warning at the end).
 // A line whose tokens are mostly unknown to the source vocabulary (a wrong model, a
-// vocabulary with the wrong line ends) is translated, with a warning. A blank line —
+// vocabulary with the wrong line ends, ids that are the source <unk>) is translated,
+// with a warning. A blank line —
 // for text and ids, Unicode spaces and invisible characters included (tokens are the
 // vocabulary's own) — or one that encodes to nothing is empty: an empty line out.
 #pragma once
