@@ -103,7 +103,8 @@ class ATTEND_API Model {
 struct TranslatorOptions {
   int threads = 0;                       // all compute threads (0: one per core), split into
                                          // inter × intra unless those are given
-  int inter_threads = 0;                 // batches translated at once (0: chosen for the cores)
+  int inter_threads = 0;                 // batches translated at once (0: chosen — threads, up to 4;
+                                         // a call's lone batch still gets every thread)
   int intra_threads = 0;                 // compute threads per batch (0: threads / inter_threads)
   std::int64_t max_batch_size = 32;      // sentences per batch
   std::int64_t max_batch_tokens = 4096;  // padded source tokens per batch (0: no cap)

@@ -67,17 +67,19 @@ std::int64_t power_of_two_at_least(std::int64_t n) {
 
 }  // namespace
 
-std::shared_ptr<const ExecutionPlan> Translator::plan_for(std::int64_t sentences, std::int64_t source_length) const {
+std::shared_ptr<const ExecutionPlan> Translator::plan_for(std::int64_t sentences, std::int64_t source_length,
+                                                          int threads) const {
   const PlanLimits& full = plan_->limits();
   const std::int64_t capacity = std::min(power_of_two_at_least(sentences), full.max_batch);
   const std::int64_t length = std::min(power_of_two_at_least(source_length), full.max_source_length);
-  if (capacity == full.max_batch && length == full.max_source_length) return plan_;
+  if (capacity == full.max_batch && length == full.max_source_length && threads == full.threads) return plan_;
   std::lock_guard<std::mutex> lock(mutex_);
-  auto& plan = plans_[{capacity, length}];
+  auto& plan = plans_[{capacity, length, threads}];
   if (!plan) {
     PlanLimits l = full;
     l.max_batch = capacity;
     l.max_source_length = length;
+    l.threads = threads;
     l.max_batch_tokens = std::min(full.batch_tokens(), capacity * length);
     plan = ExecutionPlan::compile(plan_->model_ptr(), l);
   }
@@ -88,12 +90,13 @@ std::shared_ptr<const ExecutionPlan> Translator::plan_for(std::int64_t sentences
 // or a new one. A new workspace supersedes the idle ones that do not fit (it is made at
 // least as large as each of them), so a thread keeps one, grown to the largest batch
 // and the longest source it has seen.
-std::unique_ptr<Workspace> Translator::acquire(std::int64_t sentences, std::int64_t source_length) const {
+std::unique_ptr<Workspace> Translator::acquire(std::int64_t sentences, std::int64_t source_length, int threads) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    auto same_threads = [&](const auto& w) { return w->plan().limits().threads == threads; };
     auto fits = [&](const auto& w) {
       const PlanLimits& l = w->plan().limits();
-      return l.max_batch >= sentences && l.max_source_length >= source_length;
+      return same_threads(w) && l.max_batch >= sentences && l.max_source_length >= source_length;
     };
     auto best = idle_.end();
     for (auto it = idle_.begin(); it != idle_.end(); ++it)
@@ -103,13 +106,15 @@ std::unique_ptr<Workspace> Translator::acquire(std::int64_t sentences, std::int6
       idle_.erase(best);
       return w;
     }
+    // None fits: the new one supersedes the idle ones of its thread count.
     for (const auto& w : idle_) {
+      if (!same_threads(w)) continue;
       sentences = std::max(sentences, w->plan().limits().max_batch);
       source_length = std::max(source_length, w->plan().limits().max_source_length);
     }
-    idle_.clear();  // none fits: each is superseded by the new one
+    std::erase_if(idle_, same_threads);
   }
-  const auto plan = plan_for(sentences, source_length);
+  const auto plan = plan_for(sentences, source_length, threads);
   try {
     return std::make_unique<Workspace>(plan);
   } catch (const std::bad_alloc&) {
@@ -193,7 +198,10 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   for (const std::int64_t n : lengths) longest = std::max(longest, n);
 
   if (!workers_ || batches.size() == 1) {
-    std::unique_ptr<Workspace> w = acquire(largest, longest);
+    // A lone batch gets every thread: inter_threads × intra_threads compute threads on
+    // one batch, so a single call is not slowed by a split made for throughput.
+    const int threads = workers_ ? config_.threads * config_.inter_threads : config_.threads;
+    std::unique_ptr<Workspace> w = acquire(largest, longest, threads);
     try {
       for (const auto& batch : batches) decode_batch(*w, batch, sources, prefixes, options, first_id, results, sink);
     } catch (...) {
@@ -218,7 +226,7 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   };
   try {
     workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
-      if (!held[worker]) held[worker] = acquire(largest, longest);
+      if (!held[worker]) held[worker] = acquire(largest, longest, config_.threads);
       decode_batch(*held[worker], batches[t], sources, prefixes, options, first_id, results, serial);
     });
   } catch (...) {

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <span>
 #include <utility>
+#include <tuple>
 #include <vector>
 
 #include "translator/batch_workers.hpp"
@@ -74,8 +75,10 @@ class Translator {
 
   // The plan a workspace for batches of up to `sentences` sources of up to
   // `source_length` tokens is built from: each rounded up to a power of two, within the
-  // configured limits (memory follows the work, not the limits).
-  std::shared_ptr<const ExecutionPlan> plan_for(std::int64_t sentences, std::int64_t source_length) const;
+  // configured limits (memory follows the work, not the limits), with `threads` compute
+  // threads (intra_threads for batches decoded side by side; all of them for a call's
+  // lone batch).
+  std::shared_ptr<const ExecutionPlan> plan_for(std::int64_t sentences, std::int64_t source_length, int threads) const;
   // The workspaces waiting for a call, and the memory they hold.
   std::size_t idle_workspaces() const;
   std::size_t idle_workspace_bytes() const;
@@ -86,7 +89,7 @@ class Translator {
                                                      const DecodeOptions& options,
                                                      std::span<const std::vector<std::int32_t>> prefixes,
                                                      std::uint64_t first_id, const ResultSink& sink) const;
-  std::unique_ptr<Workspace> acquire(std::int64_t sentences, std::int64_t source_length) const;
+  std::unique_ptr<Workspace> acquire(std::int64_t sentences, std::int64_t source_length, int threads) const;
   void release(std::unique_ptr<Workspace> w) const;
   void collect_statistics(Workspace& w) const;
   // Decodes one batch (indices into sources) on `w` and hands its results on.
@@ -98,8 +101,8 @@ class Translator {
   std::shared_ptr<const ExecutionPlan> plan_;  // at the configured limits
   std::unique_ptr<BatchWorkers> workers_;      // inter_threads > 1 only
   mutable std::mutex mutex_;                   // guards everything below
-  // By (max_batch, max_source_length).
-  mutable std::map<std::pair<std::int64_t, std::int64_t>, std::shared_ptr<const ExecutionPlan>> plans_;
+  // By (max_batch, max_source_length, threads).
+  mutable std::map<std::tuple<std::int64_t, std::int64_t, int>, std::shared_ptr<const ExecutionPlan>> plans_;
   mutable std::vector<std::unique_ptr<Workspace>> idle_;
   mutable std::vector<double> step_seconds_;
   mutable double search_seconds_ = 0;

@@ -449,7 +449,10 @@ TEST_CASE("translate --attention: one JSON line per input line, drawn by tools/p
 }
 
 TEST_CASE("bench --json: one JSON object with every figure", "[cli]") {
-  const auto r = run_attend({"bench", "--preset", "tiny", "--sentences", "6", "--batch", "4", "--tgt-len", "5", "--json"});
+  // One batch at a time: each batch's latency is measured (the chosen split may overlap
+  // batches, below).
+  const auto r = run_attend({"bench", "--preset", "tiny", "--sentences", "6", "--batch", "4", "--tgt-len", "5",
+                             "--inter-threads", "1", "--json"});
   REQUIRE(r.status == 0);
   const auto j = nlohmann::json::parse(r.out);  // throws (fails the test) unless the output is exactly one object
   REQUIRE(j.is_object());
@@ -480,11 +483,16 @@ TEST_CASE("bench --json: one JSON object with every figure", "[cli]") {
   CHECK(has_gemm);
   CHECK(percent == Approx(100).margin(1));
 
-  const auto text = run_attend({"bench", "--preset", "tiny", "--sentences", "4", "--tgt-len", "3"});
+  const auto text = run_attend({"bench", "--preset", "tiny", "--sentences", "4", "--tgt-len", "3", "--inter-threads", "1"});
   REQUIRE(text.status == 0);
   for (const char* what : {"generated tokens/s", "source tokens/s", "sentences/s", "p50", "p90", "p99", "peak RSS",
                            "time by plan step"})
     CHECK_THAT(text.out, Contains(what));
+  // Two batches side by side: no per-batch latency, and the output says why.
+  const auto overlapped = run_attend({"bench", "--preset", "tiny", "--sentences", "8", "--batch", "4", "--tgt-len", "3",
+                                      "--inter-threads", "2", "--intra-threads", "1"});
+  REQUIRE(overlapped.status == 0);
+  CHECK_THAT(overlapped.out, Contains("2 batches overlapped"));
 
   // A real input file (text through the fixture's tokenizer).
   const std::string file = write_scratch_file("bench-input.txt", corpus_lines(0, 10));

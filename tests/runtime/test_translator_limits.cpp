@@ -86,7 +86,7 @@ TEST_CASE("translator: memory follows the batches it gets, not its limits", "[tr
   const std::vector<std::vector<std::int32_t>> forty(40, {5, 6, 7});
   REQUIRE(t.translate(forty, o).size() == 40);
   CHECK(t.idle_workspaces() == 1);
-  CHECK(t.plan_for(40, 3)->limits().max_batch == 64);
+  CHECK(t.plan_for(40, 3, t.config().threads)->limits().max_batch == 64);
   CHECK(t.translate(one, o)[0].hypotheses[0].tokens == Translator(tiny_model(), config).translate(one, o)[0].hypotheses[0].tokens);
   CHECK(t.idle_workspaces() == 1);  // the big workspace served the small batch
 
@@ -107,8 +107,8 @@ TEST_CASE("translator: memory follows the sources it gets, not the model's posit
   const std::vector<std::vector<std::int32_t>> short_source = {{5, 6, 7, 8, 9, 10}};
   REQUIRE(t.translate(short_source, o).size() == 1);
   REQUIRE(t.idle_workspaces() == 1);
-  CHECK(t.plan_for(1, 6)->limits().max_source_length == 8);
-  CHECK(t.idle_workspace_bytes() * 16 < t.plan_for(1, positions)->arena_bytes());
+  CHECK(t.plan_for(1, 6, t.config().threads)->limits().max_source_length == 8);
+  CHECK(t.idle_workspace_bytes() * 16 < t.plan_for(1, positions, t.config().threads)->arena_bytes());
 
   // A longer source grows the one workspace; the answers are those of a translator
   // whose limit is the source's own length.
@@ -116,7 +116,7 @@ TEST_CASE("translator: memory follows the sources it gets, not the model's posit
   for (std::int32_t i = 0; i < 100; ++i) long_source[0].push_back(5 + i % 20);
   const auto long_result = t.translate(long_source, o);
   CHECK(t.idle_workspaces() == 1);
-  CHECK(t.plan_for(1, 100)->limits().max_source_length == 128);
+  CHECK(t.plan_for(1, 100, t.config().threads)->limits().max_source_length == 128);
   TranslatorConfig exact = config;
   exact.max_source_length = 100;
   const Translator fitted(tiny_model(), exact);

@@ -207,6 +207,8 @@ int run_bench(const BenchArgs& args) {
   if (!latencies.empty())
     std::printf("  batch latency (ms)  p50 %.1f   p90 %.1f   p99 %.1f   (%zu batches)\n", 1e3 * percentile(latencies, 50),
                 1e3 * percentile(latencies, 90), 1e3 * percentile(latencies, 99), latencies.size());
+  else
+    std::printf("  batch latency       (%d batches overlapped: --inter-threads 1 measures it)\n", inter);
   std::printf("  peak RSS (MiB)      %10.1f\n", peak_rss_mib());
   std::printf("  measured time (s)   %10.2f\n\ntime by plan step (summed over layers, %% of measured time × batches at once):\n", seconds);
   for (const auto& b : breakdown) {
