@@ -87,7 +87,9 @@ print(f"translate_seconds {time.perf_counter() - t0:.6f}", file=sys.stderr)
 def run_cli(cli, workload, out, tgt, threads):
     t0 = time.perf_counter()
     r = subprocess.run([cli, "translate", "--preset", "base", "--seed", "1", "--input-format", "ids",
-                        "--min-length", str(tgt), "--max-length", str(tgt), "--threads", str(threads),
+                        "--min-length", str(tgt), "--max-length", str(tgt),
+                        # the Python side's split (CTranslate2's default inter_threads=1)
+                        "--inter-threads", "1", "--intra-threads", str(threads),
                         "--max-batch-size", "32", "-i", workload, "-o", out], capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
     seconds = float(re.search(r"lines \(\d+ empty\) in ([0-9.]+) s", r.stderr).group(1))

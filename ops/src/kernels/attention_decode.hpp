@@ -59,6 +59,18 @@ inline float exponentiate_tile(float* s, index_t n, float m_new) {
   return hsum<A>(sum);
 }
 
+// Cached keys and values of one row lie a whole position apart (the cache is
+// position-major, so a decoding step appends one contiguous block): a stride far beyond
+// a page, which the hardware prefetchers do not follow. Without help every key is a
+// cache miss paid in full; these fetch the lines of keys to come while earlier ones are
+// computed.
+inline void prefetch_vector(const float* p, index_t d) {
+  for (index_t c = 0; c < d; c += 16) __builtin_prefetch(p + c);
+}
+inline void prefetch_keys(const KvCacheView& cache, index_t row, index_t head, index_t first, index_t last, index_t d) {
+  for (index_t j = first; j < last; ++j) prefetch_vector(cache.at(row, j, head), d);
+}
+
 // Head dims up to NV vectors (64 floats on AVX2, 128 on AVX-512): q and the output
 // accumulator stay in registers for the whole key loop. Keeping the accumulator in
 // memory put a store→load round trip (~15 cycles) on every key's critical path.
@@ -75,6 +87,7 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
   const V lanes = lane_index<A>(0.0f);
   alignas(64) float s[TK];
   float m = -kInf, l = 0.0f;
+  prefetch_keys(*dq.k, dq.row, dq.head, 0, std::min<index_t>(W, dq.kv_len), d);
   for (index_t j0 = 0; j0 < dq.kv_len; j0 += TK) {
     const index_t jn = std::min<index_t>(TK, dq.kv_len - j0);
     auto key_products = [&](index_t j) {
@@ -88,6 +101,9 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
     V tile_max(-kInf);
     for (index_t j = 0; j < jn; j += W) {
       const index_t n = std::min<index_t>(W, jn - j);
+      // The next group's keys, and this group's values (read after the tile's scores).
+      prefetch_keys(*dq.k, dq.row, dq.head, j0 + j + W, std::min<index_t>(j0 + j + 2 * W, dq.kv_len), d);
+      prefetch_keys(*dq.v, dq.row, dq.head, j0 + j, j0 + j + n, d);
       V products[W];
       for (int k = 0; k < W; ++k) products[k] = k < n ? key_products(j + k) : V(0.0f);
       const V scores = sum_each<A>(products);
@@ -143,6 +159,8 @@ void attention_decode_scratch(const detail::DecodeQuery& dq) {
   float m = -kInf, l = 0.0f;
   for (index_t j0 = 0; j0 < dq.kv_len; j0 += TK) {
     const index_t jn = std::min<index_t>(TK, dq.kv_len - j0);
+    prefetch_keys(*dq.k, dq.row, dq.head, j0, j0 + jn, d);
+    prefetch_keys(*dq.v, dq.row, dq.head, j0, j0 + jn, d);
     float mt = -kInf;
     for (index_t j = 0; j < jn; ++j) {
       s[j] = dot<A>(dq.q, dq.k->at(dq.row, j0 + j, dq.head), d) * qscale;
