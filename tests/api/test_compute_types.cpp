@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "attend/attend.h"
 #include "attend/attend.hpp"
 
 namespace {
@@ -172,6 +173,27 @@ TEST_CASE("compute types: unknown and CPU-less types are refused naming the acce
   for (const char* bad : {"float16", "int16", "int4"})
     CHECK_THROWS_WITH(attend::Model::load(kModels + "ct2-aren-transliteration", {.isa = "", .compute_type = bad}),
                       Catch::Contains(bad) && Catch::Contains("bfloat16"));
+}
+
+TEST_CASE("compute types: the C API loads with a compute type and reports the one chosen", "[compute-type]") {
+  attend_model* model = nullptr;
+  const std::string int8 = kModels + "ct2-aren-transliteration-int8", fp32 = kModels + "ct2-aren-transliteration";
+  REQUIRE(attend_model_load(int8.c_str(), nullptr, &model) == ATTEND_OK);  // default: as stored
+  CHECK(std::string(attend_model_compute_type(model)) == "int8");
+  CHECK_THAT(std::string(attend_model_compute_type_reason(model)), Catch::Contains("stores int8"));
+  attend_model_free(model);
+  REQUIRE(attend_model_load_typed(fp32.c_str(), nullptr, "bfloat16", &model) == ATTEND_OK);
+  CHECK(std::string(attend_model_compute_type(model)) == "bfloat16");
+  CHECK_THAT(std::string(attend_model_compute_type_reason(model)), Catch::Contains("asked for"));
+  attend_model_free(model);
+  REQUIRE(attend_model_load_typed(fp32.c_str(), nullptr, nullptr, &model) == ATTEND_OK);  // NULL: default
+  CHECK(std::string(attend_model_compute_type(model)) == "float32");
+  attend_model_free(model);
+  model = nullptr;
+  CHECK(attend_model_load_typed(fp32.c_str(), nullptr, "float16", &model) == ATTEND_ERROR);
+  CHECK(model == nullptr);
+  CHECK_THAT(std::string(attend_last_error()), Catch::Contains("float16"));
+  CHECK(std::string(attend_model_compute_type(nullptr)).empty());
 }
 
 }  // namespace
