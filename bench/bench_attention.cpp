@@ -79,6 +79,40 @@ void bm_decode_fused(benchmark::State& st, index_t L, int threads) {
   counters(st, 4.0 * B * H * L * d, double(attend::ops::attention_stack_bytes_per_thread()) * threads);
 }
 
+// Decode over a cross K/V cache of 6 layers in the two layouts a runtime can give it,
+// each iteration on the next layer (24 MB in all, as a Transformer-base batch of 32 × L
+// source positions): stacked as the K/V projection writes it, [B·L, 6·2·H·d] (a row's
+// positions 24 KB apart), or head-major, [6][2][B][H][L][d] (a row's positions contiguous).
+void bm_decode_cross_layout(benchmark::State& st, index_t L, bool head_major, int threads) {
+  constexpr index_t B = 32, layers = 6, G = 2 * layers * H * d;
+  attend::ops::AlignedBuffer kv(static_cast<size_t>(B * L * G) * sizeof(float));
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (size_t i = 0; i < kv.bytes() / 4; ++i) kv.floats()[i] = u(gen);
+  Tensors x(B, 1, 1);
+  std::vector<std::int32_t> lengths(B, static_cast<std::int32_t>(L));
+  attend::ops::DecodeAttentionArgs a;
+  a.rows = B, a.heads = H, a.head_dim = d;
+  a.q = x.q.floats(), a.q_row_stride = H * d;
+  a.kv_lengths = lengths.data();
+  a.out = x.out.floats(), a.out_row_stride = H * d;
+  index_t layer = 0;
+  for (auto _ : st) {
+    const float* base = kv.floats();
+    if (head_major) {
+      const index_t block = B * H * L * d;
+      a.k = {base + (2 * layer) * block, d, H * L * d, L * d, nullptr, 0};
+      a.v = {base + (2 * layer + 1) * block, d, H * L * d, L * d, nullptr, 0};
+    } else {
+      a.k = {base + layer * 2 * H * d, G, L * G, d, nullptr, 0};
+      a.v = {base + layer * 2 * H * d + H * d, G, L * G, d, nullptr, 0};
+    }
+    attend::ops::attention_decode(a, threads);
+    layer = (layer + 1) % layers;
+  }
+  counters(st, 4.0 * B * H * L * d, 0);
+}
+
 void bm_decode_unfused(benchmark::State& st, index_t L, int threads) {
   constexpr index_t B = 32;
   Tensors x(B, 1, L);
@@ -120,6 +154,12 @@ const int kRegistered = [] {
       benchmark::RegisterBenchmark(("decode/fused" + s).c_str(), bm_decode_fused, L, t)->UseRealTime();
       benchmark::RegisterBenchmark(("decode/unfused" + s).c_str(), bm_decode_unfused, L, t)->UseRealTime();
     }
+  for (index_t L : {32, 64})
+    for (bool head_major : {false, true})
+      benchmark::RegisterBenchmark(("decode/cross_layout/" + std::string(head_major ? "head_major" : "stacked") +
+                                    "/B=32/L=" + std::to_string(L) + "/threads=1").c_str(),
+                                   bm_decode_cross_layout, L, head_major, 1)
+          ->UseRealTime();
   for (int t : {1, 2})
     benchmark::RegisterBenchmark(("attention_16k/fused/T=S=16384/causal/threads=" + std::to_string(t)).c_str(),
                                  bm_fused_16k, t)
