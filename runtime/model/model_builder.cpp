@@ -1,5 +1,7 @@
-// Model::build: validate every tensor against the configuration, convert to fp32, pack
-// the GEMM weights, release the source's pages tensor by tensor.
+// Model::build: validate every tensor against the configuration, resolve the compute
+// type, pack the GEMM weights in it (int8 weights stored by CTranslate2 as they are,
+// everything else through fp32), convert the other tensors to fp32, release the
+// source's pages tensor by tensor.
 #include <cmath>
 #include <cstring>
 #include <cstdint>
