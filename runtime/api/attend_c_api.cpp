@@ -139,6 +139,14 @@ attend_status attend_model_load_typed(const char* directory, const char* isa, co
   });
 }
 
+attend_status attend_convert_model(const char* input_directory, const char* output_directory, const char* compute_type) {
+  if (input_directory == nullptr || output_directory == nullptr)
+    return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_convert_model: NULL directory");
+  return guarded([&] {
+    attend::convert_model(input_directory, output_directory, compute_type != nullptr ? compute_type : "default");
+  });
+}
+
 const char* attend_model_compute_type(const attend_model* m) { return m ? m->compute_type.c_str() : ""; }
 const char* attend_model_compute_type_reason(const attend_model* m) { return m ? m->compute_type_reason.c_str() : ""; }
 

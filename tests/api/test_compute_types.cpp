@@ -194,6 +194,17 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
   CHECK(model == nullptr);
   CHECK_THAT(std::string(attend_last_error()), Catch::Contains("float16"));
   CHECK(std::string(attend_model_compute_type(nullptr)).empty());
+
+  // attend_convert_model writes the quantized model, which then loads in that type.
+  const std::string out = std::string(ATTEND_CLI_FIXTURE) + "/../c-api-convert";
+  std::filesystem::remove_all(out);
+  REQUIRE(attend_convert_model(fp32.c_str(), (out + "/int8").c_str(), "int8") == ATTEND_OK);
+  REQUIRE(attend_model_load((out + "/int8").c_str(), nullptr, &model) == ATTEND_OK);
+  CHECK(std::string(attend_model_compute_type(model)) == "int8");
+  attend_model_free(model);
+  CHECK(attend_convert_model(fp32.c_str(), (out + "/bad").c_str(), "float16") == ATTEND_ERROR);
+  CHECK_THAT(std::string(attend_last_error()), Catch::Contains("float16"));
+  CHECK(attend_convert_model(nullptr, out.c_str(), nullptr) == ATTEND_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace

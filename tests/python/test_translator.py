@@ -325,3 +325,14 @@ def test_compute_type_int8_loads_the_int8_model_and_says_so(translit):
     assert t.info().compute_type_reason
     assert t.translate_batch([["آ", "ت", "ز", "م", "و", "ن"]], beam_size=4)[0].hypotheses[0] == list("atzmon")
     assert attend.Translator(str(int8), compute_type={"cpu": "float32"}).compute_type == "float32"
+
+
+def test_convert_model_writes_a_quantized_model_that_loads_in_its_type(translit, tmp_path):
+    if not (translit / "model.bin").exists():
+        pytest.skip(f"{translit} is absent")
+    attend.convert_model(str(translit), str(tmp_path / "int8"), compute_type="int8")
+    t = attend.Translator(str(tmp_path / "int8"))  # default: the stored type
+    assert t.info().compute_type == "int8"
+    assert t.translate_batch([["آ", "ت", "ز", "م", "و", "ن"]])[0].hypotheses[0] == list("atzmon")
+    with pytest.raises(RuntimeError, match="float16"):
+        attend.convert_model(str(translit), str(tmp_path / "bad"), compute_type="float16")

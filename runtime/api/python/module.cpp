@@ -134,6 +134,17 @@ NB_MODULE(_attend, m) {
       "Whether translating these token ids reads them where they lie, with no conversion or copy before the "
       "engine's batches: true for an int32 array (or a list of them) whose rows are contiguous; false for "
       "Python lists and other integer types, which are converted first.");
+  m.def(
+      "convert_model",
+      [](const std::string& input_directory, const std::string& output_directory, const std::string& compute_type) {
+        nb::gil_scoped_release released;
+        attend::convert_model(input_directory, output_directory, compute_type);
+      },
+      nb::arg("input_directory"), nb::arg("output_directory"), nb::kw_only(), nb::arg("compute_type") = "default",
+      "Writes the model in `input_directory` (a CTranslate2 directory, or an attend one to retype) in attend's "
+      "format to `output_directory`, as `attend convert` does. `compute_type` is the GEMM weights' type in the "
+      "file: \"default\" (as stored; CTranslate2's int8 stays int8), \"int8\", \"bfloat16\" or \"float32\"; "
+      "a quantized model then loads without quantizing. Raises RuntimeError naming the directory at fault.");
   bind_option_specs(m);
   bind_model(m);
   bind_translator(m);

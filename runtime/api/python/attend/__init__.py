@@ -26,6 +26,7 @@ from ._attend import (  # noqa: F401  (re-exported)
     TokenStep,
     TranslationOptions,
     TranslatorOptions,
+    convert_model,
     reads_in_place,
     version,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "TranslationResult",
     "Translator",
     "TranslatorOptions",
+    "convert_model",
     "reads_in_place",
     "set_random_seed",
     "version",
