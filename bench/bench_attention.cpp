@@ -9,6 +9,7 @@
 
 #include "attend/ops/aligned_buffer.hpp"
 #include "attend/ops/attention.hpp"
+#include "attend/ops/bf16.hpp"
 #include "memory_probe.hpp"
 
 namespace {
@@ -80,15 +81,19 @@ void bm_decode_fused(benchmark::State& st, index_t L, int threads) {
 }
 
 // Decode over a cross K/V cache of 6 layers in the two layouts a runtime can give it,
-// each iteration on the next layer (24 MB in all, as a Transformer-base batch of 32 × L
-// source positions): stacked as the K/V projection writes it, [B·L, 6·2·H·d] (a row's
-// positions 24 KB apart), or head-major, [6][2][B][H][L][d] (a row's positions contiguous).
-void bm_decode_cross_layout(benchmark::State& st, index_t L, bool head_major, int threads) {
+// each iteration on the next layer (24 MB in all at fp32, as a Transformer-base batch of
+// 32 × L source positions): stacked as the K/V projection writes it, [B·L, 6·2·H·d] (a
+// row's positions 24 KB apart, 12 KB at bf16), or head-major, [6][2][B][H][L][d] (a row's
+// positions contiguous); f32 or bf16 elements.
+void bm_decode_cross_layout(benchmark::State& st, index_t L, bool head_major, attend::ops::KvType type, int threads) {
   constexpr index_t B = 32, layers = 6, G = 2 * layers * H * d;
-  attend::ops::AlignedBuffer kv(static_cast<size_t>(B * L * G) * sizeof(float));
+  const size_t n = static_cast<size_t>(B * L * G);
+  attend::ops::AlignedBuffer kv(n * sizeof(float));
   std::mt19937 gen(3);
   std::uniform_real_distribution<float> u(-1, 1);
-  for (size_t i = 0; i < kv.bytes() / 4; ++i) kv.floats()[i] = u(gen);
+  for (size_t i = 0; i < n; ++i) kv.floats()[i] = u(gen);
+  if (type == attend::ops::KvType::bf16)  // narrowed in place, front to back: the first half holds them
+    for (size_t i = 0; i < n; ++i) reinterpret_cast<std::uint16_t*>(kv.data())[i] = attend::ops::bf16_from_float(kv.floats()[i]);
   Tensors x(B, 1, 1);
   std::vector<std::int32_t> lengths(B, static_cast<std::int32_t>(L));
   attend::ops::DecodeAttentionArgs a;
@@ -98,19 +103,22 @@ void bm_decode_cross_layout(benchmark::State& st, index_t L, bool head_major, in
   a.out = x.out.floats(), a.out_row_stride = H * d;
   index_t layer = 0;
   for (auto _ : st) {
-    const float* base = kv.floats();
+    const auto* base = static_cast<const char*>(static_cast<const void*>(kv.data()));
+    const index_t e = attend::ops::kv_type_bytes(type);
     if (head_major) {
       const index_t block = B * H * L * d;
-      a.k = {base + (2 * layer) * block, d, H * L * d, L * d, nullptr, 0};
-      a.v = {base + (2 * layer + 1) * block, d, H * L * d, L * d, nullptr, 0};
+      a.k = {base + (2 * layer) * block * e, d, H * L * d, L * d, nullptr, 0, type};
+      a.v = {base + (2 * layer + 1) * block * e, d, H * L * d, L * d, nullptr, 0, type};
     } else {
-      a.k = {base + layer * 2 * H * d, G, L * G, d, nullptr, 0};
-      a.v = {base + layer * 2 * H * d + H * d, G, L * G, d, nullptr, 0};
+      a.k = {base + layer * 2 * H * d * e, G, L * G, d, nullptr, 0, type};
+      a.v = {base + (layer * 2 * H * d + H * d) * e, G, L * G, d, nullptr, 0, type};
     }
     attend::ops::attention_decode(a, threads);
     layer = (layer + 1) % layers;
   }
   counters(st, 4.0 * B * H * L * d, 0);
+  st.counters["kv_GB/s"] = benchmark::Counter(2.0 * B * H * L * d * double(attend::ops::kv_type_bytes(type)) * double(st.iterations()),
+                                               benchmark::Counter::kIsRate);
 }
 
 void bm_decode_unfused(benchmark::State& st, index_t L, int threads) {
@@ -156,10 +164,12 @@ const int kRegistered = [] {
     }
   for (index_t L : {32, 64})
     for (bool head_major : {false, true})
-      benchmark::RegisterBenchmark(("decode/cross_layout/" + std::string(head_major ? "head_major" : "stacked") +
-                                    "/B=32/L=" + std::to_string(L) + "/threads=1").c_str(),
-                                   bm_decode_cross_layout, L, head_major, 1)
-          ->UseRealTime();
+      for (auto type : {attend::ops::KvType::f32, attend::ops::KvType::bf16})
+        benchmark::RegisterBenchmark(("decode/cross_layout/" + std::string(head_major ? "head_major" : "stacked") + "/" +
+                                      attend::ops::kv_type_name(type) + "/B=32/L=" + std::to_string(L) + "/threads=1")
+                                         .c_str(),
+                                     bm_decode_cross_layout, L, head_major, type, 1)
+            ->UseRealTime();
   for (int t : {1, 2})
     benchmark::RegisterBenchmark(("attention_16k/fused/T=S=16384/causal/threads=" + std::to_string(t)).c_str(),
                                  bm_fused_16k, t)

@@ -81,10 +81,24 @@ ATTEND_C_API attend_status attend_model_load(const char* directory, const char* 
    compute_type NULL: "default". */
 ATTEND_C_API attend_status attend_model_load_typed(const char* directory, const char* isa, const char* compute_type,
                                                    attend_model** model);
-/* The compute type chosen at load ("float32", "int8", "bfloat16") and why; owned by the
-   model. */
+/* Everything loading can be told; attend_load_options_init gives the defaults (all NULL).
+   kv_cache_type: the decoder's attention caches, "default" (bfloat16 when the compute
+   type is int8 or bfloat16, else float32), "float32" (CTranslate2's results exactly),
+   "bfloat16". */
+typedef struct attend_load_options {
+  const char* isa;           /* NULL: the best this CPU runs */
+  const char* compute_type;  /* NULL: "default" */
+  const char* kv_cache_type; /* NULL: "default" */
+} attend_load_options;
+ATTEND_C_API void attend_load_options_init(attend_load_options* options);
+/* options: NULL for the defaults. */
+ATTEND_C_API attend_status attend_model_load_with(const char* directory, const attend_load_options* options,
+                                                  attend_model** model);
+/* The compute type chosen at load ("float32", "int8", "bfloat16") and why, and the
+   attention caches' type ("float32", "bfloat16"); owned by the model. */
 ATTEND_C_API const char* attend_model_compute_type(const attend_model* model);
 ATTEND_C_API const char* attend_model_compute_type_reason(const attend_model* model);
+ATTEND_C_API const char* attend_model_kv_cache_type(const attend_model* model);
 
 /* Writes the model in input_directory (a CTranslate2 directory, or an attend one to
    retype) in attend's format to output_directory, as `attend convert` does. compute_type:

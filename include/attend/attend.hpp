@@ -32,6 +32,11 @@ struct LoadOptions {
   // fastest this CPU supports), "float32", "int8" (alias "int8_float32": int8 weights and
   // activations, int32 accumulation, float32 elsewhere), "bfloat16", "int8_bfloat16".
   std::string compute_type = "default";
+  // The decoder's attention caches (the keys and values every decoding step reads):
+  // "default" (bfloat16 when compute_type is int8 or bfloat16 — half the bytes each step
+  // streams — else float32), "float32", "bfloat16". Attention itself computes in float32
+  // either way; CTranslate2 keeps float32 caches, so "float32" reproduces its results.
+  std::string kv_cache_type = "default";
 };
 
 struct TensorInfo {
@@ -51,6 +56,7 @@ struct ModelInfo {
   std::string isa;                 // kernels the weights are packed for
   std::string compute_type;        // "float32", "int8", "bfloat16", … (the one chosen)
   std::string compute_type_reason; // why: asked for, the model's stored type, the CPU's best
+  std::string kv_cache_type;       // "float32" or "bfloat16": the attention caches chosen
 };
 
 // A loaded model: weights packed for the kernels, tokenizers if the directory has them.

@@ -8,11 +8,7 @@
 namespace attend::ops {
 
 void activation(Activation a, ConstMatrix x, Matrix y, int threads) {
-  constexpr const char* op = "activation";
-  detail::check_threads(op, threads);
-  detail::check_matrix(op, "x", x);
-  detail::check_matrix(op, "y", y);
-  detail::check_same_shape(op, "x", x, "y", y);
+  detail::check_elementwise("activation", x, y, threads);
   const auto& k = detail::active_kernels();
   const int nt = detail::useful_threads(threads, x.rows * x.cols, 16384);
   const bool stream = detail::use_streaming_stores(static_cast<std::size_t>(x.rows * x.cols) * sizeof(float));

@@ -20,6 +20,8 @@ void attention_decode(const DecodeAttentionArgs& x, int threads) {
   if (x.rows * x.heads == 0) return;
   ATTEND_OP_CHECK(x.q && x.out && x.kv_lengths, op, "q, out and kv_lengths are required");
   ATTEND_OP_CHECK(x.k.data && x.v.data, op, "k or v cache is null");
+  ATTEND_OP_CHECK(x.k.type == x.v.type, op, "k cache is ", kv_type_name(x.k.type), " but v cache is ",
+                  kv_type_name(x.v.type));
   ATTEND_OP_CHECK(x.q_row_stride >= x.heads * x.head_dim && x.out_row_stride >= x.heads * x.head_dim, op,
                   "row strides must hold heads × head_dim = ", x.heads * x.head_dim, " floats");
   index_t keys = 0;

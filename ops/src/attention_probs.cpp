@@ -1,6 +1,7 @@
 // Plain loops: this op runs only when a caller asks for attention, on one layer, so
 // it needs no per-ISA kernel (and it is its own reference).
 #include "attend/ops/attention_probs.hpp"
+#include "attend/ops/bf16.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -34,9 +35,14 @@ void attention_probabilities(const AttentionProbsArgs& a, int threads) {
         // first the maximum, then exp and the sum, then the normalised average.
         float top = -std::numeric_limits<float>::infinity();
         auto score = [&](index_t j) {
-          const float* k = a.k.at(i, j, h);
           float s = 0;
-          for (index_t d = 0; d < a.head_dim; ++d) s += q[d] * k[d];
+          if (a.k.type == KvType::bf16) {
+            const std::uint16_t* k = a.k.at<std::uint16_t>(i, j, h);
+            for (index_t d = 0; d < a.head_dim; ++d) s += q[d] * float_from_bf16(k[d]);
+          } else {
+            const float* k = a.k.at<float>(i, j, h);
+            for (index_t d = 0; d < a.head_dim; ++d) s += q[d] * k[d];
+          }
           return s * scale;
         };
         for (index_t j = 0; j < n; ++j) top = std::max(top, score(j));

@@ -39,4 +39,13 @@ void check_same_shape(const char* op, const char* a_name, const MatrixView<T>& a
                   a.cols, "] but ", b_name, " is [", b.rows, ", ", b.cols, "]");
 }
 
+// The checks of an element-wise op y = f(x): threads, both views, the same shape.
+template <class T, class U>
+void check_elementwise(const char* op, const MatrixView<T>& x, const MatrixView<U>& y, int threads) {
+  check_threads(op, threads);
+  check_matrix(op, "x", x);
+  check_matrix(op, "y", y);
+  check_same_shape(op, "x", x, "y", y);
+}
+
 }  // namespace attend::ops::detail

@@ -13,27 +13,13 @@
 #include <limits>
 #include <vector>
 
+#include "attend/ops/bf16.hpp"
 #include "attend/ops/gemm.hpp"
 #include "check.hpp"
 #include "gemm_driver.hpp"
 
 namespace attend::ops {
 namespace {
-
-// float → bf16 bits, rounded to nearest even; a NaN stays a (quiet) NaN.
-std::uint16_t bf16_bits(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  if (std::isnan(x)) return 0x7fc0;
-  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-float from_bf16_bits(std::uint16_t h) {
-  const std::uint32_t u = std::uint32_t{h} << 16;
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
 
 // The view of an [n, k] packing of `type` for `isa` at `data` (scales placed after the
 // panels), and the bytes it spans.
@@ -87,7 +73,7 @@ void check_s8_shape(const char* op, index_t k) {
 }
 
 void write_bf16(const PackedWeightView& v, ConstMatrix w) {
-  write_panels<std::uint16_t>(v, 2, 0, [&](index_t j, index_t kk) { return bf16_bits(w(j, kk)); });
+  write_panels<std::uint16_t>(v, 2, 0, [&](index_t j, index_t kk) { return bf16_from_float(w(j, kk)); });
 }
 
 // CTranslate2's quantization of each row: q = round(w·127/amax), amax = max|w_row| (an
@@ -145,7 +131,7 @@ void quantize_weight_s8(ConstMatrix w, std::int8_t* q, float* ct2_scales) {
 void round_weight_bf16(ConstMatrix w, std::uint16_t* bits) {
   detail::check_matrix("round_weight_bf16", "weight", w);
   for (index_t j = 0; j < w.rows; ++j)
-    for (index_t kk = 0; kk < w.cols; ++kk) bits[j * w.cols + kk] = bf16_bits(w(j, kk));
+    for (index_t kk = 0; kk < w.cols; ++kk) bits[j * w.cols + kk] = bf16_from_float(w(j, kk));
 }
 
 PackedWeight pack_weight_s8(MatrixView<const std::int8_t> q, const float* ct2_scales, Isa isa) {
@@ -180,7 +166,7 @@ void unpack_weight(const PackedWeightView& b, Matrix w) {
           w(j, kk) = reinterpret_cast<const float*>(panel)[kk * nr + col];
           break;
         case WeightType::bf16:
-          w(j, kk) = from_bf16_bits(reinterpret_cast<const std::uint16_t*>(panel)[(kk / 2 * nr + col) * 2 + kk % 2]);
+          w(j, kk) = float_from_bf16(reinterpret_cast<const std::uint16_t*>(panel)[(kk / 2 * nr + col) * 2 + kk % 2]);
           break;
         case WeightType::s8: {
           const int u = std::to_integer<int>(panel[(kk / 4 * nr + col) * 4 + kk % 4]);

@@ -152,6 +152,7 @@ struct KernelTable {
   void (*top_k_row)(const float* x, index_t n, index_t k, std::int32_t* indices, float* values);
   // y = x·scale + add (add may be null)
   void (*scale_add_row)(const float* x, float scale, const float* add, float* y, index_t n);
+  void (*f32_to_bf16_row)(const float* x, std::uint16_t* y, index_t n);  // nearest even
 };
 
 // Tables compiled with each ISA's flags (kernels/isa_*.cpp).

@@ -9,10 +9,7 @@ namespace {
 
 template <class RowKernel>
 void row_op(const char* op, ConstMatrix x, Matrix y, int threads, RowKernel kernel) {
-  detail::check_threads(op, threads);
-  detail::check_matrix(op, "x", x);
-  detail::check_matrix(op, "y", y);
-  detail::check_same_shape(op, "x", x, "y", y);
+  detail::check_elementwise(op, x, y, threads);
   ATTEND_OP_CHECK(x.rows == 0 || x.cols > 0, op, "rows have no columns");
   const int nt = detail::useful_threads(threads, x.rows * x.cols, 32768);
   detail::parallel_chunks(nt, x.rows, [&](index_t b, index_t e) {

@@ -32,6 +32,7 @@ namespace {
 runtime::LoadOptions runtime_options(const LoadOptions& o) {
   runtime::LoadOptions r;
   r.compute_type = o.compute_type;
+  r.kv_cache_type = o.kv_cache_type;
   if (!o.isa.empty()) r.isa = ops::parse_isa(o.isa);
   if (!ops::isa_available(r.isa)) throw Error("this CPU cannot run " + o.isa + " kernels");
   return r;
@@ -204,6 +205,7 @@ ModelInfo Model::info() const {
   i.isa = ops::isa_name(state_->model->isa());
   i.compute_type = state_->model->compute_type().name;
   i.compute_type_reason = state_->model->compute_type().reason;
+  i.kv_cache_type = state_->model->compute_type().kv_cache == ops::KvType::bf16 ? "bfloat16" : "float32";
   return i;
 }
 

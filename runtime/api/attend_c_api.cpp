@@ -11,7 +11,7 @@
 
 struct attend_model {
   attend::Model model;
-  std::string compute_type, compute_type_reason;  // what attend_model_compute_type* hand out
+  std::string compute_type, compute_type_reason, kv_cache_type;  // what attend_model_compute_type* … hand out
 };
 struct attend_translator {
   attend::Translator translator;
@@ -127,15 +127,28 @@ attend_status attend_model_load(const char* directory, const char* isa, attend_m
 
 attend_status attend_model_load_typed(const char* directory, const char* isa, const char* compute_type,
                                       attend_model** out) {
+  attend_load_options o;
+  attend_load_options_init(&o);
+  o.isa = isa, o.compute_type = compute_type;
+  return attend_model_load_with(directory, &o, out);
+}
+
+void attend_load_options_init(attend_load_options* o) {
+  if (o == nullptr) return;
+  o->isa = nullptr, o->compute_type = nullptr, o->kv_cache_type = nullptr;
+}
+
+attend_status attend_model_load_with(const char* directory, const attend_load_options* options, attend_model** out) {
   if (directory == nullptr || out == nullptr) return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_model_load: NULL argument");
   *out = nullptr;
   return guarded([&] {
     attend::LoadOptions o;
-    if (isa != nullptr) o.isa = isa;
-    if (compute_type != nullptr) o.compute_type = compute_type;
+    if (options != nullptr && options->isa != nullptr) o.isa = options->isa;
+    if (options != nullptr && options->compute_type != nullptr) o.compute_type = options->compute_type;
+    if (options != nullptr && options->kv_cache_type != nullptr) o.kv_cache_type = options->kv_cache_type;
     attend::Model model = attend::Model::load(directory, o);
     const attend::ModelInfo info = model.info();
-    *out = new attend_model{std::move(model), info.compute_type, info.compute_type_reason};
+    *out = new attend_model{std::move(model), info.compute_type, info.compute_type_reason, info.kv_cache_type};
   });
 }
 
@@ -149,6 +162,7 @@ attend_status attend_convert_model(const char* input_directory, const char* outp
 
 const char* attend_model_compute_type(const attend_model* m) { return m ? m->compute_type.c_str() : ""; }
 const char* attend_model_compute_type_reason(const attend_model* m) { return m ? m->compute_type_reason.c_str() : ""; }
+const char* attend_model_kv_cache_type(const attend_model* m) { return m ? m->kv_cache_type.c_str() : ""; }
 
 void attend_model_free(attend_model* m) { delete m; }
 

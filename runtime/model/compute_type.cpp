@@ -10,6 +10,7 @@ constexpr const char* kAccepted = "float32, int8 (int8_float32), bfloat16, int8_
 ComputeType make(ops::WeightType t, std::string reason) {
   ComputeType c;
   c.gemm_weights = t;
+  c.kv_cache = t == ops::WeightType::f32 ? ops::KvType::f32 : ops::KvType::bf16;
   c.name = t == ops::WeightType::s8 ? "int8" : t == ops::WeightType::bf16 ? "bfloat16" : "float32";
   c.reason = std::move(reason);
   return c;
@@ -62,6 +63,18 @@ ComputeType resolve_compute_type(const std::string& requested, DType stored, ops
   }
   c.reason += kernel_note(c.gemm_weights, isa);
   return c;
+}
+
+void resolve_kv_cache_type(const std::string& requested, ComputeType& c) {
+  if (requested == "default" || requested.empty()) return;
+  if (requested == "float32") {
+    c.kv_cache = ops::KvType::f32;
+  } else if (requested == "bfloat16") {
+    c.kv_cache = ops::KvType::bf16;
+  } else {
+    throw Error("kv_cache_type '" + requested + "' is unknown; use one of: default, float32, bfloat16");
+  }
+  c.reason += "; attention caches " + requested + " as asked";
 }
 
 }  // namespace attend::runtime

@@ -10,11 +10,15 @@
 //   default         the type the model stores: int8 stays int8, bfloat16 runs bf16
 //                   where the CPU has AVX512_BF16, float16/float32 run float32.
 //   auto            the fastest this CPU runs: int8 from AVX2 up, else float32.
-// Everything else (LayerNorm, softmax, attention, embeddings) stays fp32.
+// Everything else (LayerNorm, softmax, attention, embeddings) computes in fp32. int8 and
+// bfloat16 also keep the decoder's attention caches (self K/V, cross K/V) in bf16: the
+// decoding step streams them once per token at the memory bandwidth, and bf16 halves
+// those bytes; the attention widens them back to fp32 exactly.
 #pragma once
 
 #include <string>
 
+#include "attend/ops/attention.hpp"
 #include "attend/ops/gemm.hpp"
 #include "formats/tensor_source.hpp"
 
@@ -22,9 +26,15 @@ namespace attend::runtime {
 
 struct ComputeType {
   ops::WeightType gemm_weights = ops::WeightType::f32;
+  ops::KvType kv_cache = ops::KvType::f32;  // the decoder's attention caches
   std::string name = "float32";  // CTranslate2's name of what runs
   std::string reason;            // why this one: asked for, stored so, fastest here
 };
+
+// The decoder's attention caches, asked for by name: "default" (bf16 when the GEMMs run
+// int8 or bfloat16, else f32), "float32", "bfloat16". Throws attend::Error naming the
+// accepted names. Overrides c.kv_cache and says so in c.reason.
+void resolve_kv_cache_type(const std::string& requested, ComputeType& c);
 
 // `stored`: the dtype of the model's GEMM weights. Throws attend::Error naming the
 // accepted names for an unknown or unsupported one (float16, int16: not on CPU).

@@ -92,6 +92,7 @@ struct LoadReport {
 struct LoadOptions {
   ops::Isa isa = ops::active_isa();     // kernels the GEMM weights are packed for
   std::string compute_type = "default"; // CTranslate2's names (model/compute_type.hpp)
+  std::string kv_cache_type = "default"; // the decoder's attention caches: default, float32, bfloat16
 };
 
 class Model {

@@ -199,6 +199,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   m->source_ = source;
   const ModelConfig& c = m->config_;
   m->compute_type_ = resolve_compute_type(options.compute_type, stored_gemm_type(*source, c), options.isa);
+  resolve_kv_cache_type(options.kv_cache_type, m->compute_type_);
   const Packing packing{m->compute_type_.gemm_weights, options.isa};
   const bool bias = c.linear_bias;
   WeightReader r(*source, c);

@@ -21,11 +21,19 @@ const char* step_kind_name(StepKind k) {
     case StepKind::cache_store: return "cache_store";
     case StepKind::self_attention: return "self_attention";
     case StepKind::cross_attention: return "cross_attention";
+    case StepKind::cross_kv_projection: return "cross_kv_projection";
     case StepKind::log_softmax: return "log_softmax";
     case StepKind::alignment: return "alignment";
   }
   return "?";
 }
+
+std::size_t element_bytes(ElementType t) { return t == ElementType::bf16 ? 2 : 4; }
+
+// Rows of the cross K/V projection per GEMM: the fp32 output of one chunk (256 ×
+// layers·2D floats: 6 MiB for Transformer-base) is all that is ever held in fp32 before
+// it is scattered into the cache, and M = 256 keeps the GEMM at its full rate.
+constexpr std::int64_t kCrossKvChunkRows = 256;
 
 // Ceilings far above any real use, low enough that every size derived from the limits
 // (batch × length, rows × columns × 4 bytes) fits in 64 bits: a limit from a flag can
@@ -85,7 +93,7 @@ class PlanBuilder {
   int buffer(const std::string& name, ElementType type, std::int64_t rows, std::int64_t cols, bool persistent = false) {
     PlanBuffer b;
     b.name = name, b.type = type, b.rows = rows, b.cols = cols, b.persistent = persistent;
-    b.bytes = static_cast<std::size_t>(rows * cols) * 4;
+    b.bytes = static_cast<std::size_t>(rows * cols) * element_bytes(type);
     b.first_use = b.last_use = -1;
     plan_->buffers_.push_back(b);
     return static_cast<int>(plan_->buffers_.size()) - 1;
@@ -100,7 +108,8 @@ class PlanBuilder {
     const double rows = static_cast<double>(rows_of(s.phase));
     const double D = static_cast<double>(c().d_model);
     switch (s.kind) {
-      case StepKind::linear: {
+      case StepKind::linear:
+      case StepKind::cross_kv_projection: {
         const double N = static_cast<double>(s.linear->weight.n()), K = static_cast<double>(s.linear->weight.k());
         s.flops = 2 * rows * N * K;
         s.bytes = 4 * (N * K + rows * (K + N * (s.residual.buffer >= 0 ? 2 : 1)));
@@ -117,7 +126,7 @@ class PlanBuilder {
         const double L = static_cast<double>(s.kind == StepKind::self_attention ? limits().max_target_length
                                                                                 : limits().max_source_length);
         s.flops = 4 * rows * L * D;
-        s.bytes = 4 * rows * (2 * L * D + 2 * D);
+        s.bytes = rows * (double(ops::kv_type_bytes(plan_->io_.kv_type)) * 2 * L * D + 4 * 2 * D);
         break;
       }
       case StepKind::alignment: {  // its cost when a decode asks for attention (left out of the totals)
@@ -136,7 +145,7 @@ class PlanBuilder {
         s.bytes = 12 * rows * D;
     }
     const int index = static_cast<int>(plan_->steps_.size());
-    for (const Operand* o : {&s.in, &s.out, &s.residual}) touch(o->buffer, index);
+    for (const Operand* o : {&s.in, &s.out, &s.residual, &s.scratch}) touch(o->buffer, index);
     for (int b : implicit_buffers(s.kind)) touch(b, index);
     plan_->steps_.push_back(std::move(s));
   }
@@ -222,7 +231,10 @@ class PlanBuilder {
     const int ctx = buffer("encoder.context", ElementType::f32, T, D);
     const int ffn = buffer("encoder.ffn", ElementType::f32, T, F);
     const int gate = c().ffn_gated ? buffer("encoder.ffn_gate", ElementType::f32, T, F) : -1;
-    io.cross_kv = buffer("cross.kv", ElementType::f32, T, L * 2 * D, true);
+    io.kv_type = m().compute_type().kv_cache;
+    const ElementType kv = io.kv_type == ops::KvType::bf16 ? ElementType::bf16 : ElementType::f32;
+    io.cross_kv = buffer("cross.kv", kv, T, L * 2 * D, true);
+    const int chunk = buffer("cross.kv_chunk", ElementType::f32, std::min(T, kCrossKvChunkRows), L * 2 * D);
 
     add(step(StepKind::embed_source, P, "encoder.embed", all(io.source_tokens), all(x)));
     if (c().layernorm_embedding) norm(P, "encoder.layernorm_embedding", m().source_embedding_norm, all(x), all(x), -1);
@@ -243,7 +255,9 @@ class PlanBuilder {
       norm(P, "encoder.layer_norm", m().encoder_norm, all(x), all(h), -1);
       memory = h;
     }
-    linear(P, "decoder.cross_attn.kv_proj (all layers)", m().cross_kv, all(memory), all(io.cross_kv), -1);
+    PlanStep kv_proj = step(StepKind::cross_kv_projection, P, "decoder.cross_attn.kv_proj (all layers)", all(memory), all(io.cross_kv));
+    kv_proj.linear = &m().cross_kv, kv_proj.scratch = all(chunk);
+    add(kv_proj);
   }
 
   void emit_decoder() {
@@ -259,8 +273,9 @@ class PlanBuilder {
     io.self_lengths = buffer("self.lengths", ElementType::i32, R, 1, true);
     io.cross_rows = buffer("cross.rows", ElementType::i32, R, 1, true);
     io.cross_lengths = buffer("cross.lengths", ElementType::i32, R, 1, true);
-    io.self_keys = buffer("self.keys", ElementType::f32, L * T * R, D, true);
-    io.self_values = buffer("self.values", ElementType::f32, L * T * R, D, true);
+    const ElementType kv = io.kv_type == ops::KvType::bf16 ? ElementType::bf16 : ElementType::f32;
+    io.self_keys = buffer("self.keys", kv, L * T * R, D, true);
+    io.self_values = buffer("self.values", kv, L * T * R, D, true);
     const int y = buffer("decoder.x", ElementType::f32, R, D);
     const bool normed = c().norm_placement == NormPlacement::pre || c().decoder_final_norm;
     const int g = normed ? buffer("decoder.normed", ElementType::f32, R, D) : -1;
@@ -386,7 +401,7 @@ std::string ExecutionPlan::describe() const {
     std::string shape = "[";
     shape.append(std::to_string(b.rows)).append(", ").append(std::to_string(b.cols)).append("]");
     std::snprintf(line, sizeof line, "  %-3zu %-22s %-5s %-18s %12s %12zu  %d..%d%s\n", i, b.name.c_str(),
-                  b.type == ElementType::f32 ? "f32" : "i32", shape.c_str(), human_bytes(double(b.bytes)).c_str(), b.offset,
+                  b.type == ElementType::f32 ? "f32" : b.type == ElementType::bf16 ? "bf16" : "i32", shape.c_str(), human_bytes(double(b.bytes)).c_str(), b.offset,
                   b.first_use, b.last_use, b.persistent ? " (carried across decoder steps)" : "");
     o << line;
   }
@@ -396,7 +411,7 @@ std::string ExecutionPlan::describe() const {
     const PlanBuffer& b = buffers_[op.buffer];
     std::string s = b.name;
     if (op.col != 0 || op.cols != b.cols) s += "[:, " + std::to_string(op.col) + ":" + std::to_string(op.col + op.cols) + "]";
-    return s + "@" + std::to_string(b.offset + static_cast<std::size_t>(op.col) * 4);
+    return s + "@" + std::to_string(b.offset + static_cast<std::size_t>(op.col) * element_bytes(b.type));
   };
   double totals[2][2] = {};
   for (const Phase phase : {Phase::encoder, Phase::decoder}) {
@@ -410,9 +425,10 @@ std::string ExecutionPlan::describe() const {
       const PlanStep& s = steps_[i];
       if (s.phase != phase) continue;
       std::string kernel = step_kind_name(s.kind);
-      if (s.kind == StepKind::linear) {
+      if (s.kind == StepKind::linear || s.kind == StepKind::cross_kv_projection) {
         kernel = "gemm ";
         kernel.append(std::to_string(s.linear->weight.n())).append("x").append(std::to_string(s.linear->weight.k()));
+        if (s.kind == StepKind::cross_kv_projection) kernel += io_.kv_type == ops::KvType::bf16 ? "→kv bf16" : "→kv";
         if (s.activation != ops::Activation::none) kernel += "+" + std::string(ops::activation_name(s.activation));
         if (s.residual.buffer >= 0) kernel += "+res";
       }

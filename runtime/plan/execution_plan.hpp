@@ -35,7 +35,8 @@ struct PlanLimits {
 };
 
 enum class Phase { encoder, decoder };
-enum class ElementType { f32, i32 };
+enum class ElementType { f32, i32, bf16 };
+std::size_t element_bytes(ElementType t);
 
 struct PlanBuffer {
   std::string name;
@@ -62,6 +63,8 @@ enum class StepKind {
   cache_store,      // self K/V cache[layer][step][row] = K, V columns of `in`
   self_attention,   // out = attention(Q columns of `in`, cached K/V through the row table)
   cross_attention,  // out = attention(in, the layer's columns of the cross K/V)
+  cross_kv_projection,  // cross K/V cache = in·Wᵀ + b, a chunk of rows at a time through the fp32
+                        // `scratch`, stored head-major in the cache's type (plan_executor.cpp)
   alignment,        // out = the alignment layer's cross-attention probabilities (only when a decode asks)
   log_softmax,      // out = log_softmax(in)
 };
@@ -73,6 +76,7 @@ struct PlanStep {
   std::string name;             // "decoder.layers.3.fc1"
   std::int64_t layer = -1;
   Operand in, out, residual;
+  Operand scratch;              // cross_kv_projection: fp32 rows the GEMM writes before narrowing
   const Linear* linear = nullptr;
   ops::Activation activation = ops::Activation::none;
   float alpha = 1.0f;           // linear: scales in·Wᵀ (the decoder's output scale)
@@ -104,8 +108,11 @@ class ExecutionPlan {
     int zero_embedding;   // [rows] 1: embed a zero vector (+ position) — the start of a Marian decoder
     int self_rows, self_lengths;                                     // [rows, max target], [rows]
     int cross_rows, cross_lengths;                                   // [rows]
-    int self_keys, self_values;                                      // [layers·max target·rows, D]
-    int cross_kv;                                                    // [batch tokens, layers·2D]
+    int self_keys, self_values;  // per layer [rows][heads][max target][head_dim]
+    int cross_kv;  // [batch tokens · layers·2D] as 2·layers blocks [batch][heads][S][head_dim]
+    // The element type of self_keys, self_values and cross_kv: the model's compute type's
+    // (f32 for float32, bf16 for int8 and bfloat16; model/compute_type.hpp).
+    ops::KvType kv_type;
     int logits, log_probs;                                           // [rows, target vocab]
     int alignment;                                                   // [rows, max source]: alignment step
   };

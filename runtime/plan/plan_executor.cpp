@@ -7,6 +7,7 @@
 #include "attend/ops/activation.hpp"
 #include "attend/ops/attention.hpp"
 #include "attend/ops/attention_probs.hpp"
+#include "attend/ops/bf16.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
 #include "attend/ops/softmax.hpp"
@@ -37,14 +38,27 @@ ops::Matrix PlanExecutor::matrix(const Operand& o, std::int64_t rows) const {
   return {buffer<float>(o.buffer) + o.col, rows, o.cols, b.cols};
 }
 
-// The stacked cross K/V [batch·S, L·2D]: layer l's K at column l·2D, V after it; each
-// row reads its sentence's S source positions.
+// The cross K/V, head-major: 2L blocks (layer l's keys, then its values), each
+// [batch][H][S][dh] — one head's source positions contiguous, so the decoding step
+// streams them. Row i reads its sentence (cross_rows[i]).
 ops::KvCacheView PlanExecutor::cross_view(std::int64_t layer, bool values, const PhaseShape& shape) const {
   const auto& io = plan_.io();
   const std::int64_t D = plan_.model().config().d_model, dh = plan_.model().config().head_dim();
-  const std::int64_t ld = plan_.buffers()[io.cross_kv].cols, S = shape.source_length;
-  const float* kv = buffer<float>(io.cross_kv) + layer * 2 * D + (values ? D : 0);
-  return {kv, ld, S * ld, dh, buffer<std::int32_t>(io.cross_rows), 0};
+  const std::int64_t S = shape.source_length, block = shape.batch * S * D;
+  return {element<const void>(io.cross_kv, (2 * layer + (values ? 1 : 0)) * block), dh, S * D, S * dh,
+          buffer<std::int32_t>(io.cross_rows), 0, io.kv_type};
+}
+
+// Layer l's self-attention keys or values, [R][H][T][dh] per layer: slot (j, row) of head
+// h at row·T·D + h·T·dh + j·dh, rows through the row table (beam search reorders
+// hypotheses there, not in the cache). A row keeps its slot row from step to step
+// unless the search moves it, so one head's keys are mostly contiguous.
+ops::KvCacheView PlanExecutor::self_view(std::int64_t layer, bool values) const {
+  const auto& io = plan_.io();
+  const std::int64_t D = plan_.model().config().d_model, dh = plan_.model().config().head_dim();
+  const std::int64_t R = plan_.limits().decoder_rows(), T = plan_.limits().max_target_length;
+  return {element<const void>(values ? io.self_values : io.self_keys, layer * T * R * D), dh, T * D, T * dh,
+          buffer<std::int32_t>(io.self_rows), T, io.kv_type};
 }
 
 void PlanExecutor::run(Phase phase, const PhaseShape& shape, double* step_seconds) const {
@@ -127,11 +141,35 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       // Row i's K and V for this step go to slot (step, i) of the layer's cache.
       const ops::Matrix kv = matrix(s.in, rows);
       const std::int64_t R = plan_.limits().decoder_rows(), T = plan_.limits().max_target_length;
-      float* keys = buffer<float>(io.self_keys) + ((s.layer * T + shape.step) * R) * D;
-      float* values = buffer<float>(io.self_values) + ((s.layer * T + shape.step) * R) * D;
-      for (std::int64_t i = 0; i < rows; ++i) {
-        std::memcpy(keys + i * D, kv.row(i), D * sizeof(float));
-        std::memcpy(values + i * D, kv.row(i) + D, D * sizeof(float));
+      const std::int64_t slot = s.layer * T * R * D + shape.step * dh;
+      for (const bool values : {false, true}) {
+        void* cache = element<void>(values ? io.self_values : io.self_keys, slot);
+        ops::store_kv({kv.data + (values ? D : 0), rows, D, kv.ld}, dh, {cache, T * D, T * dh, io.kv_type}, 1);
+      }
+      return;
+    }
+    case StepKind::cross_kv_projection: {
+      // The [rows, 2L·D] projection, a chunk of rows at a time, scattered head-major into
+      // the cache (cross_view) while the chunk is still in cache — the whole fp32
+      // product never exists.
+      const ops::Matrix in = matrix(s.in, rows);
+      const ops::Matrix scratch = matrix(s.scratch, plan_.buffers()[s.scratch.buffer].rows);
+      const std::int64_t S = shape.source_length, blocks = s.out.cols / D;
+      ops::GemmEpilogue ep;
+      ep.bias = s.linear->bias_data();
+      for (std::int64_t r0 = 0; r0 < rows; r0 += scratch.rows) {
+        const std::int64_t n = std::min(scratch.rows, rows - r0);
+        const ops::Matrix chunk{scratch.data, n, s.out.cols, scratch.ld};
+        ops::gemm({in.row(r0), n, in.cols, in.ld}, s.linear->weight, chunk, ep, threads);
+        // Rows r0 … r0+n−1 are positions of sentences r / S, each sentence's run at once.
+        for (std::int64_t r = r0; r < r0 + n;) {
+          const std::int64_t sentence = r / S, position = r % S, run = std::min(S - position, r0 + n - r);
+          for (std::int64_t g = 0; g < blocks; ++g) {
+            void* to = element<void>(s.out.buffer, g * rows * D + sentence * S * D + position * dh);
+            ops::store_kv({chunk.row(r - r0) + g * D, run, D, chunk.ld}, dh, {to, dh, S * dh, io.kv_type}, threads);
+          }
+          r += run;
+        }
       }
       return;
     }
@@ -146,11 +184,8 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       if (s.kind == StepKind::self_attention) {
         a.positions = relative_positions(c, model.decoder_position_bias, model.decoder[s.layer].relative);
         if (c.relative_attention == RelativeAttention::t5_bias) a.query_positions = buffer<std::int32_t>(io.query_positions);
-        // Slot (j, row) of layer l: keys + ((l·T + j)·R + row)·D; rows through the table.
-        const std::int64_t R = plan_.limits().decoder_rows(), T = plan_.limits().max_target_length;
-        const std::int32_t* table = buffer<std::int32_t>(io.self_rows);
-        a.k = {buffer<float>(io.self_keys) + s.layer * T * R * D, R * D, D, dh, table, T};
-        a.v = {buffer<float>(io.self_values) + s.layer * T * R * D, R * D, D, dh, table, T};
+        a.k = self_view(s.layer, false);
+        a.v = self_view(s.layer, true);
         a.kv_lengths = buffer<std::int32_t>(io.self_lengths);
       } else {
         a.k = cross_view(s.layer, false, shape);

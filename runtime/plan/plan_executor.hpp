@@ -27,6 +27,13 @@ class PlanExecutor {
   T* buffer(int id) const {
     return reinterpret_cast<T*>(arena_ + plan_.buffers()[id].offset);
   }
+  // Element `index` of buffer `id`, counted in the buffer's own element type (T may be
+  // void to get an untyped pointer).
+  template <class T>
+  T* element(int id, std::int64_t index) const {
+    const PlanBuffer& b = plan_.buffers()[id];
+    return static_cast<T*>(static_cast<void*>(arena_ + b.offset + static_cast<std::size_t>(index) * element_bytes(b.type)));
+  }
 
   // Runs every step of `phase`. With `step_seconds` (one entry per plan step), adds each
   // step's wall time to its entry: the per-step profile of `attend bench`.
@@ -37,6 +44,7 @@ class PlanExecutor {
   ops::Matrix matrix(const Operand& o, std::int64_t rows) const;
   // Layer `layer`'s cross-attention keys or values: each row reads its sentence's rows.
   ops::KvCacheView cross_view(std::int64_t layer, bool values, const PhaseShape& shape) const;
+  ops::KvCacheView self_view(std::int64_t layer, bool values) const;
 
   const ExecutionPlan& plan_;
   std::byte* arena_;

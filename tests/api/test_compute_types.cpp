@@ -195,6 +195,31 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
   CHECK_THAT(std::string(attend_last_error()), Catch::Contains("float16"));
   CHECK(std::string(attend_model_compute_type(nullptr)).empty());
 
+  // attend_model_load_with: every load option, the attention caches among them.
+  CHECK(std::string(attend_model_kv_cache_type(nullptr)).empty());
+  attend_load_options lo;
+  attend_load_options_init(&lo);
+  CHECK((lo.isa == nullptr && lo.compute_type == nullptr && lo.kv_cache_type == nullptr));
+  REQUIRE(attend_model_load_with(int8.c_str(), &lo, &model) == ATTEND_OK);
+  CHECK(std::string(attend_model_kv_cache_type(model)) == "bfloat16");  // int8's default
+  attend_model_free(model);
+  lo.kv_cache_type = "float32";
+  REQUIRE(attend_model_load_with(int8.c_str(), &lo, &model) == ATTEND_OK);
+  CHECK(std::string(attend_model_compute_type(model)) == "int8");
+  CHECK(std::string(attend_model_kv_cache_type(model)) == "float32");
+  attend_model_free(model);
+  lo.compute_type = "float32", lo.kv_cache_type = nullptr;
+  REQUIRE(attend_model_load_with(fp32.c_str(), &lo, &model) == ATTEND_OK);
+  CHECK(std::string(attend_model_kv_cache_type(model)) == "float32");  // float32's default
+  attend_model_free(model);
+  REQUIRE(attend_model_load_with(fp32.c_str(), nullptr, &model) == ATTEND_OK);  // NULL options: the defaults
+  attend_model_free(model);
+  lo.kv_cache_type = "int8";
+  model = nullptr;
+  CHECK(attend_model_load_with(fp32.c_str(), &lo, &model) == ATTEND_ERROR);
+  CHECK(model == nullptr);
+  CHECK_THAT(std::string(attend_last_error()), Catch::Contains("kv_cache_type 'int8'"));
+
   // attend_convert_model writes the quantized model, which then loads in that type.
   const std::string out = std::string(ATTEND_CLI_FIXTURE) + "/../c-api-convert";
   std::filesystem::remove_all(out);

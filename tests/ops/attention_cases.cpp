@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "attend/ops/attention.hpp"
+#include "attend/ops/bf16.hpp"
 #include "attend/ops/reference.hpp"
 #include "op_cases.hpp"
 
@@ -148,9 +149,11 @@ OpCase attention_case(Rng& rng, const AttentionShape& p) {
 enum class RowTable { none, per_row, per_key };
 
 OpCase decode_case(Rng& rng, index_t R, index_t H, index_t d, index_t L, RowTable table,
-                   Relative relative = Relative::none, index_t max_distance = 0, bool query_positions = false) {
+                   Relative relative = Relative::none, index_t max_distance = 0, bool query_positions = false,
+                   ops::KvType cache = ops::KvType::f32) {
   struct State {
     Buffer2D q, k, v, out, out_ref;
+    std::vector<std::uint16_t> k_bf16, v_bf16;  // a bf16 cache: k and v rounded, same layout
     RelativeState relative;
     std::vector<std::int32_t> lengths, rows, query_positions;
     ops::DecodeAttentionArgs args;
@@ -183,6 +186,16 @@ OpCase decode_case(Rng& rng, index_t R, index_t H, index_t d, index_t L, RowTabl
   const std::int32_t* rows = s->rows.empty() ? nullptr : s->rows.data();
   a.k = {s->k.data(), C * s->k.ld(), s->k.ld(), d, rows, table_ld};
   a.v = {s->v.data(), C * s->v.ld(), s->v.ld(), d, rows, table_ld};
+  if (cache == ops::KvType::bf16) {
+    // The whole buffers, padding included: the kernel must read only the elements.
+    for (auto [from, to] : {std::pair{&s->k, &s->k_bf16}, std::pair{&s->v, &s->v_bf16}}) {
+      const index_t n = from->rows() * from->ld();
+      to->resize(static_cast<std::size_t>(n));
+      for (index_t e = 0; e < n; ++e) (*to)[e] = ops::bf16_from_float(from->data()[e]);
+    }
+    a.k.data = s->k_bf16.data(), a.k.type = ops::KvType::bf16;
+    a.v.data = s->v_bf16.data(), a.v.type = ops::KvType::bf16;
+  }
   a.kv_lengths = s->lengths.data();
   a.out_row_stride = s->out.ld();
   random_positions(rng, relative, max_distance, H, d, s->relative, a.positions);
@@ -195,12 +208,12 @@ OpCase decode_case(Rng& rng, index_t R, index_t H, index_t d, index_t L, RowTabl
   name << "attention_decode rows=" << R << " H=" << H << " d=" << d << " L≤" << L
        << (table == RowTable::per_row ? " row-table" : table == RowTable::per_key ? " key-table" : "")
        << relative_name(relative) << (relative != Relative::none ? " R=" + std::to_string(max_distance) : "")
-       << (query_positions ? " query-positions" : "");
+       << (query_positions ? " query-positions" : "") << (cache == ops::KvType::bf16 ? " bf16-cache" : "");
   OpCase c;
   c.op = "attention_decode";
   c.name = name.str();
   c.flops = 4.0 * R * H * L * d;
-  c.bytes = 4.0 * R * D * (2 + 2 * L);
+  c.bytes = 4.0 * R * D * 2 + double(ops::kv_type_bytes(cache)) * R * D * 2 * L;
   c.run = [s](int threads) {
     ops::DecodeAttentionArgs x = s->args;
     x.out = s->out.data();
@@ -223,7 +236,9 @@ std::vector<OpCase> attention_cases(Rng& rng, CaseScale scale) {
   if (scale == CaseScale::perf) {
     for (index_t T : {64, 256, 1024})
       for (bool causal : {false, true}) out.push_back(attention_case(rng, {1, 8, T, T, 64, causal, false, Layout::separate}));
-    for (index_t L : {16, 128, 1024}) out.push_back(decode_case(rng, 32, 8, 64, L, RowTable::none));
+    for (index_t L : {16, 128, 1024})
+      for (ops::KvType cache : {ops::KvType::f32, ops::KvType::bf16})
+        out.push_back(decode_case(rng, 32, 8, 64, L, RowTable::none, Relative::none, 0, false, cache));
     return out;
   }
   const index_t dims[] = {4, 32, 64, 80, 128};
@@ -240,9 +255,12 @@ std::vector<OpCase> attention_cases(Rng& rng, CaseScale scale) {
   out.push_back(attention_case(rng, {2, 2, 40, 0, 16, false, false, Layout::separate}));  // no keys at all
   // Decoding keeps heads of up to 8 vectors in registers and wider ones in scratch:
   // cover both sides of that line on every ISA, and partial last vectors.
+  // bf16 caches on the same paths: the reference reads the same rounded elements.
   for (index_t d : {1, 4, 17, 32, 64, 80, 128, 200, 256})
     for (RowTable t : {RowTable::none, RowTable::per_row, RowTable::per_key})
-      out.push_back(decode_case(rng, rng.uniform_int(1, 9), rng.uniform_int(1, 4), d, rng.uniform_int(1, 150), t));
+      for (ops::KvType cache : {ops::KvType::f32, ops::KvType::bf16})
+        out.push_back(decode_case(rng, rng.uniform_int(1, 9), rng.uniform_int(1, 4), d, rng.uniform_int(1, 150), t,
+                                  Relative::none, 0, false, cache));
   // Relative positions: T5 bias and Shaw keys/values, in the encoder's full kernel
   // (self-attention, T = S, with and without padding; causal for a decoder run over a
   // prefix) and the decoder's, where the query's position is its cache length − 1.
@@ -263,6 +281,8 @@ std::vector<OpCase> attention_cases(Rng& rng, CaseScale scale) {
   out.push_back(decode_case(rng, 5, 3, 200, 140, RowTable::per_row, Relative::all, 9));
   for (Relative rel : {Relative::bias, Relative::all})
     out.push_back(decode_case(rng, 7, 2, 16, 40, RowTable::per_key, rel, 5, true));
+  for (Relative rel : {Relative::bias, Relative::keys_values})
+    out.push_back(decode_case(rng, 5, 3, 24, 60, RowTable::per_row, rel, 7, false, ops::KvType::bf16));
   return out;
 }
 

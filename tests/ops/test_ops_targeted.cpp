@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,13 @@ TEST_CASE("ops report bad arguments as attend::Error naming the problem", "[ops]
     ops::DecodeAttentionArgs dx;
     dx.rows = 1, dx.heads = 1, dx.head_dim = 8, dx.q = a.data(), dx.out = c.data();
     CHECK_THROWS_WITH(ops::attention_decode(dx, 1), Contains("kv_lengths are required"));
+    std::int32_t one = 1;
+    dx.kv_lengths = &one;
+    dx.q_row_stride = dx.out_row_stride = 8;
+    dx.k = {a.data(), 8, 8, 8};
+    dx.v = {a.data(), 8, 8, 8};
+    dx.v.type = ops::KvType::bf16;
+    CHECK_THROWS_WITH(ops::attention_decode(dx, 1), Contains("k cache is f32 but v cache is bf16"));
   }
   SECTION("rows") {
     CHECK_THROWS_WITH(ops::layer_norm(ops::ConstMatrix(a.data(), 2, 8), ops::Matrix(c.data(), 2, 8), {}, 1),
@@ -149,6 +157,50 @@ TEST_CASE("ops report bad arguments as attend::Error naming the problem", "[ops]
     float top[16];
     CHECK_THROWS_WITH(ops::row_top_k(ops::ConstMatrix(a.data(), 2, 8), 9, best, top, 1), Contains("k = 9 is outside [1, 8]"));
     CHECK_THROWS_WITH(ops::row_top_k(ops::ConstMatrix(a.data(), 2, 8), 2, best, nullptr, 1), Contains("indices or values is null"));
+  }
+}
+
+TEST_CASE("convert_to_bf16 rounds to nearest even on every ISA, NaN kept quiet", "[ops][bf16]") {
+  IsaScope restore;
+  // Every rounding situation: exact bf16 values, ties (low half 0x8000) with even and odd
+  // kept bits, just below and above a tie, a carry into the exponent, the largest
+  // finite values rounding to infinity, infinities, denormals, zeros, NaNs.
+  std::vector<std::uint32_t> bits = {0x3f800000u, 0x3f808000u, 0x3f818000u, 0x3f807fffu, 0x3f808001u, 0x3f7fffffu,
+                                     0x7f7fffffu, 0xff7f8000u, 0x7f800000u, 0xff800000u, 0x00000001u, 0x80018000u,
+                                     0x00000000u, 0x80000000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u};
+  Rng rng(7);
+  for (int i = 0; i < 3000; ++i) bits.push_back(static_cast<std::uint32_t>(rng.uniform_int(0, 0xffffffffLL)));
+  std::vector<float> x(bits.size());
+  std::memcpy(x.data(), bits.data(), bits.size() * sizeof(float));
+  // Rows of 37 with a padded leading dimension: whole vectors and a partial tail.
+  const index_t cols = 37, rows = static_cast<index_t>(x.size()) / cols;
+  for (ops::Isa isa : ops::available_isas()) {
+    ops::set_isa(isa);
+    std::vector<std::uint16_t> y(static_cast<std::size_t>(rows * (cols + 3)), 0xdead);
+    ops::convert_to_bf16(ops::ConstMatrix(x.data(), rows, cols), ops::MatrixView<std::uint16_t>(y.data(), rows, cols, cols + 3), 2);
+    int wrong = 0, nan_wrong = 0;
+    for (index_t r = 0; r < rows; ++r) {
+      for (index_t c = 0; c < cols; ++c) {
+        const float v = x[r * cols + c];
+        const std::uint16_t got = y[r * (cols + 3) + c];
+        if (std::isnan(v)) {
+          nan_wrong += got != 0x7fc0;
+          continue;
+        }
+        // Nearest even, written out: the value of each candidate against the input.
+        std::uint32_t u;
+        std::memcpy(&u, &v, 4);
+        const std::uint32_t low = u & 0xffffu, kept = u >> 16;
+        const std::uint32_t want = low > 0x8000u || (low == 0x8000u && (kept & 1u)) ? kept + 1 : kept;
+        wrong += got != want;
+      }
+      for (index_t c = cols; c < cols + 3; ++c) wrong += y[r * (cols + 3) + c] != 0xdead;  // padding untouched
+    }
+    INFO(ops::isa_name(isa));
+    CHECK(wrong == 0);
+    CHECK(nan_wrong == 0);
+    CHECK(ops::float_from_bf16(ops::bf16_from_float(1.00390625f)) == 1.0f);  // a tie to even
+    CHECK(ops::bf16_from_float(std::nanf("")) == 0x7fc0);
   }
 }
 

@@ -48,6 +48,22 @@ TEST_CASE("compute types: names, aliases, the stored type and the CPU decide", "
   CHECK_THAT(resolve_compute_type("int8", DType::f32, best).reason, Catch::Contains("avx512vnni"));
   CHECK_THAT(resolve_compute_type("bfloat16", DType::f32, Isa::avx2).reason, Catch::Contains("slower than float32"));
 
+  // The attention caches: bf16 beside int8 and bfloat16 GEMMs, f32 beside float32; asked for.
+  CHECK(resolve_compute_type("float32", DType::f32, best).kv_cache == ops::KvType::f32);
+  CHECK(resolve_compute_type("int8", DType::f32, best).kv_cache == ops::KvType::bf16);
+  CHECK(resolve_compute_type("bfloat16", DType::f32, best).kv_cache == ops::KvType::bf16);
+  CHECK(resolve_compute_type("default", DType::bf16, Isa::avx512_vnni).kv_cache == ops::KvType::f32);  // runs float32
+  ComputeType asked = resolve_compute_type("int8", DType::f32, best);
+  resolve_kv_cache_type("float32", asked);
+  CHECK(asked.kv_cache == ops::KvType::f32);
+  CHECK_THAT(asked.reason, Catch::Contains("attention caches float32 as asked"));
+  resolve_kv_cache_type("bfloat16", asked);
+  CHECK(asked.kv_cache == ops::KvType::bf16);
+  resolve_kv_cache_type("default", asked);
+  CHECK(asked.kv_cache == ops::KvType::bf16);
+  for (const char* bad : {"int8", "float16", "bf16", "Float32"})
+    CHECK_THROWS_WITH(resolve_kv_cache_type(bad, asked), Catch::Contains(bad) && Catch::Contains("default, float32, bfloat16"));
+
   // Types CPUs do not compute in, and typos, are refused with the accepted names.
   for (const char* bad : {"float16", "int8_float16", "int16", "int4", "Int8", "fp32"})
     CHECK_THROWS_WITH(resolve_compute_type(bad, DType::f32, best),
@@ -108,7 +124,8 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
   return ab / std::sqrt(aa * bb);
 }
 
-TEST_CASE("compute types: random Transformer-base logits against float32 (cosine ≥ 0.999 bf16, ≥ 0.99 int8)",
+TEST_CASE("compute types: random Transformer-base logits against float32 (cosine ≥ 0.999 bf16, ≥ 0.99 int8, ≥ 0.9999 "
+          "bf16 caches alone)",
           "[runtime][compute-type]") {
   const ModelConfig c = preset_config("base");
   auto weights = random_weights(c, 1);
@@ -123,9 +140,11 @@ TEST_CASE("compute types: random Transformer-base logits against float32 (cosine
   o.max_length = kSteps;
   o.min_length = kSteps;  // every sentence runs every step
 
-  auto run = [&](const std::string& type, const std::vector<std::vector<std::int32_t>>& prefixes, LogitsCapture* capture) {
+  auto run = [&](const std::string& type, const std::string& kv, const std::vector<std::vector<std::int32_t>>& prefixes,
+                 LogitsCapture* capture) {
     LoadOptions lo;
     lo.compute_type = type;
+    lo.kv_cache_type = kv;
     Workspace w(ExecutionPlan::compile(Model::build(c, weights, {}, lo), limits));
     std::vector<SourceRef> refs;
     for (std::int64_t s = 0; s < kSentences; ++s)
@@ -140,11 +159,17 @@ TEST_CASE("compute types: random Transformer-base logits against float32 (cosine
     return tokens;
   };
   LogitsCapture reference;
-  const auto fp32_tokens = run("float32", {}, &reference);
-  for (const auto& [type, bound] : {std::pair{std::string("bfloat16"), 0.999}, {std::string("int8"), 0.99}}) {
+  const auto fp32_tokens = run("float32", "default", {}, &reference);
+  // Each compute type with its default attention caches (bf16), then each cache type alone.
+  struct Setting {
+    std::string type, kv;
+    double bound;
+  };
+  for (const auto& [type, kv, bound] : {Setting{"bfloat16", "default", 0.999}, Setting{"int8", "default", 0.99},
+                                        Setting{"float32", "bfloat16", 0.9999}, Setting{"int8", "float32", 0.99}}) {
     // Forced along float32's tokens, so every step sees the same history.
     LogitsCapture forced;
-    run(type, fp32_tokens, &forced);
+    run(type, kv, fp32_tokens, &forced);
     REQUIRE(forced.rows.size() == reference.rows.size());
     double worst = 1, sum = 0;
     for (size_t i = 0; i < forced.rows.size(); ++i) {
@@ -152,11 +177,11 @@ TEST_CASE("compute types: random Transformer-base logits against float32 (cosine
       worst = std::min(worst, cs), sum += cs;
     }
     // Free decoding: how many tokens agree with float32's, reported.
-    const auto free_tokens = run(type, {}, nullptr);
+    const auto free_tokens = run(type, kv, {}, nullptr);
     std::int64_t same = 0, total = 0;
     for (std::int64_t s = 0; s < kSentences; ++s)
       for (size_t t = 0; t < fp32_tokens[s].size(); ++t, ++total) same += t < free_tokens[s].size() && free_tokens[s][t] == fp32_tokens[s][t];
-    WARN(type << ": logits cosine vs float32 min " << worst << ", mean " << sum / forced.rows.size() << "; greedy tokens equal "
+    WARN(type << " with " << kv << " attention caches: logits cosine vs float32 min " << worst << ", mean " << sum / forced.rows.size() << "; greedy tokens equal "
               << same << "/" << total);
     CHECK(worst >= bound);
   }

@@ -91,12 +91,55 @@ TEST_CASE("padding never leaks into real rows", "[runtime][padding]") {
     exec.buffer<std::int32_t>(io.source_lengths)[0] = 13;
     exec.buffer<std::int32_t>(io.source_lengths)[1] = 4;
     exec.run(Phase::encoder, {2 * S, 2, S, 0});
+    // The cache is head-major (2L blocks of [sentence][head][S][head_dim]): gather each
+    // sentence's real positions.
     const float* kv = exec.buffer<float>(io.cross_kv);
-    real_rows.emplace_back(kv, kv + S * ld);                      // sentence 0
-    real_rows.back().insert(real_rows.back().end(), kv + S * ld, kv + (S + 4) * ld);  // sentence 1's real rows
+    const std::int64_t D = model->config().d_model, dh = model->config().head_dim();
+    std::vector<float> real;
+    for (auto [sentence, length] : {std::pair<std::int64_t, std::int64_t>{0, 13}, {1, 4}})
+      for (std::int64_t g = 0; g < ld / D; ++g)
+        for (std::int64_t h = 0; h < D / dh; ++h)
+          for (std::int64_t p = 0; p < length; ++p) {
+            const float* head = kv + g * 2 * S * D + sentence * S * D + h * S * dh + p * dh;
+            real.insert(real.end(), head, head + dh);
+          }
+    real_rows.push_back(std::move(real));
   }
   CHECK(real_rows[0] == real_rows[1]);
   CHECK(real_rows[0] == real_rows[2]);
+}
+
+TEST_CASE("attention caches: an int8 model plans bf16 caches, half the bytes, unless asked for float32", "[runtime][plan]") {
+  const ModelConfig c = preset_config("tiny");
+  auto weights = random_weights(c, 5);
+  PlanLimits limits;
+  limits.max_batch = 3, limits.max_source_length = 11, limits.max_target_length = 9, limits.beam_size = 2;
+  auto bytes_of = [](const ExecutionPlan& p, int id) { return p.buffers()[id].bytes; };
+  LoadOptions f32;
+  f32.compute_type = "int8", f32.kv_cache_type = "float32";
+  LoadOptions bf16;
+  bf16.compute_type = "int8";
+  const auto a = ExecutionPlan::compile(Model::build(c, weights, {}, f32), limits);
+  const auto b = ExecutionPlan::compile(Model::build(c, weights, {}, bf16), limits);
+  CHECK(a->io().kv_type == ops::KvType::f32);
+  CHECK(b->io().kv_type == ops::KvType::bf16);
+  for (int id : {a->io().self_keys, a->io().self_values, a->io().cross_kv}) {
+    INFO(a->buffers()[id].name);
+    CHECK(a->buffers()[id].type == ElementType::f32);
+    CHECK(b->buffers()[id].type == ElementType::bf16);
+    CHECK(bytes_of(*b, id) * 2 == bytes_of(*a, id));
+  }
+  CHECK(b->arena_bytes() < a->arena_bytes());
+  CHECK_THAT(b->describe(), Catch::Contains("bf16") && Catch::Contains("→kv bf16"));
+  // Both translate; each agrees with itself whatever the batch grouping (the bf16 cache is
+  // written and read through the same head-major layout for every batch shape).
+  for (const LoadOptions& lo : {f32, bf16}) {
+    auto model = Model::build(c, weights, {}, lo);
+    const auto sources = tiny_sources();
+    TranslatorConfig one = small_config(1, 1), three = small_config(3, 1);
+    const auto alone = Translator(model, one).translate(sources, greedy());
+    CHECK(best_tokens(Translator(model, three).translate(sources, greedy())) == best_tokens(alone));
+  }
 }
 
 TEST_CASE("batching: any grouping gives the same hypotheses, in input order", "[runtime][batching]") {

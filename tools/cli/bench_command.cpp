@@ -148,6 +148,7 @@ int run_bench(const BenchArgs& args) {
   j["isa"] = info.isa;
   j["compute_type"] = info.compute_type;
   j["compute_type_reason"] = info.compute_type_reason;
+  j["kv_cache_type"] = info.kv_cache_type;
   j["threads"] = threads;
   j["inter_threads"] = inter;
   j["intra_threads"] = translator.intra_threads();
@@ -199,7 +200,8 @@ int run_bench(const BenchArgs& args) {
               static_cast<long long>(source_tokens), static_cast<long long>(args.tgt_len),
               args.beam == 1 ? "greedy" : ("beam " + std::to_string(args.beam)).c_str(), static_cast<long long>(args.batch),
               batches.size(), static_cast<long long>(args.warmup), static_cast<long long>(args.repeat));
-  std::printf("compute type: %s — %s\n", info.compute_type.c_str(), info.compute_type_reason.c_str());
+  std::printf("compute type: %s — %s; attention caches %s\n", info.compute_type.c_str(), info.compute_type_reason.c_str(),
+              info.kv_cache_type.c_str());
   std::printf("model loaded in %.2f s; plan arena %.1f MiB\n\n", load_seconds, j["arena_mib"].get<double>());
   std::printf("  generated tokens/s  %10.1f\n", j["generated_tokens_per_second"].get<double>());
   std::printf("  source tokens/s     %10.1f\n", j["source_tokens_per_second"].get<double>());

@@ -23,6 +23,7 @@ void print_text(const attend::ModelInfo& i) {
               static_cast<double>(i.parameters) / 1e6, static_cast<double>(i.parameters) * 4 / (1 << 20));
   std::printf("kernels:     %s\n", i.isa.c_str());
   std::printf("compute:     %s — %s\n", i.compute_type.c_str(), i.compute_type_reason.c_str());
+  std::printf("kv caches:   %s\n", i.kv_cache_type.c_str());
   std::printf("text:        %s\n", i.text_tokenizer.empty() ? "(no SentencePiece model)" : i.text_tokenizer.c_str());
   std::printf("tokens:      %s\n", i.vocabulary.empty() ? "(no vocabulary)" : i.vocabulary.c_str());
   std::printf("\nconfig:\n%s\n", nlohmann::json::parse(i.config_json).dump(2).c_str());
@@ -50,6 +51,7 @@ Command add_inspect_command(CLI::App& parent) {
             j["model"] = i.directory, j["format"] = i.format, j["file_bytes"] = i.file_bytes;
             j["parameters"] = i.parameters, j["isa"] = i.isa;
             j["compute_type"] = i.compute_type, j["compute_type_reason"] = i.compute_type_reason;
+            j["kv_cache_type"] = i.kv_cache_type;
             j["text_tokenizer"] = i.text_tokenizer, j["vocabulary"] = i.vocabulary;
             j["config"] = nlohmann::json::parse(i.config_json);
             j["tensors"] = nlohmann::ordered_json::array();

@@ -20,12 +20,18 @@ void ModelChoice::add_flags(CLI::App& app, const std::string& default_preset) {
                  "(the fastest here), float32, int8 (int8_float32), bfloat16, int8_bfloat16")
       ->capture_default_str()
       ->check(CLI::IsMember({"default", "auto", "float32", "int8", "int8_float32", "bfloat16", "int8_bfloat16"}));
+  app.add_option("--kv-cache-type", kv_cache_type,
+                 "The decoder's attention caches: default (bfloat16 when the compute type is int8 or bfloat16, else "
+                 "float32), float32 (CTranslate2's results exactly), bfloat16")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"default", "float32", "bfloat16"}));
 }
 
 attend::Model ModelChoice::load() const {
   attend::LoadOptions options;
   options.isa = isa;
   options.compute_type = compute_type;
+  options.kv_cache_type = kv_cache_type;
   if (!directory.empty()) return attend::Model::load(directory, options);
   const std::string name = preset.empty() ? default_preset_ : preset;
   if (name.empty()) throw UsageError("give a model: --model DIR or --preset tiny|base|big");

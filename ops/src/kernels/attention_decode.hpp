@@ -1,7 +1,9 @@
 // Decoding attention: one query (a row's head) against its cached keys, online softmax
 // over key tiles, vectorised along head_dim (with a partial last vector, so any
 // head_dim works). Keys are fetched through the cache view's row table, which is how
-// beam search reorders hypotheses without moving cached data.
+// beam search reorders hypotheses without moving cached data. The cache holds E: float,
+// or bf16 bits (std::uint16_t) widened to float as they are loaded — every product and
+// sum is fp32 either way.
 #pragma once
 
 #include <algorithm>
@@ -11,31 +13,31 @@
 
 namespace attend::ops::ATTEND_ISA_NS {
 
-template <class A>
-inline float dot(const float* a, const float* b, index_t n) {
+template <class A, class E>
+inline float dot(const float* a, const E* b, index_t n) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>;
   V acc0(0.0f), acc1(0.0f);
   index_t c = 0;
   for (; c + 2 * W <= n; c += 2 * W) {
-    acc0 = xsimd::fma(V::load_unaligned(a + c), V::load_unaligned(b + c), acc0);
-    acc1 = xsimd::fma(V::load_unaligned(a + c + W), V::load_unaligned(b + c + W), acc1);
+    acc0 = xsimd::fma(V::load_unaligned(a + c), load_widened<A>(b + c), acc0);
+    acc1 = xsimd::fma(V::load_unaligned(a + c + W), load_widened<A>(b + c + W), acc1);
   }
-  for (; c + W <= n; c += W) acc0 = xsimd::fma(V::load_unaligned(a + c), V::load_unaligned(b + c), acc0);
-  if (c < n) acc1 = xsimd::fma(load_partial<A>(a + c, n - c, 0.f), load_partial<A>(b + c, n - c, 0.f), acc1);
+  for (; c + W <= n; c += W) acc0 = xsimd::fma(V::load_unaligned(a + c), load_widened<A>(b + c), acc0);
+  if (c < n) acc1 = xsimd::fma(load_partial<A>(a + c, n - c, 0.f), load_widened_partial<A>(b + c, n - c), acc1);
   return hsum<A>(acc0 + acc1);
 }
 
 // y[0, n) = y·scale + p·x ; y is 64-byte aligned scratch padded to whole vectors.
-template <class A>
-inline void scale_axpy(float* y, float scale, float p, const float* x, index_t n) {
+template <class A, class E>
+inline void scale_axpy(float* y, float scale, float p, const E* x, index_t n) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>;
   index_t c = 0;
   for (; c + W <= n; c += W)
-    xsimd::fma(V(p), V::load_unaligned(x + c), V::load_aligned(y + c) * V(scale)).store_aligned(y + c);
+    xsimd::fma(V(p), load_widened<A>(x + c), V::load_aligned(y + c) * V(scale)).store_aligned(y + c);
   if (c < n)
-    xsimd::fma(V(p), load_partial<A>(x + c, n - c, 0.f), V::load_aligned(y + c) * V(scale)).store_aligned(y + c);
+    xsimd::fma(V(p), load_widened_partial<A>(x + c, n - c), V::load_aligned(y + c) * V(scale)).store_aligned(y + c);
 }
 
 // Turns a tile's scaled scores s[0, n) into exp2(s − m_new) in place and returns their
@@ -64,22 +66,25 @@ inline float exponentiate_tile(float* s, index_t n, float m_new) {
 // a page, which the hardware prefetchers do not follow. Without help every key is a
 // cache miss paid in full; these fetch the lines of keys to come while earlier ones are
 // computed.
-inline void prefetch_vector(const float* p, index_t d) {
-  for (index_t c = 0; c < d; c += 16) __builtin_prefetch(p + c);
+template <class E>
+inline void prefetch_vector(const E* p, index_t d) {
+  constexpr index_t kLine = 64 / sizeof(E);
+  for (index_t c = 0; c < d; c += kLine) __builtin_prefetch(p + c);
 }
+template <class E>
 inline void prefetch_keys(const KvCacheView& cache, index_t row, index_t head, index_t first, index_t last, index_t d) {
-  for (index_t j = first; j < last; ++j) prefetch_vector(cache.at(row, j, head), d);
+  for (index_t j = first; j < last; ++j) prefetch_vector(cache.at<E>(row, j, head), d);
 }
 
 // Head dims up to NV vectors (64 floats on AVX2, 128 on AVX-512): q and the output
 // accumulator stay in registers for the whole key loop. Keeping the accumulator in
 // memory put a store→load round trip (~15 cycles) on every key's critical path.
-template <class A, int NV>
+template <class A, int NV, class E>
 void attention_decode_registers(const detail::DecodeQuery& dq) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>, TK = detail::kAttentionKeyTile;
   const index_t d = dq.head_dim, last = d - (NV - 1) * W;  // floats in the last vector, 1…W
-  auto load = [&](const float* p, int v) { return v < NV - 1 || last == W ? V::load_unaligned(p + v * W) : load_partial<A>(p + v * W, last, 0.0f); };
+  auto load = [&](const auto* p, int v) { return v < NV - 1 || last == W ? load_widened<A>(p + v * W) : load_widened_partial<A>(p + v * W, last); };
 
   const float qscale = dq.scale * kLog2e;
   V q[NV], o[NV];
@@ -87,11 +92,11 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
   const V lanes = lane_index<A>(0.0f);
   alignas(64) float s[TK];
   float m = -kInf, l = 0.0f;
-  prefetch_keys(*dq.k, dq.row, dq.head, 0, std::min<index_t>(W, dq.kv_len), d);
+  prefetch_keys<E>(*dq.k, dq.row, dq.head, 0, std::min<index_t>(W, dq.kv_len), d);
   for (index_t j0 = 0; j0 < dq.kv_len; j0 += TK) {
     const index_t jn = std::min<index_t>(TK, dq.kv_len - j0);
     auto key_products = [&](index_t j) {
-      const float* k = dq.k->at(dq.row, j0 + j, dq.head);
+      const E* k = dq.k->at<E>(dq.row, j0 + j, dq.head);
       V acc = q[0] * load(k, 0);
       for (int v = 1; v < NV; ++v) acc = xsimd::fma(q[v], load(k, v), acc);
       return acc;
@@ -102,8 +107,8 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
     for (index_t j = 0; j < jn; j += W) {
       const index_t n = std::min<index_t>(W, jn - j);
       // The next group's keys, and this group's values (read after the tile's scores).
-      prefetch_keys(*dq.k, dq.row, dq.head, j0 + j + W, std::min<index_t>(j0 + j + 2 * W, dq.kv_len), d);
-      prefetch_keys(*dq.v, dq.row, dq.head, j0 + j, j0 + j + n, d);
+      prefetch_keys<E>(*dq.k, dq.row, dq.head, j0 + j + W, std::min<index_t>(j0 + j + 2 * W, dq.kv_len), d);
+      prefetch_keys<E>(*dq.v, dq.row, dq.head, j0 + j, j0 + j + n, d);
       V products[W];
       for (int k = 0; k < W; ++k) products[k] = k < n ? key_products(j + k) : V(0.0f);
       const V scores = sum_each<A>(products);
@@ -121,7 +126,7 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
     l = l * alpha + exponentiate_tile<A>(s, jn, m_new);
     for (int v = 0; v < NV; ++v) o[v] *= V(alpha);
     for (index_t j = 0; j < jn; ++j) {
-      const float* val = dq.v->at(dq.row, j0 + j, dq.head);
+      const E* val = dq.v->at<E>(dq.row, j0 + j, dq.head);
       for (int v = 0; v < NV; ++v) o[v] = xsimd::fma(V(s[j]), load(val, v), o[v]);
     }
     m = m_new;
@@ -138,7 +143,7 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
 // computed once for the 2R+1 distances (Shaw) — and relative values are folded in
 // through w[δ] = Σ_j p_j over the keys at distance δ (rescaled with the accumulator),
 // added as Σ_δ w[δ]·values[δ] at the end. Any head_dim takes this path then.
-template <class A, bool kPositions = false>
+template <class A, class E, bool kPositions = false>
 void attention_decode_scratch(const detail::DecodeQuery& dq) {
   constexpr int W = kLanes<A>, TK = detail::kAttentionKeyTile;
   constexpr index_t kRel = kPositions ? 2 * kMaxRelativeKeyDistance + 1 : 1;
@@ -159,11 +164,11 @@ void attention_decode_scratch(const detail::DecodeQuery& dq) {
   float m = -kInf, l = 0.0f;
   for (index_t j0 = 0; j0 < dq.kv_len; j0 += TK) {
     const index_t jn = std::min<index_t>(TK, dq.kv_len - j0);
-    prefetch_keys(*dq.k, dq.row, dq.head, j0, j0 + jn, d);
-    prefetch_keys(*dq.v, dq.row, dq.head, j0, j0 + jn, d);
+    prefetch_keys<E>(*dq.k, dq.row, dq.head, j0, j0 + jn, d);
+    prefetch_keys<E>(*dq.v, dq.row, dq.head, j0, j0 + jn, d);
     float mt = -kInf;
     for (index_t j = 0; j < jn; ++j) {
-      s[j] = dot<A>(dq.q, dq.k->at(dq.row, j0 + j, dq.head), d) * qscale;
+      s[j] = dot<A>(dq.q, dq.k->at<E>(dq.row, j0 + j, dq.head), d) * qscale;
       if constexpr (kPositions) {
         const index_t at = relative_index(j0 + j);
         if (dq.position_bias) s[j] += dq.position_bias[at] * kLog2e;
@@ -177,7 +182,7 @@ void attention_decode_scratch(const detail::DecodeQuery& dq) {
     // Rescale O by α once, folded into the first key's update.
     float scale = alpha;
     for (index_t jj = 0; jj < jn; ++jj) {
-      scale_axpy<A>(o, scale, s[jj], dq.v->at(dq.row, j0 + jj, dq.head), d);
+      scale_axpy<A>(o, scale, s[jj], dq.v->at<E>(dq.row, j0 + jj, dq.head), d);
       scale = 1.0f;
     }
     if constexpr (kPositions)
@@ -195,20 +200,33 @@ void attention_decode_scratch(const detail::DecodeQuery& dq) {
   for (index_t c = 0; c < d; ++c) dq.out[c] = o[c] * inv_l;
 }
 
-template <class A>
-void attention_decode(const detail::DecodeQuery& dq) {
+template <class A, class E>
+void attention_decode_typed(const detail::DecodeQuery& dq) {
   constexpr int W = kLanes<A>;
   switch ((dq.head_dim + W - 1) / W) {
-    case 1: return attention_decode_registers<A, 1>(dq);
-    case 2: return attention_decode_registers<A, 2>(dq);
-    case 3: return attention_decode_registers<A, 3>(dq);
-    case 4: return attention_decode_registers<A, 4>(dq);
-    case 5: return attention_decode_registers<A, 5>(dq);
-    case 6: return attention_decode_registers<A, 6>(dq);
-    case 7: return attention_decode_registers<A, 7>(dq);
-    case 8: return attention_decode_registers<A, 8>(dq);
-    default: return attention_decode_scratch<A>(dq);
+    case 1: return attention_decode_registers<A, 1, E>(dq);
+    case 2: return attention_decode_registers<A, 2, E>(dq);
+    case 3: return attention_decode_registers<A, 3, E>(dq);
+    case 4: return attention_decode_registers<A, 4, E>(dq);
+    case 5: return attention_decode_registers<A, 5, E>(dq);
+    case 6: return attention_decode_registers<A, 6, E>(dq);
+    case 7: return attention_decode_registers<A, 7, E>(dq);
+    case 8: return attention_decode_registers<A, 8, E>(dq);
+    default: return attention_decode_scratch<A, E>(dq);
   }
+}
+
+// The cache's element type (the same for keys and values; the driver checks) picks the
+// instantiation.
+template <class A>
+void attention_decode(const detail::DecodeQuery& dq) {
+  if (dq.k->type == KvType::bf16) return attention_decode_typed<A, std::uint16_t>(dq);
+  attention_decode_typed<A, float>(dq);
+}
+template <class A>
+void attention_decode_positions(const detail::DecodeQuery& dq) {
+  if (dq.k->type == KvType::bf16) return attention_decode_scratch<A, std::uint16_t, true>(dq);
+  attention_decode_scratch<A, float, true>(dq);
 }
 
 }  // namespace attend::ops::ATTEND_ISA_NS

@@ -18,17 +18,6 @@
 
 namespace attend::ops::ATTEND_ISA_NS {
 
-// float → bf16 bits, rounded to nearest even; a NaN stays a (quiet) NaN instead of
-// rounding into the infinity next to it.
-template <class A>
-ATTEND_VECTOR_MATH xsimd::batch<std::uint32_t, A> bf16_round_bits(const vfloat<A>& x) {
-  using VU = xsimd::batch<std::uint32_t, A>;
-  const VU u = xsimd::bitwise_cast<VU>(x);
-  const VU rounded = (u + VU(0x7fffu) + ((u >> 16) & VU(1u))) & VU(0xffff0000u);
-  const auto quiet_nan = xsimd::bitwise_cast<vfloat<A>>(VU(0x7fc00000u));
-  return xsimd::bitwise_cast<VU>(xsimd::select(x != x, quiet_nan, xsimd::bitwise_cast<vfloat<A>>(rounded)));
-}
-
 // Packs mr rows of A (k0 … k0+kc) for the bf16 kernels, rows kGemmAStride floats apart:
 // as bf16 (Native) or as floats rounded to bf16. An odd kc gets one zero after it, so
 // the kernels can read whole pairs.

@@ -25,7 +25,7 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   t.attention_tile = &attention_tile<A, QV, R>;
   t.attention_decode = &attention_decode<A>;
   t.attention_tile_positions = &attention_tile<A, QV, R, true>;
-  t.attention_decode_positions = &attention_decode_scratch<A, true>;
+  t.attention_decode_positions = &attention_decode_positions<A>;
   t.layer_norm_row = &layer_norm_row<A>;
   t.rms_norm_row = &rms_norm_row<A>;
   t.activation_row = &activation_row<A>;
@@ -34,6 +34,7 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   t.argmax_row = &argmax_row<A>;
   t.top_k_row = &top_k_row<A>;
   t.scale_add_row = &scale_add_row<A>;
+  t.f32_to_bf16_row = &f32_to_bf16_row<A>;
   return t;
 }
 

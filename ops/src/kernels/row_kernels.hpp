@@ -264,4 +264,17 @@ void scale_add_row(const float* x, float scale, const float* add_row, float* y, 
   });
 }
 
+// y = x rounded to bf16 (raw bits), nearest even.
+template <class A>
+void f32_to_bf16_row(const float* x, std::uint16_t* y, index_t n) {
+  constexpr int W = kLanes<A>;
+  index_t c = 0;
+  for (; c + W <= n; c += W) store_bf16<A>(y + c, vfloat<A>::load_unaligned(x + c));
+  if (c < n) {
+    alignas(64) std::uint16_t t[W];
+    store_bf16<A>(t, load_partial<A>(x + c, n - c, 0.0f));
+    for (index_t i = 0; c + i < n; ++i) y[c + i] = t[i];
+  }
+}
+
 }  // namespace attend::ops::ATTEND_ISA_NS

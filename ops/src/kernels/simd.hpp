@@ -124,6 +124,77 @@ inline void store_partial(float* p, const vfloat<A>& v, index_t n) {
   for (index_t i = 0; i < n; ++i) p[i] = t[i];
 }
 
+// float → bf16 bits, rounded to nearest even; a NaN stays a (quiet) NaN instead of
+// rounding into the infinity next to it.
+template <class A>
+ATTEND_VECTOR_MATH xsimd::batch<std::uint32_t, A> bf16_round_bits(const vfloat<A>& x) {
+  using VU = xsimd::batch<std::uint32_t, A>;
+  const VU u = xsimd::bitwise_cast<VU>(x);
+  const VU rounded = (u + VU(0x7fffu) + ((u >> 16) & VU(1u))) & VU(0xffff0000u);
+  const auto quiet_nan = xsimd::bitwise_cast<vfloat<A>>(VU(0x7fc00000u));
+  return xsimd::bitwise_cast<VU>(xsimd::select(xsimd::isnan(x), quiet_nan, xsimd::bitwise_cast<vfloat<A>>(rounded)));
+}
+
+// W floats → bf16 bits (their rounded top halves) at p.
+template <class A>
+inline void store_bf16(std::uint16_t* p, const vfloat<A>& x) {
+  using VU = xsimd::batch<std::uint32_t, A>;
+  const VU top = bf16_round_bits<A>(x) >> 16;
+#if defined(__AVX512F__)
+  if constexpr (kLanes<A> == 16) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(top));
+    return;
+  }
+#endif
+#if defined(__AVX2__)
+  if constexpr (kLanes<A> == 8) {  // packus works within 128-bit lanes: gather the halves after
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(top, top), 0b1000);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+    return;
+  }
+#endif
+  alignas(64) std::uint32_t t[kLanes<A>];
+  top.store_aligned(t);
+  for (int i = 0; i < kLanes<A>; ++i) p[i] = static_cast<std::uint16_t>(t[i]);
+}
+
+// bf16 → float is exact: a bf16 is the top half of the float's bits. Loads W bf16 at p
+// (any alignment) as a float vector.
+template <class A>
+inline vfloat<A> load_bf16(const std::uint16_t* p) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes<A> == 16)
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+#endif
+#if defined(__AVX2__)
+  if constexpr (kLanes<A> == 8)
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+#endif
+  if constexpr (kLanes<A> == 4)
+    return _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+// The first n (≤ lanes) bf16 at p as floats, the other lanes 0; never reads past p[n-1].
+template <class A>
+inline vfloat<A> load_bf16_partial(const std::uint16_t* p, index_t n) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes<A> == 16)
+    return _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(static_cast<__mmask16>((1u << n) - 1u), p)), 16));
+#endif
+  alignas(16) std::uint16_t t[kLanes<A>] = {};
+  for (index_t i = 0; i < n; ++i) t[i] = p[i];
+  return load_bf16<A>(t);
+}
+// Cache elements as floats, whatever their storage: f32 as is, bf16 (raw bits) widened.
+template <class A>
+inline vfloat<A> load_widened(const float* p) { return vfloat<A>::load_unaligned(p); }
+template <class A>
+inline vfloat<A> load_widened(const std::uint16_t* p) { return load_bf16<A>(p); }
+template <class A>
+inline vfloat<A> load_widened_partial(const float* p, index_t n) { return load_partial<A>(p, n, 0.0f); }
+template <class A>
+inline vfloat<A> load_widened_partial(const std::uint16_t* p, index_t n) { return load_bf16_partial<A>(p, n); }
+
 // Writes a whole vector to p (aligned to the vector's size) without reading the line
 // first; see attend/ops/streaming_stores.hpp.
 template <class A>

@@ -3,6 +3,7 @@
 #include <limits>
 #include <vector>
 
+#include "attend/ops/bf16.hpp"
 #include "attend/ops/reference.hpp"
 
 namespace attend::ops::reference {
@@ -29,7 +30,7 @@ void attend_one(const float* q, index_t d, index_t visible, double scale, KeyFn 
   std::vector<double> s(visible);
   double mx = -std::numeric_limits<double>::infinity();
   for (index_t j = 0; j < visible; ++j) {
-    const float* k = key(j);
+    const auto k = key(j);
     const float* rk = rel.p && rel.p->keys ? rel.p->keys + rel.index(j) * d : nullptr;
     double dot = 0.0;
     for (index_t c = 0; c < d; ++c) dot += double(q[c]) * (double(k[c]) + (rk ? rk[c] : 0.0));
@@ -66,13 +67,23 @@ void attention(const AttentionArgs& x) {
       }
 }
 
+// A cached head vector read element by element as float, whatever the cache stores.
+struct CachedVector {
+  const void* p;
+  KvType type;
+  double operator[](index_t c) const {
+    return type == KvType::bf16 ? float_from_bf16(static_cast<const std::uint16_t*>(p)[c]) : static_cast<const float*>(p)[c];
+  }
+};
+
 // Addresses written out here rather than through KvCacheView::at, so that a bug in
 // the view's addressing shows up as a difference instead of being shared.
-const float* cache_element(const KvCacheView& c, index_t i, index_t j, index_t h) {
+CachedVector cache_element(const KvCacheView& c, index_t i, index_t j, index_t h) {
   index_t row = i;
   if (c.row_table != nullptr && c.row_table_ld == 0) row = c.row_table[i];
   if (c.row_table != nullptr && c.row_table_ld != 0) row = c.row_table[i * c.row_table_ld + j];
-  return c.data + j * c.position_stride + row * c.row_stride + h * c.head_stride;
+  const index_t at = j * c.position_stride + row * c.row_stride + h * c.head_stride;
+  return {static_cast<const char*>(c.data) + at * kv_type_bytes(c.type), c.type};
 }
 
 void attention_decode(const DecodeAttentionArgs& x) {

@@ -14,10 +14,12 @@ attend::Model::Side side_of(const std::string& side) {
   throw nb::value_error(("side must be 'source' or 'target', not '" + side + "'").c_str());
 }
 
-attend::LoadOptions load_options(const std::string& isa, const std::string& compute_type) {
+attend::LoadOptions load_options(const std::string& isa, const std::string& compute_type,
+                                 const std::string& kv_cache_type) {
   attend::LoadOptions o;
   o.isa = isa;
   o.compute_type = compute_type;
+  o.kv_cache_type = kv_cache_type;
   return o;
 }
 
@@ -44,6 +46,8 @@ void bind_model(nb::module_& m) {
       .def_ro("isa", &attend::ModelInfo::isa, "The kernels the weights are packed for (avx512, avx2, sse2).")
       .def_ro("compute_type", &attend::ModelInfo::compute_type, "The arithmetic chosen (\"float32\", …).")
       .def_ro("compute_type_reason", &attend::ModelInfo::compute_type_reason, "Why that compute type.")
+      .def_ro("kv_cache_type", &attend::ModelInfo::kv_cache_type,
+              "The decoder's attention caches chosen: \"float32\" or \"bfloat16\".")
       .def("__repr__", [](const attend::ModelInfo& i) {
         return "ModelInfo(" + i.directory + ", " + i.format + ", " + std::to_string(i.parameters) + " parameters, " + i.isa +
                ", " + i.compute_type + ")";
@@ -61,22 +65,27 @@ void bind_model(nb::module_& m) {
                             "them. Immutable and shared: one Model serves any number of translators and threads.")
       .def_static(
           "load",
-          [](const std::string& directory, const std::string& isa, const std::string& compute_type) {
+          [](const std::string& directory, const std::string& isa, const std::string& compute_type,
+             const std::string& kv_cache_type) {
             nb::gil_scoped_release release;
-            return attend::Model::load(directory, load_options(isa, compute_type));
+            return attend::Model::load(directory, load_options(isa, compute_type, kv_cache_type));
           },
           nb::arg("directory"), nb::kw_only(), nb::arg("isa") = "", nb::arg("compute_type") = "default",
+          nb::arg("kv_cache_type") = "default",
           "Loads a model directory in attend's format (config.json + model.safetensors) or CTranslate2's "
           "(model.bin). `isa` forces a kernel set (avx512, avx2, sse2; default: the best this CPU runs); "
-          "`compute_type` is CTranslate2's (default, auto, float32, int8, …). Raises RuntimeError naming the "
-          "file and field at fault.")
+          "`compute_type` is CTranslate2's (default, auto, float32, int8, …); `kv_cache_type` the decoder's "
+          "attention caches (default: bfloat16 with int8/bfloat16 compute, else float32; float32; bfloat16). "
+          "Raises RuntimeError naming the file and field at fault.")
       .def_static(
           "preset",
-          [](const std::string& name, std::uint64_t seed, const std::string& isa, const std::string& compute_type) {
+          [](const std::string& name, std::uint64_t seed, const std::string& isa, const std::string& compute_type,
+             const std::string& kv_cache_type) {
             nb::gil_scoped_release release;
-            return attend::Model::preset(name, seed, load_options(isa, compute_type));
+            return attend::Model::preset(name, seed, load_options(isa, compute_type, kv_cache_type));
           },
           nb::arg("name"), nb::arg("seed") = 1, nb::kw_only(), nb::arg("isa") = "", nb::arg("compute_type") = "default",
+          nb::arg("kv_cache_type") = "default",
           "A built-in shape with deterministic random weights: \"tiny\", \"base\" (Transformer-base) or \"big\". "
           "For benchmarks and tests; it has no tokenizer, so it translates ids.")
       .def("info", &attend::Model::info, "What loading found and checked: format, tensors, parameters, kernels.")

@@ -84,25 +84,56 @@ std::size_t attention_stack_bytes_per_thread();
 index_t attention_unfused_scratch_floats(const AttentionArgs& args, int threads);
 void attention_unfused(const AttentionArgs& args, std::span<float> scratch, int threads);
 
+// Element type of a decoding cache. bf16 halves the bytes the decoding step streams
+// (its attention reads every cached key and value once per token, so it runs at the
+// memory bandwidth); the kernels widen each element to fp32 exactly and compute in fp32,
+// so the only difference from an fp32 cache is the rounding of what was stored
+// (convert_to_bf16, attend/ops/bf16.hpp).
+enum class KvType : std::uint8_t { f32, bf16 };
+const char* kv_type_name(KvType t);  // "f32", "bf16"
+inline index_t kv_type_bytes(KvType t) { return t == KvType::bf16 ? 2 : 4; }
+
 // Keys or values of a decoding cache, addressed through a row table so that beam
 // search can reorder hypotheses without copying the cache:
 //   element (query row i, key position j, head h) is at
 //   data + j·position_stride + row·row_stride + h·head_stride + [0, head_dim)
-//   where row = row_table[i·row_table_ld + j]; with row_table_ld = 0 the row is
-//   row_table[i] for every j, and with row_table = null it is i.
+//   (strides in elements of `type`) where row = row_table[i·row_table_ld + j]; with
+//   row_table_ld = 0 the row is row_table[i] for every j, and with row_table = null it is i.
 struct KvCacheView {
-  const float* data = nullptr;
+  const void* data = nullptr;
   index_t position_stride = 0;
   index_t row_stride = 0;
   index_t head_stride = 0;
   const std::int32_t* row_table = nullptr;
   index_t row_table_ld = 0;
+  KvType type = KvType::f32;
 
-  const float* at(index_t i, index_t j, index_t h) const {
+  index_t offset(index_t i, index_t j, index_t h) const {
     const index_t row = row_table == nullptr ? i : row_table_ld == 0 ? row_table[i] : row_table[i * row_table_ld + j];
-    return data + j * position_stride + row * row_stride + h * head_stride;
+    return j * position_stride + row * row_stride + h * head_stride;
+  }
+  // The head vector as E (float for f32, std::uint16_t bits for bf16); E must match type.
+  template <class E>
+  const E* at(index_t i, index_t j, index_t h) const {
+    return static_cast<const E*>(data) + offset(i, j, h);
   }
 };
+
+// Where store_kv writes: head h of row r goes to elements
+//   data + r·row_stride + h·head_stride + [0, head_dim)   (strides in elements of `type`).
+struct KvCacheTarget {
+  void* data = nullptr;
+  index_t row_stride = 0;
+  index_t head_stride = 0;
+  KvType type = KvType::f32;
+};
+
+// Writes x [rows, heads·head_dim] (head h in columns [h·head_dim, (h+1)·head_dim)) into
+// a cache, converted to its type (bf16: nearest even). The strides choose the layout a
+// KvCacheView then reads; a runtime keeps one head's positions contiguous (row_stride =
+// head_dim), which lets the decoding step stream each head's keys instead of jumping a
+// whole position's worth of bytes between them. Throws attend::Error on a bad shape.
+void store_kv(ConstMatrix x, index_t head_dim, const KvCacheTarget& y, int threads);
 
 // One query per row and head (the decoding step) against cached keys and values.
 // q and out hold a row's heads side by side: head h at [h·head_dim, (h+1)·head_dim).

@@ -139,6 +139,8 @@ class Translate:
       isa: Forces a kernel set (avx512, avx2, sse2; default: the best the node runs).
       compute_type: The GEMM weights' type, CTranslate2's names (default, auto, float32,
         int8, bfloat16, …), as ``attend translate --compute-type``.
+      kv_cache_type: The decoder's attention caches (default, float32, bfloat16), as
+        ``attend translate --kv-cache-type``.
       options: Decoding options by TranslationOptions field name — every option of
         ``attend translate`` (see :func:`decoding_options`), e.g.
         ``{"beam_size": 4, "num_hypotheses": 2, "length_penalty": 0.6}``.
@@ -152,7 +154,7 @@ class Translate:
     def __init__(self, model_dir: str, *, input_format: str = "text", output_format: Optional[str] = None,
                  column: str = "text", output_column: str = "translation", threads: int = 0, scores: bool = False,
                  target_prefix: Optional[str] = None, max_batch_size: int = 32, max_batch_tokens: int = 4096,
-                 isa: str = "", compute_type: str = "default", seed: int = 1,
+                 isa: str = "", compute_type: str = "default", kv_cache_type: str = "default", seed: int = 1,
                  options: Optional[Dict[str, Any]] = None) -> None:
         if input_format not in FORMATS:
             raise ValueError(f"input_format={input_format!r}: expected one of {', '.join(FORMATS)}")
@@ -161,7 +163,7 @@ class Translate:
             raise ValueError(f"output_format={output_format!r}: expected one of {', '.join(FORMATS)}")
         o = checked_options(options, output_format)
         o.seed = seed  # `attend translate --seed`: with each line's index, fixes every draw
-        self.model = _attend.Model.load(model_dir, isa=isa, compute_type=compute_type)
+        self.model = _attend.Model.load(model_dir, isa=isa, compute_type=compute_type, kv_cache_type=kv_cache_type)
         for fmt, what in ((input_format, "read"), (output_format, "write")):
             if fmt == "text" and not self.model.has_text_tokenizer:
                 raise ValueError(f"{model_dir} has no SentencePiece model to {what} text: use 'tokens' or 'ids'")
@@ -482,6 +484,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
     p.add_argument("--compute-type", default="default", help="The GEMM weights' type: default (as stored), auto "
                    "(the fastest here), float32, int8, bfloat16, … (CTranslate2's names)")
+    p.add_argument("--kv-cache-type", default="default", choices=("default", "float32", "bfloat16"),
+                   help="The decoder's attention caches: default (bfloat16 with int8/bfloat16 compute, else "
+                   "float32), float32 (CTranslate2's results exactly), bfloat16")
     p.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
     p.add_argument("--max-batch-tokens", type=int, default=4096, help="Padded source tokens per batch (0: no cap)")
     p.add_argument("--threads", type=int, default=1, help="Compute threads per actor; each actor reserves this "
@@ -495,7 +500,7 @@ def translate_arguments(args: argparse.Namespace) -> Dict[str, Any]:
     """Translate's keyword arguments for the parsed command line."""
     return dict(input_format=args.input_format, output_format=args.output_format, threads=args.threads,
                 scores=args.scores, target_prefix=args.target_prefix, seed=args.seed, isa=args.isa or "",
-                compute_type=args.compute_type,
+                compute_type=args.compute_type, kv_cache_type=args.kv_cache_type,
                 max_batch_size=args.max_batch_size, max_batch_tokens=args.max_batch_tokens,
                 options=given_decoding_options(args))
 

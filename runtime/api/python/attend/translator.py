@@ -92,6 +92,9 @@ class Translator:
       device_index: 0 (the one CPU device).
       compute_type: CTranslate2's name ("default", "auto", "float32", "int8",
         "int8_float32", "bfloat16", "int8_bfloat16"), or a dictionary by device.
+      kv_cache_type: The decoder's attention caches (attend's own option): "default"
+        (bfloat16 when compute_type is int8 or bfloat16, else float32), "float32"
+        (CTranslate2's results exactly), "bfloat16".
       inter_threads: Batches translated at once (also the asynchronous workers).
       intra_threads: Compute threads per batch (0: one per core / inter_threads).
       max_queued_batches: Asynchronous calls waiting at most (0: 4 per worker, -1:
@@ -105,7 +108,8 @@ class Translator:
     def __init__(self, model_path: Union[str, os.PathLike, "_attend.Model"], device: str = "cpu", *,
                  device_index: Union[int, List[int]] = 0, compute_type: Union[str, Dict[str, str]] = "default",
                  inter_threads: int = 1, intra_threads: int = 0, max_queued_batches: int = 0,
-                 flash_attention: bool = False, tensor_parallel: bool = False, files: Any = None) -> None:
+                 flash_attention: bool = False, tensor_parallel: bool = False, files: Any = None,
+                 kv_cache_type: str = "default") -> None:
         where = "attend.Translator"
         if device not in ("cpu", "auto"):
             raise _refuse(where, f"device={device!r}", "is not supported: attend runs on the CPU (device='cpu')")
@@ -126,6 +130,7 @@ class Translator:
             raise _refuse(where, f"intra_threads={intra_threads}", "must be ≥ 0")
         self._model_path = model_path
         self._compute_type = str(compute_type)
+        self._kv_cache_type = str(kv_cache_type)
         self._inter_threads = int(inter_threads)
         self._intra_threads = int(intra_threads)
         self._max_queued = (None if max_queued_batches < 0 else
@@ -192,7 +197,8 @@ class Translator:
         if isinstance(self._model_path, _attend.Model):
             self._model = self._model_path
         else:
-            self._model = _attend.Model.load(os.fspath(self._model_path), compute_type=self._compute_type)
+            self._model = _attend.Model.load(os.fspath(self._model_path), compute_type=self._compute_type,
+                                             kv_cache_type=self._kv_cache_type)
         self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, _DEFAULT_BEAM, _DEFAULT_TARGET)  # errors show here
 
     def unload_model(self, to_cpu: bool = False) -> None:
