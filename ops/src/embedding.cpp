@@ -1,4 +1,5 @@
-// Embedding lookup (gather · scale + position row) and sinusoidal position tables.
+// Embedding lookup (gather of an f32, bf16 or s8 table, widened · scale + position row)
+// and sinusoidal position tables.
 #include "attend/ops/embedding.hpp"
 
 #include <cmath>
@@ -8,12 +9,33 @@
 #include "parallel.hpp"
 
 namespace attend::ops {
+namespace {
 
-void embedding(ConstMatrix table, const std::int32_t* ids, float scale, ConstMatrix positions,
+// The table's shape and data, as check_matrix checks a matrix, and its type's extras.
+void check_table(const char* op, const EmbeddingTable& t) {
+  ATTEND_OP_CHECK(t.type == WeightType::f32 || t.type == WeightType::bf16 || t.type == WeightType::s8, op,
+                  "table has an unknown element type (", static_cast<int>(t.type), ")");
+  ATTEND_OP_CHECK(t.rows >= 0 && t.cols >= 0, op, "table has negative shape [", t.rows, ", ", t.cols, "]");
+  ATTEND_OP_CHECK(t.rows == 0 || t.cols == 0 || t.data != nullptr, op, weight_type_name(t.type),
+                  " table is null but has shape [", t.rows, ", ", t.cols, "]");
+  ATTEND_OP_CHECK(t.rows <= 1 || t.ld >= t.cols, op, "table has leading dimension ", t.ld, " < its ", t.cols,
+                  " columns");
+  ATTEND_OP_CHECK(t.type != WeightType::s8 || t.rows == 0 || t.factors != nullptr, op,
+                  "s8 table has no factors (one per row: w = q·factor)");
+}
+
+template <class T>
+const T* table_row(const EmbeddingTable& t, index_t r) {
+  return static_cast<const T*>(t.data) + r * t.ld;
+}
+
+}  // namespace
+
+void embedding(const EmbeddingTable& table, const std::int32_t* ids, float scale, ConstMatrix positions,
                const std::int32_t* position_ids, Matrix out, int threads) {
   constexpr const char* op = "embedding";
   detail::check_threads(op, threads);
-  detail::check_matrix(op, "table", table);
+  check_table(op, table);
   detail::check_matrix(op, "out", out);
   ATTEND_OP_CHECK(out.cols == table.cols, op, "out has ", out.cols, " columns, the table ", table.cols);
   if (out.rows == 0) return;
@@ -34,9 +56,19 @@ void embedding(ConstMatrix table, const std::int32_t* ids, float scale, ConstMat
   const auto& k = detail::active_kernels();
   const int nt = detail::useful_threads(threads, out.rows * out.cols, 32768);
   detail::parallel_chunks(nt, out.rows, [&](index_t b, index_t e) {
-    for (index_t i = b; i < e; ++i)
-      k.scale_add_row(table.row(ids[i]), scale, positions.data ? positions.row(position_ids[i]) : nullptr,
-                      out.row(i), out.cols);
+    for (index_t i = b; i < e; ++i) {
+      const index_t id = ids[i];
+      const float* add = positions.data ? positions.row(position_ids[i]) : nullptr;
+      switch (table.type) {
+        case WeightType::f32: k.scale_add_row(table_row<float>(table, id), scale, add, out.row(i), out.cols); break;
+        case WeightType::bf16:
+          k.bf16_scale_add_row(table_row<std::uint16_t>(table, id), scale, add, out.row(i), out.cols);
+          break;
+        case WeightType::s8:
+          k.s8_scale_add_row(table_row<std::int8_t>(table, id), table.factors[id], scale, add, out.row(i), out.cols);
+          break;
+      }
+    }
   });
 }
 

@@ -150,8 +150,12 @@ struct KernelTable {
   void (*log_softmax_row)(const float* x, float* y, index_t n);
   index_t (*argmax_row)(const float* x, index_t n);  // lowest index of the maximum
   void (*top_k_row)(const float* x, index_t n, index_t k, std::int32_t* indices, float* values);
-  // y = x·scale + add (add may be null)
+  // y = x·scale + add (add may be null): an embedding row. The narrow tables' rows are
+  // widened first, to exactly the floats an fp32 table of their values holds: bf16 bits
+  // shifted up, s8 as fl(q·factor).
   void (*scale_add_row)(const float* x, float scale, const float* add, float* y, index_t n);
+  void (*bf16_scale_add_row)(const std::uint16_t* x, float scale, const float* add, float* y, index_t n);
+  void (*s8_scale_add_row)(const std::int8_t* q, float factor, float scale, const float* add, float* y, index_t n);
   void (*f32_to_bf16_row)(const float* x, std::uint16_t* y, index_t n);  // nearest even
 };
 

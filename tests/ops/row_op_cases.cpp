@@ -5,6 +5,7 @@
 
 #include "attend/ops/activation.hpp"
 #include "attend/ops/argmax.hpp"
+#include "attend/ops/bf16.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
 #include "attend/ops/reference.hpp"
@@ -130,14 +131,37 @@ OpCase row_case(Rng& rng, index_t rows, index_t cols, RowKind kind, ops::Activat
   return c;
 }
 
-OpCase embedding_case(Rng& rng, index_t vocab, index_t dim, index_t tokens, bool positions) {
+// A table of `type`: f32 uniform in ±1; bf16 those values rounded; s8 random q (the
+// extremes ±127 included) with random per-row factors, one of them 0 (CTranslate2's
+// all-zero row). Rows are `pad` elements apart beyond their width.
+OpCase embedding_case(Rng& rng, index_t vocab, index_t dim, index_t tokens, bool positions, ops::WeightType type) {
   struct State {
     Buffer2D table, pos, out, out_ref;
+    std::vector<std::uint16_t> bf16;
+    std::vector<std::int8_t> q;
+    std::vector<float> factors;
     std::vector<std::int32_t> ids, pos_ids;
+    ops::EmbeddingTable typed;
   };
   auto s = std::make_shared<State>();
-  s->table = Buffer2D(vocab, dim, rng.uniform_int(0, 2));
+  const index_t ld = dim + rng.uniform_int(0, 2);
+  s->table = Buffer2D(vocab, dim, ld - dim);
   s->table.fill_random(rng, -1, 1);
+  s->typed = ops::ConstMatrix(s->table.view());
+  if (type == ops::WeightType::bf16) {
+    s->bf16.assign(static_cast<size_t>(vocab * ld), 0);
+    for (index_t r = 0; r < vocab; ++r)
+      for (index_t c = 0; c < dim; ++c) s->bf16[r * ld + c] = ops::bf16_from_float(s->table.at(r, c));
+    s->typed = ops::EmbeddingTable(ops::MatrixView<const std::uint16_t>(s->bf16.data(), vocab, dim, ld));
+  } else if (type == ops::WeightType::s8) {
+    s->q.assign(static_cast<size_t>(vocab * ld), 0);
+    for (index_t r = 0; r < vocab; ++r) {
+      for (index_t c = 0; c < dim; ++c) s->q[r * ld + c] = static_cast<std::int8_t>(rng.uniform_int(-127, 127));
+      s->q[r * ld + rng.uniform_int(0, dim - 1)] = r % 2 ? 127 : -127;
+      s->factors.push_back(r == vocab / 2 ? 0.0f : rng.uniform(1e-3f, 1e-1f));
+    }
+    s->typed = ops::EmbeddingTable(ops::MatrixView<const std::int8_t>(s->q.data(), vocab, dim, ld), s->factors.data());
+  }
   s->pos = Buffer2D(64, dim);
   if (positions) ops::sinusoidal_positions(ops::PositionLayout::interleaved, 0, s->pos.view());
   for (index_t i = 0; i < tokens; ++i) {
@@ -147,18 +171,19 @@ OpCase embedding_case(Rng& rng, index_t vocab, index_t dim, index_t tokens, bool
   s->out = Buffer2D(tokens, dim, rng.uniform_int(0, 2));
   s->out_ref = Buffer2D(tokens, dim, s->out.ld() - dim);
   const float scale = std::sqrt(static_cast<float>(dim));
+  const double element_bytes = type == ops::WeightType::f32 ? 4 : type == ops::WeightType::bf16 ? 2 : 1;
   OpCase c;
   c.op = "embedding";
-  c.name = "embedding vocab=" + std::to_string(vocab) + " dim=" + std::to_string(dim) + " tokens=" +
-           std::to_string(tokens) + (positions ? " +positions" : "");
+  c.name = std::string("embedding ") + ops::weight_type_name(type) + " vocab=" + std::to_string(vocab) +
+           " dim=" + std::to_string(dim) + " tokens=" + std::to_string(tokens) + (positions ? " +positions" : "");
   c.flops = 2.0 * tokens * dim;
-  c.bytes = 4.0 * tokens * dim * (positions ? 3 : 2);
+  c.bytes = tokens * dim * (element_bytes + 4.0 * (positions ? 2 : 1));
   c.run = [s, scale, positions](int threads) {
-    ops::embedding(s->table.view(), s->ids.data(), scale, positions ? ops::ConstMatrix(s->pos.view()) : ops::ConstMatrix{},
+    ops::embedding(s->typed, s->ids.data(), scale, positions ? ops::ConstMatrix(s->pos.view()) : ops::ConstMatrix{},
                    s->pos_ids.data(), s->out.view(), threads);
   };
   c.reference = [s, scale, positions] {
-    ops::reference::embedding(s->table.view(), s->ids.data(), scale,
+    ops::reference::embedding(s->typed, s->ids.data(), scale,
                               positions ? ops::ConstMatrix(s->pos.view()) : ops::ConstMatrix{}, s->pos_ids.data(),
                               s->out_ref.view());
   };
@@ -253,6 +278,8 @@ std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
     out.push_back(row_case(rng, 256, 32000, RowKind::log_softmax, {}, false));
     out.push_back(selection_case(rng, 32, 32000, 0, false));
     out.push_back(selection_case(rng, 128, 32000, 8, false));
+    for (ops::WeightType t : {ops::WeightType::f32, ops::WeightType::bf16, ops::WeightType::s8})
+      out.push_back(embedding_case(rng, 32000, 512, 2048, true, t));
     return out;
   }
   for (index_t cols : {1, 7, 32, 100, 512, 1031}) {
@@ -267,7 +294,8 @@ std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
     out.push_back(row_case(rng, rows, cols, RowKind::softmax, {}, cols > 1));
     out.push_back(row_case(rng, rows, cols, RowKind::log_softmax, {}, cols > 1));
     out.push_back(row_case(rng, rows, cols, RowKind::multiply, {}, false));
-    out.push_back(embedding_case(rng, 50, cols, rows, cols % 2 == 0));
+    for (ops::WeightType t : {ops::WeightType::f32, ops::WeightType::bf16, ops::WeightType::s8})
+      out.push_back(embedding_case(rng, 50, cols, rows, cols % 2 == 0, t));
     out.push_back(selection_case(rng, rows, cols, 0, false));
     out.push_back(selection_case(rng, rows, cols, 0, true));
     out.push_back(selection_case(rng, rows, cols, std::min<index_t>(cols, 8), cols > 1));

@@ -148,6 +148,20 @@ TEST_CASE("ops report bad arguments as attend::Error naming the problem", "[ops]
     CHECK_THROWS_WITH(ops::embedding(ops::ConstMatrix(a.data(), 8, 8), ids, 1.0f, {}, nullptr,
                                      ops::Matrix(c.data(), 2, 8), 1),
                       Contains("ids[1] = 9 is outside [0, 8)"));
+    const std::int8_t q[64] = {};
+    CHECK_THROWS_WITH(ops::embedding(ops::EmbeddingTable(ops::MatrixView<const std::int8_t>(q, 8, 8), nullptr), ids,
+                                     1.0f, {}, nullptr, ops::Matrix(c.data(), 2, 8), 1),
+                      Contains("s8 table has no factors"));
+    CHECK_THROWS_WITH(ops::embedding(ops::EmbeddingTable(ops::MatrixView<const std::uint16_t>(nullptr, 8, 8)), ids, 1.0f,
+                                     {}, nullptr, ops::Matrix(c.data(), 2, 8), 1),
+                      Contains("bf16 table is null but has shape [8, 8]"));
+    CHECK_THROWS_WITH(ops::embedding(ops::ConstMatrix(a.data(), 8, 8, 4), ids, 1.0f, {}, nullptr,
+                                     ops::Matrix(c.data(), 2, 8), 1),
+                      Contains("table has leading dimension 4 < its 8 columns"));
+    ops::EmbeddingTable unknown = ops::ConstMatrix(a.data(), 8, 8);
+    unknown.type = static_cast<ops::WeightType>(7);
+    CHECK_THROWS_WITH(ops::embedding(unknown, ids, 1.0f, {}, nullptr, ops::Matrix(c.data(), 2, 8), 1),
+                      Contains("table has an unknown element type (7)"));
     CHECK_THROWS_WITH(ops::sinusoidal_positions(ops::PositionLayout::interleaved, 0, ops::Matrix(c.data(), 2, 7)),
                       Contains("dimension 7 must be even"));
     std::int32_t best[2];
@@ -201,6 +215,53 @@ TEST_CASE("convert_to_bf16 rounds to nearest even on every ISA, NaN kept quiet",
     CHECK(nan_wrong == 0);
     CHECK(ops::float_from_bf16(ops::bf16_from_float(1.00390625f)) == 1.0f);  // a tie to even
     CHECK(ops::bf16_from_float(std::nanf("")) == 0x7fc0);
+  }
+}
+
+// A narrow table widens to exactly the floats of an fp32 table holding its values
+// (bf16 bits shifted up, s8 as fl(q·factor)), so the gather of either gives the same
+// bits: the numbers a model computes do not depend on how its table is stored beyond
+// the rounding of the values themselves.
+TEST_CASE("embedding of a bf16 or s8 table equals the fp32 embedding of its widened values, bit for bit",
+          "[ops][embedding]") {
+  IsaScope restore;
+  Rng rng(11);
+  const index_t vocab = 40, dim = 77;  // whole vectors and a tail on every ISA
+  std::vector<std::uint16_t> bits(static_cast<size_t>(vocab * dim));
+  std::vector<std::int8_t> q(bits.size());
+  std::vector<float> factors(static_cast<size_t>(vocab)), from_bf16(bits.size()), from_s8(bits.size());
+  for (index_t r = 0; r < vocab; ++r) {
+    factors[r] = r == 3 ? 0.0f : rng.uniform(1e-4f, 1.0f);
+    for (index_t c = 0; c < dim; ++c) {
+      const size_t at = static_cast<size_t>(r * dim + c);
+      bits[at] = ops::bf16_from_float(rng.uniform(-3, 3));
+      q[at] = static_cast<std::int8_t>(rng.uniform_int(-127, 127));
+      from_bf16[at] = ops::float_from_bf16(bits[at]);
+      from_s8[at] = static_cast<float>(q[at]) * factors[r];
+    }
+  }
+  std::vector<float> positions(static_cast<size_t>(5 * dim));
+  for (float& p : positions) p = rng.uniform(-1, 1);
+  std::vector<std::int32_t> ids, position_ids;
+  for (int i = 0; i < 33; ++i) {
+    ids.push_back(static_cast<std::int32_t>(rng.uniform_int(0, vocab - 1)));
+    position_ids.push_back(static_cast<std::int32_t>(rng.uniform_int(0, 4)));
+  }
+  const index_t n = static_cast<index_t>(ids.size());
+  auto gather = [&](const ops::EmbeddingTable& t) {
+    std::vector<float> out(static_cast<size_t>(n * dim));
+    ops::embedding(t, ids.data(), 22.627417f, ops::ConstMatrix(positions.data(), 5, dim), position_ids.data(),
+                   ops::Matrix(out.data(), n, dim), 2);
+    return out;
+  };
+  for (ops::Isa isa : ops::available_isas()) {
+    if (ops::f32_kernel_isa(isa) != isa) continue;  // the same row kernels as avx512
+    ops::set_isa(isa);
+    INFO(ops::isa_name(isa));
+    CHECK(gather(ops::EmbeddingTable(ops::MatrixView<const std::uint16_t>(bits.data(), vocab, dim))) ==
+          gather(ops::ConstMatrix(from_bf16.data(), vocab, dim)));
+    CHECK(gather(ops::EmbeddingTable(ops::MatrixView<const std::int8_t>(q.data(), vocab, dim), factors.data())) ==
+          gather(ops::ConstMatrix(from_s8.data(), vocab, dim)));
   }
 }
 

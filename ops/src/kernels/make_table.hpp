@@ -34,6 +34,8 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   t.argmax_row = &argmax_row<A>;
   t.top_k_row = &top_k_row<A>;
   t.scale_add_row = &scale_add_row<A>;
+  t.bf16_scale_add_row = &bf16_scale_add_row<A>;
+  t.s8_scale_add_row = &s8_scale_add_row<A>;
   t.f32_to_bf16_row = &f32_to_bf16_row<A>;
   return t;
 }

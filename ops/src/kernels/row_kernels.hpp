@@ -254,13 +254,62 @@ void top_k_row(const float* x, index_t n, index_t k, std::int32_t* idx, float* v
   for (; c < n; ++c) offer(c);
 }
 
+// W int8 at p (any alignment) as floats; exact.
 template <class A>
-void scale_add_row(const float* x, float scale, const float* add_row, float* y, index_t n) {
+inline vfloat<A> load_s8(const std::int8_t* p) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes<A> == 16) return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#endif
+#if defined(__AVX2__)
+  if constexpr (kLanes<A> == 8) return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#endif
+  alignas(64) float t[kLanes<A>];  // SSE2 has no sign-extending byte load
+  for (int i = 0; i < kLanes<A>; ++i) t[i] = p[i];
+  return vfloat<A>::load_aligned(t);
+}
+// The first n (< lanes) int8 at p as floats, the other lanes 0; never reads past p[n-1].
+template <class A>
+inline vfloat<A> load_s8_partial(const std::int8_t* p, index_t n) {
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  if constexpr (kLanes<A> == 16)
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1u), p)));
+#endif
+  alignas(16) std::int8_t t[16] = {};
+  for (index_t i = 0; i < n; ++i) t[i] = p[i];
+  return load_s8<A>(t);
+}
+
+// y[c, c + w) = load(c, w)·scale + add over the row: the embedding gather of one row,
+// whatever the table stores (load widens it to floats).
+template <class A, class Load>
+inline void scale_add_widened(float scale, const float* add_row, float* y, index_t n, const Load& load) {
   using V = vfloat<A>;
   for_each_vector<A>(n, [&](index_t c, index_t w) {
-    V v = load_n<A>(x + c, w) * V(scale);
+    V v = load(c, w) * V(scale);
     if (add_row) v += load_n<A>(add_row + c, w);
     store_n<A>(y + c, v, w);
+  });
+}
+
+template <class A>
+void scale_add_row(const float* x, float scale, const float* add_row, float* y, index_t n) {
+  scale_add_widened<A>(scale, add_row, y, n, [&](index_t c, index_t w) { return load_n<A>(x + c, w); });
+}
+
+template <class A>
+void bf16_scale_add_row(const std::uint16_t* x, float scale, const float* add_row, float* y, index_t n) {
+  scale_add_widened<A>(scale, add_row, y, n, [&](index_t c, index_t w) {
+    return w == kLanes<A> ? load_bf16<A>(x + c) : load_bf16_partial<A>(x + c, w);
+  });
+}
+
+// fl(q·factor) first, then ·scale: the product a dequantized fp32 table would hold
+// (CTranslate2 dequantizes, then scales), not q·(factor·scale), which rounds elsewhere.
+template <class A>
+void s8_scale_add_row(const std::int8_t* q, float factor, float scale, const float* add_row, float* y, index_t n) {
+  using V = vfloat<A>;
+  scale_add_widened<A>(scale, add_row, y, n, [&](index_t c, index_t w) {
+    return (w == kLanes<A> ? load_s8<A>(q + c) : load_s8_partial<A>(q + c, w)) * V(factor);
   });
 }
 

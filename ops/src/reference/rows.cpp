@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "attend/ops/bf16.hpp"
 #include "attend/ops/reference.hpp"
 
 namespace attend::ops::reference {
@@ -121,11 +122,25 @@ void row_top_k(ConstMatrix x, index_t k, std::int32_t* indices, float* values) {
   }
 }
 
-void embedding(ConstMatrix table, const std::int32_t* ids, float scale, ConstMatrix positions,
+namespace {
+
+double table_element(const EmbeddingTable& t, index_t r, index_t c) {
+  const index_t at = r * t.ld + c;
+  switch (t.type) {
+    case WeightType::bf16: return float_from_bf16(static_cast<const std::uint16_t*>(t.data)[at]);
+    case WeightType::s8: return double(static_cast<const std::int8_t*>(t.data)[at]) * t.factors[r];
+    case WeightType::f32: break;
+  }
+  return static_cast<const float*>(t.data)[at];
+}
+
+}  // namespace
+
+void embedding(const EmbeddingTable& table, const std::int32_t* ids, float scale, ConstMatrix positions,
                const std::int32_t* position_ids, Matrix out) {
   for (index_t i = 0; i < out.rows; ++i)
     for (index_t c = 0; c < out.cols; ++c)
-      out(i, c) = static_cast<float>(double(table(ids[i], c)) * scale +
+      out(i, c) = static_cast<float>(table_element(table, ids[i], c) * scale +
                                      (positions.data ? positions(position_ids[i], c) : 0.0));
 }
 

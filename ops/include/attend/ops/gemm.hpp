@@ -30,9 +30,6 @@
 
 namespace attend::ops {
 
-enum class WeightType : std::uint8_t { f32, bf16, s8 };
-const char* weight_type_name(WeightType t);  // "f32", "bf16", "s8"
-
 // A packed weight that someone else owns (a PackedWeight, or caller scratch).
 struct PackedWeightView {
   const void* data = nullptr;  // the panels

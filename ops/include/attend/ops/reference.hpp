@@ -47,7 +47,8 @@ void softmax(ConstMatrix x, Matrix y);
 void log_softmax(ConstMatrix x, Matrix y);
 void row_argmax(ConstMatrix x, std::int32_t* out);
 void row_top_k(ConstMatrix x, index_t k, std::int32_t* indices, float* values);
-void embedding(ConstMatrix table, const std::int32_t* ids, float scale, ConstMatrix positions,
+// Table elements widened in double: bf16 exactly, s8 as q·factor.
+void embedding(const EmbeddingTable& table, const std::int32_t* ids, float scale, ConstMatrix positions,
                const std::int32_t* position_ids, Matrix out);
 void sinusoidal_positions(PositionLayout layout, index_t first_position, Matrix out);
 

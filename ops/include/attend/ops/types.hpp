@@ -30,6 +30,11 @@ struct MatrixView {
 using Matrix = MatrixView<float>;
 using ConstMatrix = MatrixView<const float>;
 
+// The element type of a model weight: of the GEMM weights (gemm.hpp: f32, bf16 rounded
+// to nearest even, s8 per output row) and of the embedding tables (embedding.hpp).
+enum class WeightType : std::uint8_t { f32, bf16, s8 };
+const char* weight_type_name(WeightType t);  // "f32", "bf16", "s8"
+
 // Element-wise activation, usable standalone (activation.hpp) and as a GEMM epilogue.
 enum class Activation : std::uint8_t {
   none,
