@@ -11,6 +11,7 @@ ComputeType make(ops::WeightType t, std::string reason) {
   ComputeType c;
   c.gemm_weights = t;
   c.kv_cache = t == ops::WeightType::f32 ? ops::KvType::f32 : ops::KvType::bf16;
+  c.embedding_tables = t;  // why: compute_type.hpp
   c.name = t == ops::WeightType::s8 ? "int8" : t == ops::WeightType::bf16 ? "bfloat16" : "float32";
   c.reason = std::move(reason);
   return c;

@@ -13,7 +13,11 @@
 // Everything else (LayerNorm, softmax, attention, embeddings) computes in fp32. int8 and
 // bfloat16 also keep the decoder's attention caches (self K/V, cross K/V) in bf16: the
 // decoding step streams them once per token at the memory bandwidth, and bf16 halves
-// those bytes; the attention widens them back to fp32 exactly.
+// those bytes; the attention widens them back to fp32 exactly. And they keep the token
+// embedding tables in their GEMM weights' type (int8 per row, bf16): after the GEMM
+// weights these are the largest tensors (a fifth of Transformer-base's fp32 bytes with
+// one shared table), a token reads one row, widened as it is gathered, and CTranslate2
+// does the same (its int8 models store and gather int8 embeddings), so int8 agrees with it.
 #pragma once
 
 #include <string>
@@ -27,6 +31,7 @@ namespace attend::runtime {
 struct ComputeType {
   ops::WeightType gemm_weights = ops::WeightType::f32;
   ops::KvType kv_cache = ops::KvType::f32;  // the decoder's attention caches
+  ops::WeightType embedding_tables = ops::WeightType::f32;  // the token embeddings (positions stay fp32)
   std::string name = "float32";  // CTranslate2's name of what runs
   std::string reason;            // why this one: asked for, stored so, fastest here
 };

@@ -12,6 +12,7 @@
 #include "attend/ops/normalization.hpp"
 #include "model/compute_type.hpp"
 #include "model/model_config.hpp"
+#include "model/table.hpp"
 #include "formats/tensor_source.hpp"
 
 namespace attend::runtime {
@@ -42,24 +43,6 @@ struct DistanceBias {
   std::vector<float> bias;
   std::int64_t max_distance = 0;
   bool empty() const { return bias.empty(); }
-};
-
-// An fp32 [rows, cols] table owned by the model, or read in place from the model file
-// (F32 data, 4-byte aligned) — a 32000 × 512 embedding is then never copied, and only
-// the rows actually looked up become resident.
-class Table {
- public:
-  Table() = default;
-  Table(std::vector<float> owned, std::int64_t rows, std::int64_t cols);
-  Table(const float* in_place, std::int64_t rows, std::int64_t cols);
-  ops::ConstMatrix view() const { return {data_, rows_, cols_}; }
-  std::int64_t rows() const { return rows_; }
-  bool empty() const { return data_ == nullptr; }
-
- private:
-  std::vector<float> owned_;
-  const float* data_ = nullptr;
-  std::int64_t rows_ = 0, cols_ = 0;
 };
 
 struct EncoderLayer {
@@ -107,8 +90,9 @@ class Model {
   ops::Isa isa() const { return isa_; }
   const ComputeType& compute_type() const { return compute_type_; }
 
-  Table source_embedding, target_embedding;  // target_embedding is empty when shared
-  Table source_positions, target_positions;  // [position_offset + max_positions, d_model];
+  Table source_embedding, target_embedding;  // compute_type().embedding_tables; target_embedding
+                                             // is empty when shared
+  Table source_positions, target_positions;  // fp32 [position_offset + max_positions, d_model];
                                              // target_positions is empty when shared
   const Table& target_embedding_table() const {
     return config_.shared_embeddings ? source_embedding : target_embedding;

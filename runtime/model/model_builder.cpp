@@ -1,7 +1,7 @@
 // Model::build: validate every tensor against the configuration, resolve the compute
-// type, pack the GEMM weights in it (int8 weights stored by CTranslate2 as they are,
-// everything else through fp32), convert the other tensors to fp32, release the
-// source's pages tensor by tensor.
+// type, pack the GEMM weights in it and hold the token embedding tables in it (int8
+// stored by CTranslate2 as it is, everything else through fp32), convert the other
+// tensors to fp32, release the source's pages tensor by tensor.
 #include <cmath>
 #include <cstring>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <set>
 
 #include "attend/error.hpp"
+#include "attend/ops/bf16.hpp"
 #include "attend/ops/embedding.hpp"
 #include "model/model.hpp"
 #include "model/relative_positions.hpp"
@@ -44,12 +45,13 @@ class WeightReader {
     for (const auto& [name, shape] : expected_) checked(name, shape);
   }
 
-  // The tensor as fp32, checked finite; its source pages are released afterwards.
-  std::vector<float> floats(const std::string& name) {
+  // The tensor as fp32, checked finite; its source pages are released afterwards unless
+  // `keep_source` (the tensor is read again).
+  std::vector<float> floats(const std::string& name, bool keep_source = false) {
     const TensorRecord& t = record(name);
     std::vector<float> v = to_f32(t);
     check_finite(name, v.data(), v.size());
-    source_.release(t);
+    if (!keep_source) source_.release(t);
     return v;
   }
 
@@ -62,15 +64,15 @@ class WeightReader {
 
   // A GEMM weight packed as p.type: int8 stored and int8 asked packs the stored q and
   // scales as they are (no dequantize–requantize round trip); anything else goes
-  // through fp32.
-  ops::PackedWeight weight(const std::string& name, const Packing& p) {
+  // through fp32. `keep_source`: the tensor is read again (a tied embedding table).
+  ops::PackedWeight weight(const std::string& name, const Packing& p, bool keep_source = false) {
     const TensorRecord& t = record(name);
     if (t.dtype == DType::i8 && p.type == ops::WeightType::s8) {
       ops::PackedWeight w = ops::pack_weight_s8(int8_view(t), t.scales, p.isa);
-      source_.release(t);
+      if (!keep_source) source_.release(t);
       return w;
     }
-    const std::vector<float> w = floats(name);
+    const std::vector<float> w = floats(name, keep_source);
     return ops::pack_weight(ops::ConstMatrix(w.data(), t.shape[0], t.shape[1]), p.type, p.isa);
   }
 
@@ -83,20 +85,45 @@ class WeightReader {
     return {floats(name + ".weight"), floats(name + ".bias")};
   }
 
-  // A table read in place when the file holds aligned F32, else converted.
-  Table table(const std::string& name) {
+  // A table of `type` (ComputeType::embedding_tables; fp32 for positions), from the
+  // tensor as it is stored where it can be: fp32 read in place when the file holds
+  // aligned F32; int8 and bf16 stored and asked kept as they are (CTranslate2's int8
+  // embeddings with their scales: no dequantize–requantize); anything else through fp32.
+  Table table(const std::string& name, ops::WeightType type) {
     const TensorRecord& t = record(name);
-    if (t.dtype == DType::f32 && reinterpret_cast<std::uintptr_t>(t.data) % alignof(float) == 0) {
+    const std::int64_t rows = t.shape[0], cols = t.shape[1];
+    const auto n = static_cast<size_t>(t.elements());
+    if (t.dtype == DType::f32 && type == ops::WeightType::f32 &&
+        reinterpret_cast<std::uintptr_t>(t.data) % alignof(float) == 0) {
       const float* data = reinterpret_cast<const float*>(t.data);
-      check_finite(name, data, static_cast<size_t>(t.elements()));
-      return Table(data, t.shape[0], t.shape[1]);
+      check_finite(name, data, n);
+      return Table(data, rows, cols);
     }
-    return Table(floats(name), t.shape[0], t.shape[1]);
+    try {
+      if (t.dtype == DType::i8 && type == ops::WeightType::s8) {
+        const auto* q = reinterpret_cast<const std::int8_t*>(t.data);
+        Table kept(std::vector<std::int8_t>(q, q + n), t.scales, rows, cols);
+        source_.release(t);
+        return kept;
+      }
+      if (t.dtype == DType::bf16 && type == ops::WeightType::bf16) {
+        std::vector<std::uint16_t> bits(n);
+        std::memcpy(bits.data(), t.data, n * sizeof(std::uint16_t));  // any alignment
+        for (size_t i = 0; i < n; ++i) check_finite(name, ops::float_from_bf16(bits[i]), i);
+        source_.release(t);
+        return Table(std::move(bits), rows, cols);
+      }
+      return Table::narrowed(floats(name), rows, cols, type);
+    } catch (const Error& e) {
+      throw error_of(source_.origin(), ": tensor '", name, "': ", e.what());
+    }
   }
 
   void check_finite(const std::string& name, const float* v, size_t n) const {
-    for (size_t i = 0; i < n; ++i)
-      if (!std::isfinite(v[i])) throw error_of(source_.origin(), ": tensor '", name, "' has a non-finite value (", v[i], ") at index ", i);
+    for (size_t i = 0; i < n; ++i) check_finite(name, v[i], i);
+  }
+  void check_finite(const std::string& name, float v, size_t at) const {
+    if (!std::isfinite(v)) throw error_of(source_.origin(), ": tensor '", name, "' has a non-finite value (", v, ") at index ", at);
   }
 
   // Tensors in the source that the configuration does not use.
@@ -186,10 +213,6 @@ DType stored_gemm_type(const TensorSource& source, const ModelConfig& c) {
 
 }  // namespace
 
-Table::Table(std::vector<float> owned, std::int64_t rows, std::int64_t cols)
-    : owned_(std::move(owned)), data_(owned_.data()), rows_(rows), cols_(cols) {}
-Table::Table(const float* in_place, std::int64_t rows, std::int64_t cols) : data_(in_place), rows_(rows), cols_(cols) {}
-
 std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<const TensorSource> source, LoadReport report,
                                           const LoadOptions& options) {
   config.validate(source->origin());
@@ -205,11 +228,16 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   WeightReader r(*source, c);
   r.check_all();
 
-  m->source_embedding = r.table("encoder.embed_tokens.weight");
-  if (!c.shared_embeddings) m->target_embedding = r.table("decoder.embed_tokens.weight");
+  // A tied output projection is packed from the target table's stored tensor first:
+  // the table below may be narrowed, and the tensor's pages then released.
+  const std::string target_table = c.shared_embeddings ? "encoder.embed_tokens.weight" : "decoder.embed_tokens.weight";
+  if (c.tie_output_projection) m->output.weight = r.weight(target_table, packing, /*keep_source=*/true);
+  const ops::WeightType table_type = m->compute_type_.embedding_tables;
+  m->source_embedding = r.table("encoder.embed_tokens.weight", table_type);
+  if (!c.shared_embeddings) m->target_embedding = r.table("decoder.embed_tokens.weight", table_type);
   if (c.position_encoding == PositionEncoding::learned) {
-    m->source_positions = r.table("encoder.embed_positions.weight");
-    if (!c.shared_position_table) m->target_positions = r.table("decoder.embed_positions.weight");
+    m->source_positions = r.table("encoder.embed_positions.weight", ops::WeightType::f32);
+    if (!c.shared_position_table) m->target_positions = r.table("decoder.embed_positions.weight", ops::WeightType::f32);
   } else if (c.position_encoding != PositionEncoding::none) {
     m->source_positions = sinusoidal_table(c);
   }
@@ -258,11 +286,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   m->cross_kv = stacked_cross_kv(r, c, packing);
   if (c.decoder_final_norm) m->decoder_norm = r.norm("decoder.layer_norm", nt);
 
-  if (c.tie_output_projection) {
-    m->output.weight = ops::pack_weight(m->target_embedding_table().view(), packing.type, packing.isa);
-  } else {
-    m->output = r.linear("output_projection", false, packing);
-  }
+  if (!c.tie_output_projection) m->output = r.linear("output_projection", false, packing);
   if (c.output_bias) m->output.bias = r.floats("output_projection.bias");
 
   if (const auto extra = r.unexpected(); !extra.empty()) {
@@ -278,6 +302,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   report.checks.push_back("every weight value is finite");
   report.checks.push_back(std::string("GEMM weights packed as ") + ops::weight_type_name(packing.type) + " for " +
                           ops::isa_name(packing.isa) + " (" + ops::gemm_kernel_name(packing.isa, packing.type) + ")");
+  report.checks.push_back(std::string("token embedding tables held as ") + ops::weight_type_name(table_type));
   m->report_ = std::move(report);
   return m;
 }

@@ -92,14 +92,15 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       const bool zero = !source && c.decoder_start_zero_embedding && shape.step == 0;
       const std::int32_t* position_ids = buffer<std::int32_t>(source ? io.source_positions : io.target_positions);
       const ops::Matrix out = matrix(s.out, rows);
-      ops::embedding(tokens.view(), buffer<std::int32_t>(s.in.buffer), zero ? 0.0f : c.embedding_scale, positions.view(),
+      const ops::ConstMatrix position_table = positions.empty() ? ops::ConstMatrix{} : positions.f32();
+      ops::embedding(tokens.view(), buffer<std::int32_t>(s.in.buffer), zero ? 0.0f : c.embedding_scale, position_table,
                      position_ids, out, threads);
       // Later rows the workspace marks (CTranslate2's one-pass prefix, which it zeroes
       // whole; see DecodeOptions::one_pass_prefix_tail) keep only their position too.
       if (!source && c.decoder_start_zero_embedding && !zero)
         for (std::int64_t r = 0; r < rows; ++r)
           if (buffer<std::int32_t>(io.zero_embedding)[r] != 0)
-            for (std::int64_t k = 0; k < D; ++k) out(r, k) = positions.empty() ? 0.0f : positions.view()(position_ids[r], k);
+            for (std::int64_t k = 0; k < D; ++k) out(r, k) = positions.empty() ? 0.0f : position_table(position_ids[r], k);
       return;
     }
     case StepKind::layer_norm:

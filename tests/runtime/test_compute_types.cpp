@@ -1,12 +1,16 @@
 // Compute types (runtime/model/compute_type.hpp): which one a request resolves to, that
-// each packs the GEMM weights as it says, and how close int8 and bfloat16 come to
+// each packs the GEMM weights and holds the embedding tables as it says, and how close int8 and bfloat16 come to
 // float32 on random Transformer-base: the logits of the same forced steps.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <numeric>
+#include <tuple>
 
+#include "attend/ops/bf16.hpp"
 #include "decoding/workspace.hpp"
+#include "formats/ct2_model.hpp"
 #include "formats/model_io.hpp"
 #include "model/compute_type.hpp"
 #include "model/random_model.hpp"
@@ -85,7 +89,64 @@ TEST_CASE("compute types: the model packs every GEMM weight in the type chosen",
     CHECK(m->decoder[1].fc2.weight.type() == type);
     CHECK(m->cross_kv.weight.type() == type);
     CHECK(m->output.weight.type() == type);
+    // The token embeddings in the same narrow type; the positions stay fp32.
+    CHECK(m->compute_type().embedding_tables == type);
+    CHECK(m->source_embedding.type() == type);
+    CHECK(m->target_embedding_table().type() == type);
+    CHECK(m->source_positions.type() == WeightType::f32);
   }
+}
+
+TEST_CASE("compute types: a table narrowed at load holds the fp32 values rounded as the GEMM weights are",
+          "[runtime][compute-type]") {
+  const ModelConfig c = preset_config("tiny");
+  auto weights = random_weights(c, 5);
+  const std::vector<float> w = to_f32(*weights->find("encoder.embed_tokens.weight"));
+  const std::int64_t rows = c.src_vocab_size, cols = c.d_model;
+  for (const char* name : {"int8", "bfloat16"}) {
+    LoadOptions o;
+    o.compute_type = name;
+    const auto model = Model::build(c, weights, {}, o);
+    const Table& t = model->source_embedding;
+    INFO(name);
+    const ops::EmbeddingTable v = t.view();
+    REQUIRE(v.rows == rows);
+    CHECK(t.owned_bytes() == static_cast<size_t>(rows * cols) * (v.type == WeightType::s8 ? 1 : 2) +
+                                 (v.type == WeightType::s8 ? static_cast<size_t>(rows) * 4 : 0));
+    // bf16: the weight rounded to nearest even; s8: CTranslate2's q, with the factor
+    // 1 / (127 / max|w_row|), as pack_weight(…, s8) packs the GEMM weights.
+    std::vector<std::int8_t> q(w.size());
+    std::vector<float> scales(static_cast<size_t>(rows));
+    ops::quantize_weight_s8({w.data(), rows, cols}, q.data(), scales.data());
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t k = 0; k < cols; ++k) {
+        const size_t at = static_cast<size_t>(r * cols + k);
+        if (v.type == WeightType::bf16) {
+          REQUIRE(static_cast<const std::uint16_t*>(v.data)[at] == ops::bf16_from_float(w[at]));
+        } else {
+          REQUIRE(static_cast<const std::int8_t*>(v.data)[at] == q[at]);
+          REQUIRE(v.factors[r] == 1.0f / scales[static_cast<size_t>(r)]);
+        }
+      }
+  }
+  LoadOptions int8;
+  int8.compute_type = "int8";
+  CHECK_THROWS_WITH(Model::build(c, weights, {}, int8)->source_embedding.f32(), Catch::Contains("internal: a s8 table read as fp32"));
+
+  // A tied output projection is packed from the table's fp32 values, not from the
+  // narrowed table, even with the source releasing each tensor once read.
+  ModelConfig tied = c;
+  tied.tie_output_projection = true;
+  auto tied_weights = random_weights(tied, 5);
+  const std::vector<float> table = to_f32(*tied_weights->find("encoder.embed_tokens.weight"));
+  tied_weights->set_release_after_read(true);
+  const auto m = Model::build(tied, tied_weights, {}, int8);
+  CHECK(m->source_embedding.type() == WeightType::s8);
+  const ops::PackedWeight expected = ops::pack_weight(ops::ConstMatrix(table.data(), rows, cols), WeightType::s8, m->isa());
+  std::vector<float> got(table.size()), want(table.size());
+  ops::unpack_weight(m->output.weight.view(), {got.data(), rows, cols});
+  ops::unpack_weight(expected.view(), {want.data(), rows, cols});
+  CHECK(got == want);
 }
 
 TEST_CASE("compute types: CTranslate2's int8 model.bin packs its stored int8 weights as they are",
@@ -107,6 +168,28 @@ TEST_CASE("compute types: CTranslate2's int8 model.bin packs its stored int8 wei
     ops::unpack_weight(a->weight.view(), {wa.data(), a->weight.n(), a->weight.k()});
     ops::unpack_weight(b->weight.view(), {wb.data(), b->weight.n(), b->weight.k()});
     for (size_t i = 0; i < wa.size(); ++i) REQUIRE(wa[i] == Approx(wb[i]).epsilon(1e-6).margin(1e-9));
+  }
+  // The embedding tables too: CTranslate2 stores them int8 with scales, and the int8
+  // model keeps the stored q, with factor = 1 / scale (what CTranslate2 multiplies by);
+  // float32 holds them dequantized.
+  const Ct2Model file = read_ct2_model(dir);
+  for (const auto& [name, table, f32_table] :
+       {std::tuple{"encoder.embed_tokens.weight", &as_int8->source_embedding, &as_f32->source_embedding},
+        {"decoder.embed_tokens.weight", &as_int8->target_embedding, &as_f32->target_embedding}}) {
+    INFO(name);
+    const TensorRecord& stored = *file.tensors->find(name);
+    REQUIRE(stored.dtype == DType::i8);
+    const ops::EmbeddingTable v = table->view();
+    REQUIRE(v.type == WeightType::s8);
+    REQUIRE(f32_table->type() == WeightType::f32);
+    CHECK(std::memcmp(v.data, stored.data, stored.bytes()) == 0);
+    for (std::int64_t r = 0; r < v.rows; ++r) {
+      CHECK(v.factors[r] == 1.0f / stored.scales[r]);
+      for (std::int64_t k = 0; k < v.cols; ++k)
+        REQUIRE(f32_table->f32()(r, k) == Approx(static_cast<const std::int8_t*>(v.data)[r * v.cols + k] * v.factors[r])
+                                              .epsilon(1e-6)
+                                              .margin(1e-9));
+    }
   }
 }
 
