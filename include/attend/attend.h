@@ -102,8 +102,8 @@ ATTEND_C_API const char* attend_model_kv_cache_type(const attend_model* model);
 
 /* Writes the model in input_directory (a CTranslate2 directory, or an attend one to
    retype) in attend's format to output_directory, as `attend convert` does. compute_type:
-   the GEMM weights' type in the file, "default" (as stored), "int8", "bfloat16",
-   "float32"; NULL: "default". */
+   the type of the GEMM weights and token embedding tables in the file, "default" (as
+   stored), "int8", "bfloat16", "float32"; NULL: "default". */
 ATTEND_C_API attend_status attend_convert_model(const char* input_directory, const char* output_directory,
                                                 const char* compute_type);
 ATTEND_C_API void attend_model_free(attend_model* model);

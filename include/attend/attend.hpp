@@ -254,8 +254,8 @@ class ATTEND_API Translator {
 ATTEND_API bool is_blank_text(const std::string& text);
 
 // Writes `input_directory` (a CTranslate2 model, or an attend model to retype) in
-// attend's format to `output_directory`. compute_type: the GEMM weights' type in the
-// file — "default" (as stored; CTranslate2's int8 stays int8), "int8", "bfloat16",
+// attend's format to `output_directory`. compute_type: the type of the GEMM weights and
+// token embedding tables in the file — "default" (as stored; CTranslate2's int8 stays int8), "int8", "bfloat16",
 // "float32" — so a quantized model loads without quantizing.
 ATTEND_API void convert_model(const std::string& input_directory, const std::string& output_directory,
                               const std::string& compute_type = "default");

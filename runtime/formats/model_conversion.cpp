@@ -57,7 +57,8 @@ ConversionInput read_input(const std::string& input_dir, const std::string& comp
   return in;
 }
 
-// The tensors with the GEMM weights in the type `compute_type` names.
+// The tensors with the GEMM weights and token embedding tables in the type `compute_type`
+// names.
 std::shared_ptr<const TensorSource> typed(std::shared_ptr<const TensorSource> tensors, const std::string& compute_type) {
   if (compute_type == "default") return tensors;
   if (compute_type == "int8" || compute_type == "int8_float32") return std::make_shared<TypedTensorSource>(tensors, DType::i8);

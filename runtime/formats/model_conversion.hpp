@@ -17,8 +17,8 @@ struct ConversionReport {
 // to change its weight type, one in attend's format) to `output_dir` in attend's format:
 // config.json, model.safetensors and the vocabulary/tokenizer files.
 //
-// `compute_type` chooses the GEMM weights' type in the file (the other tensors keep
-// theirs; float16 becomes F32): "default" keeps what the input stores (CTranslate2's
+// `compute_type` chooses the type of the GEMM weights and token embedding tables in the
+// file (the other tensors keep theirs; float16 becomes F32): "default" keeps what the input stores (CTranslate2's
 // int8 stays I8 with its scales, so the model decodes exactly like the original),
 // "int8" (alias "int8_float32") quantizes per row as CTranslate2 does, "bfloat16"
 // rounds, "float32" dequantizes. Throws attend::Error for an attend-format input with

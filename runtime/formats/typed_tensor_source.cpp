@@ -13,14 +13,19 @@ bool is_gemm_weight(const std::string& name) {
   return name == "output_projection.weight";
 }
 
+bool is_embedding_table(const std::string& name) {
+  return name == "encoder.embed_tokens.weight" || name == "decoder.embed_tokens.weight";
+}
+
 TypedTensorSource::TypedTensorSource(std::shared_ptr<const TensorSource> base, DType type)
     : base_(std::move(base)), type_(type) {
   if (type != DType::i8 && type != DType::bf16 && type != DType::f32)
-    throw error_of("internal: GEMM weights cannot be converted to ", dtype_name(type));
+    throw error_of("internal: GEMM weights and tables cannot be converted to ", dtype_name(type));
   // Converted once, up front: find() hands out records that must stay valid.
   for (const std::string& name : base_->names()) {
     const TensorRecord* t = base_->find(name);
-    if (is_gemm_weight(name) && t->shape.size() == 2 && t->dtype != type_) converted_.emplace(name, convert(*t));
+    const bool typed = is_gemm_weight(name) || is_embedding_table(name);
+    if (typed && t->shape.size() == 2 && t->dtype != type_) converted_.emplace(name, convert(*t));
   }
 }
 

@@ -1,7 +1,8 @@
-// Another source's tensors with the GEMM weights in the type a compute type packs them
-// as: int8 (quantized per row, CTranslate2's scheme, with their scales) or bfloat16
-// (rounded to nearest even); every other tensor as it is. `attend convert
-// --compute-type` writes this, so a quantized model loads without quantizing.
+// Another source's tensors with the GEMM weights and the token embedding tables in the
+// type a compute type holds them in (model/compute_type.hpp): int8 (quantized per row,
+// CTranslate2's scheme, with their scales) or bfloat16 (rounded to nearest even); every
+// other tensor as it is. `attend convert --compute-type` writes this, so a quantized
+// model loads without quantizing.
 #pragma once
 
 #include <map>
@@ -16,10 +17,12 @@ namespace attend::runtime {
 // Whether `name` (attend's tensor names) is a weight the GEMMs multiply by: the
 // attention projections, the feed-forward layers, the output projection.
 bool is_gemm_weight(const std::string& name);
+// Whether `name` is a token embedding table (the position tables stay fp32).
+bool is_embedding_table(const std::string& name);
 
 class TypedTensorSource final : public TensorSource {
  public:
-  // `type`: DType::i8, DType::bf16 or DType::f32 (F32 dequantizes int8 weights).
+  // `type`: DType::i8, DType::bf16 or DType::f32 (F32 dequantizes int8 weights and tables).
   TypedTensorSource(std::shared_ptr<const TensorSource> base, DType type);
 
   const std::string& origin() const override { return base_->origin(); }

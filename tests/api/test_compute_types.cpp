@@ -144,6 +144,15 @@ TEST_CASE("compute types: attend convert --compute-type writes a model that load
     attend::convert_model(kModels + "ct2-aren-transliteration", dir, type);
     const attend::Model converted = attend::Model::load(dir);
     CHECK(converted.info().compute_type == type);  // default: the stored type
+    // The GEMM weights and the token embedding tables are written in the narrow type,
+    // everything else as it was.
+    for (const attend::TensorInfo& t : converted.info().tensors) {
+      INFO(t.name);
+      const bool narrow = t.name.ends_with("embed_tokens.weight") || t.name.ends_with("_proj.weight") ||
+                          t.name.ends_with(".fc1.weight") || t.name.ends_with(".fc2.weight") ||
+                          t.name == "output_projection.weight";
+      CHECK(t.dtype == (narrow ? (type == "int8" ? "I8" : "BF16") : "F32"));
+    }
     // The file holds what quantizing at load would compute: the same translations.
     const attend::Model at_load = attend::Model::load(kModels + "ct2-aren-transliteration", {.isa = "", .compute_type = type});
     const auto a = attend::Translator(converted, {.threads = 1}).translate_tokens(cases().sources);

@@ -14,11 +14,12 @@ Command add_convert_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "convert", "Write a CTranslate2 model (model.bin + vocabularies) in attend's format, or retype an attend model");
   app->footer("With the default compute type the converted model decodes exactly like the original; int8 and bfloat16\n"
-              "store the GEMM weights quantized, so loading needs no quantization (docs/model-format.md).\n");
+              "store the GEMM weights and embedding tables quantized, so loading needs no quantization\n"
+              "(docs/model-format.md).\n");
   app->add_option("input", args->input, "CTranslate2 model directory (or an attend model, with --compute-type)")->required();
   app->add_option("output", args->output, "Output directory (created if needed)")->required();
   app->add_option("--compute-type", args->compute_type,
-                  "Type of the GEMM weights written: default (as stored), int8, bfloat16, float32")
+                  "Type of the GEMM weights and embedding tables written: default (as stored), int8, bfloat16, float32")
       ->capture_default_str()
       ->check(CLI::IsMember({"default", "int8", "int8_float32", "bfloat16", "float32"}));
   return {app, [args] {

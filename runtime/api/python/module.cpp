@@ -142,8 +142,8 @@ NB_MODULE(_attend, m) {
       },
       nb::arg("input_directory"), nb::arg("output_directory"), nb::kw_only(), nb::arg("compute_type") = "default",
       "Writes the model in `input_directory` (a CTranslate2 directory, or an attend one to retype) in attend's "
-      "format to `output_directory`, as `attend convert` does. `compute_type` is the GEMM weights' type in the "
-      "file: \"default\" (as stored; CTranslate2's int8 stays int8), \"int8\", \"bfloat16\" or \"float32\"; "
+      "format to `output_directory`, as `attend convert` does. `compute_type` is the type of the GEMM weights and "
+      "token embedding tables in the file: \"default\" (as stored; CTranslate2's int8 stays int8), \"int8\", \"bfloat16\" or \"float32\"; "
       "a quantized model then loads without quantizing. Raises RuntimeError naming the directory at fault.");
   bind_option_specs(m);
   bind_model(m);
