@@ -185,8 +185,10 @@ Model Model::preset(const std::string& name, std::uint64_t seed, const LoadOptio
   report.format = "built-in preset '" + name + "' (random weights, seed " + std::to_string(seed) + ")";
   auto state = std::make_shared<State>();
   state->directory = report.origin;
-  auto weights = runtime::random_weights(c, seed);
-  weights->set_release_after_read(true);  // keep only the packed copy resident
+  // Generated tensor by tensor as the model packs them, each freed once packed: only
+  // the packed copy stays resident, and the fp32 model never is all at once.
+  auto weights = runtime::random_weights(c, seed, /*on_demand=*/true);
+  weights->set_release_after_read(true);
   state->model = runtime::Model::build(c, std::move(weights), report, runtime_options(options));
   Model m;
   m.state_ = std::move(state);

@@ -4,17 +4,36 @@
 
 namespace attend::runtime {
 
-void MemoryTensorSource::add(const std::string& name, std::vector<std::int64_t> shape, std::vector<float> values) {
-  Entry e;
+MemoryTensorSource::Entry& MemoryTensorSource::insert(const std::string& name, std::vector<std::int64_t> shape) {
+  if (!tensors_.count(name)) order_.push_back(name);
+  Entry& e = tensors_[name] = Entry{};
   e.record.name = name;
   e.record.dtype = DType::f32;
   e.record.shape = std::move(shape);
-  if (static_cast<std::int64_t>(values.size()) != e.record.elements())
-    throw error_of(origin_, ": tensor '", name, "' has ", values.size(), " values for shape ", e.record.shape_string());
+  return e;
+}
+
+void MemoryTensorSource::add(const std::string& name, std::vector<std::int64_t> shape, std::vector<float> values) {
+  TensorRecord want;
+  want.shape = shape;
+  if (static_cast<std::int64_t>(values.size()) != want.elements())
+    throw error_of(origin_, ": tensor '", name, "' has ", values.size(), " values for shape ", want.shape_string());
+  Entry& e = insert(name, std::move(shape));
   e.values = std::move(values);
-  if (!tensors_.count(name)) order_.push_back(name);
-  auto& slot = tensors_[name] = std::move(e);
-  slot.record.data = reinterpret_cast<const std::byte*>(slot.values.data());
+  e.record.data = reinterpret_cast<const std::byte*>(e.values.data());
+}
+
+void MemoryTensorSource::add_on_demand(const std::string& name, std::vector<std::int64_t> shape, Fill fill) {
+  insert(name, std::move(shape)).fill = std::move(fill);
+}
+
+void MemoryTensorSource::acquire(const TensorRecord& t) const {
+  const auto it = tensors_.find(t.name);
+  if (it == tensors_.end() || !it->second.fill || it->second.record.data != nullptr) return;
+  Entry& e = it->second;
+  e.values.resize(static_cast<std::size_t>(e.record.elements()));
+  e.fill(e.values);
+  e.record.data = reinterpret_cast<const std::byte*>(e.values.data());
 }
 
 const TensorRecord* MemoryTensorSource::find(const std::string& name) const {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "attend/error.hpp"
+
 namespace attend::runtime {
 namespace {
 
@@ -70,6 +72,8 @@ std::string TensorRecord::shape_string() const {
 
 void to_f32(const TensorRecord& t, std::span<float> out) {
   const std::size_t n = static_cast<std::size_t>(t.elements());
+  if (t.data == nullptr && n > 0)
+    throw error_of("internal: tensor '", t.name, "' has no data (not acquired from its source, or released)");
   switch (t.dtype) {
     case DType::f32:
       std::memcpy(out.data(), t.data, n * sizeof(float));

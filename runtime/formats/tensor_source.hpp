@@ -38,13 +38,18 @@ class TensorSource {
   virtual const std::string& origin() const = 0;
   virtual const TensorRecord* find(const std::string& name) const = 0;
   virtual std::vector<std::string> names() const = 0;
+  // The model is about to read this tensor's bytes: a source that makes its tensors on
+  // demand (generated weights) makes this one now and sets its data. Describing a
+  // tensor (find: name, dtype, shape) never needs it.
+  virtual void acquire(const TensorRecord&) const {}
   // The model has copied or packed this tensor; its bytes will not be read again.
   virtual void release(const TensorRecord&) const {}
   virtual std::size_t total_bytes() const = 0;
 };
 
 // The tensor's elements as fp32 (F16 and BF16 converted, I8 dequantized with its
-// scales; F32 copied, since the source may not be 4-byte aligned).
+// scales; F32 copied, since the source may not be 4-byte aligned). Throws attend::Error
+// if the tensor has no data (made on demand and not acquired, or already released).
 std::vector<float> to_f32(const TensorRecord& t);
 // The same into caller memory of t.elements() floats.
 void to_f32(const TensorRecord& t, std::span<float> out);

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "attend/error.hpp"
 #include "attend/ops/bf16.hpp"
@@ -31,13 +34,16 @@ class WeightReader {
     for (auto& [name, shape] : expected_tensors(config)) expected_[name] = shape;
   }
 
+  // The tensor, its data made if its source makes tensors on demand.
   const TensorRecord& record(const std::string& name) {
-    const auto want = expected_.find(name);
-    if (want == expected_.end()) throw error_of("internal: tensor '", name, "' is not implied by the configuration");
-    const TensorRecord& t = checked(name, want->second);
+    const TensorRecord& t = described(name);
     used_.insert(name);
+    source_.acquire(t);
     return t;
   }
+
+  // The tensor's stored dtype, without reading it.
+  DType stored_dtype(const std::string& name) const { return described(name).dtype; }
 
   // Every tensor present with its shape — checked before any table is built or weight
   // packed, so a broken directory fails at once, however large its configuration.
@@ -72,8 +78,23 @@ class WeightReader {
       if (!keep_source) source_.release(t);
       return w;
     }
-    const std::vector<float> w = floats(name, keep_source);
-    return ops::pack_weight(ops::ConstMatrix(w.data(), t.shape[0], t.shape[1]), p.type, p.isa);
+    std::vector<float> converted;
+    ops::PackedWeight w = ops::pack_weight(fp32_matrix(name, t, converted), p.type, p.isa);
+    if (!keep_source) source_.release(t);
+    return w;
+  }
+
+  // The 2-D tensor as an fp32 matrix, checked finite: over the source's own bytes when
+  // they are aligned F32 (no copy: a 32000 × 512 weight would otherwise be held twice
+  // while packed), else converted into `converted`.
+  ops::ConstMatrix fp32_matrix(const std::string& name, const TensorRecord& t, std::vector<float>& converted) const {
+    const float* data = reinterpret_cast<const float*>(t.data);
+    if (t.dtype != DType::f32 || reinterpret_cast<std::uintptr_t>(t.data) % alignof(float) != 0) {
+      converted = to_f32(t);
+      data = converted.data();
+    }
+    check_finite(name, data, static_cast<size_t>(t.elements()));
+    return {data, t.shape[0], t.shape[1]};
   }
 
   static ops::MatrixView<const std::int8_t> int8_view(const TensorRecord& t) {
@@ -113,7 +134,11 @@ class WeightReader {
         source_.release(t);
         return Table(std::move(bits), rows, cols);
       }
-      return Table::narrowed(floats(name), rows, cols, type);
+      if (type == ops::WeightType::f32) return Table(floats(name), rows, cols);  // not F32, or unaligned
+      std::vector<float> converted;
+      Table narrowed = Table::narrowed(fp32_matrix(name, t, converted), type);
+      source_.release(t);
+      return narrowed;
     } catch (const Error& e) {
       throw error_of(source_.origin(), ": tensor '", name, "': ", e.what());
     }
@@ -141,6 +166,11 @@ class WeightReader {
   }
 
  private:
+  const TensorRecord& described(const std::string& name) const {
+    const auto want = expected_.find(name);
+    if (want == expected_.end()) throw error_of("internal: tensor '", name, "' is not implied by the configuration");
+    return checked(name, want->second);
+  }
   const TensorRecord& checked(const std::string& name, const std::vector<std::int64_t>& shape) const {
     const TensorRecord* t = source_.find(name);
     if (t == nullptr) throw error_of(source_.origin(), ": missing tensor '", name, "' (expected shape ", shape_string(shape), ")");
@@ -176,7 +206,7 @@ Linear stacked_cross_kv(WeightReader& r, const ModelConfig& c, const Packing& p)
   const std::int64_t D = c.d_model, L = c.decoder_layers;
   auto name = [](std::int64_t l) { return tensor_names::decoder_layer(l) + "cross_attn.kv_proj"; };
   bool stored_int8 = p.type == ops::WeightType::s8;
-  for (std::int64_t l = 0; l < L; ++l) stored_int8 = stored_int8 && r.record(name(l) + ".weight").dtype == DType::i8;
+  for (std::int64_t l = 0; l < L; ++l) stored_int8 = stored_int8 && r.stored_dtype(name(l) + ".weight") == DType::i8;
   Linear out;
   if (stored_int8) {
     std::vector<std::int8_t> q(static_cast<size_t>(L * 2 * D * D));
@@ -201,6 +231,17 @@ Linear stacked_cross_kv(WeightReader& r, const ModelConfig& c, const Packing& p)
       out.bias.insert(out.bias.end(), bl.begin(), bl.end());
     }
   return out;
+}
+
+// Loading frees what it converted and generated (a vocabulary-sized fp32 tensor is
+// 62.5 MiB), but glibc keeps freed heap memory resident for reuse once its threshold
+// for returning blocks to the system has risen past their size: measured on the base
+// preset, 10 MiB of an int8 model's 190 MiB peak. Handing it back makes the resident
+// memory the model's.
+void return_freed_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 // The dtype the model stores its GEMM weights in (the first layer's self-attention).
@@ -228,10 +269,18 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   WeightReader r(*source, c);
   r.check_all();
 
-  // A tied output projection is packed from the target table's stored tensor first:
-  // the table below may be narrowed, and the tensor's pages then released.
+  // The vocabulary-sized tensors first, while little else is held: a source that makes
+  // its tensors on demand (the presets) then peaks at one fp32 table or projection plus
+  // its narrow copy, not at the whole packed model plus those. A tied output projection
+  // is packed from the target table's stored tensor before the table is narrowed (and
+  // the tensor's pages released).
   const std::string target_table = c.shared_embeddings ? "encoder.embed_tokens.weight" : "decoder.embed_tokens.weight";
-  if (c.tie_output_projection) m->output.weight = r.weight(target_table, packing, /*keep_source=*/true);
+  if (c.tie_output_projection) {
+    m->output.weight = r.weight(target_table, packing, /*keep_source=*/true);
+  } else {
+    m->output = r.linear("output_projection", false, packing);
+  }
+  if (c.output_bias) m->output.bias = r.floats("output_projection.bias");
   const ops::WeightType table_type = m->compute_type_.embedding_tables;
   m->source_embedding = r.table("encoder.embed_tokens.weight", table_type);
   if (!c.shared_embeddings) m->target_embedding = r.table("decoder.embed_tokens.weight", table_type);
@@ -286,9 +335,6 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   m->cross_kv = stacked_cross_kv(r, c, packing);
   if (c.decoder_final_norm) m->decoder_norm = r.norm("decoder.layer_norm", nt);
 
-  if (!c.tie_output_projection) m->output = r.linear("output_projection", false, packing);
-  if (c.output_bias) m->output.bias = r.floats("output_projection.bias");
-
   if (const auto extra = r.unexpected(); !extra.empty()) {
     std::string list;
     for (size_t i = 0; i < extra.size() && i < 5; ++i) list += (i ? ", '" : "'") + extra[i] + "'";
@@ -304,6 +350,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
                           ops::isa_name(packing.isa) + " (" + ops::gemm_kernel_name(packing.isa, packing.type) + ")");
   report.checks.push_back(std::string("token embedding tables held as ") + ops::weight_type_name(table_type));
   m->report_ = std::move(report);
+  return_freed_memory();
   return m;
 }
 

@@ -1,6 +1,7 @@
 #include "model/random_model.hpp"
 
 #include <cmath>
+#include <span>
 
 #include "attend/error.hpp"
 #include "model/model.hpp"
@@ -9,10 +10,13 @@ namespace attend::runtime {
 namespace {
 
 // splitmix64: tiny, fast and the same on every platform (std distributions are not).
+// Its state advances by a constant per draw, so the generator after n draws is
+// SplitMix{seed + n·kStep}: each tensor can be generated alone, in any order.
 struct SplitMix {
+  static constexpr std::uint64_t kStep = 0x9e3779b97f4a7c15ull;
   std::uint64_t state;
   std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    std::uint64_t z = (state += kStep);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
@@ -24,25 +28,36 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The values of one tensor: what its name says it is, from the generator `rng`.
+void fill_tensor(const std::string& name, const std::vector<std::int64_t>& shape, SplitMix rng, std::span<float> v) {
+  const bool is_norm = name.find("layer_norm") != std::string::npos || name.find("layernorm") != std::string::npos;
+  if (is_norm && ends_with(name, ".weight")) {
+    for (float& x : v) x = rng.uniform(0.9f, 1.1f);
+  } else if (is_norm || ends_with(name, ".bias")) {
+    for (float& x : v) x = rng.uniform(-0.05f, 0.05f);
+  } else {
+    const float a = 1.0f / std::sqrt(static_cast<float>(shape.back()));
+    for (float& x : v) x = rng.uniform(-a, a);
+  }
+}
+
 }  // namespace
 
-std::shared_ptr<MemoryTensorSource> random_weights(const ModelConfig& config, std::uint64_t seed) {
+std::shared_ptr<MemoryTensorSource> random_weights(const ModelConfig& config, std::uint64_t seed, bool on_demand) {
   auto out = std::make_shared<MemoryTensorSource>("random model (seed " + std::to_string(seed) + ")");
-  SplitMix rng{seed};
+  std::uint64_t drawn = 0;  // values generated before this tensor, in file order
   for (auto& [name, shape] : expected_tensors(config)) {
     std::int64_t n = 1;
     for (auto d : shape) n *= d;
-    std::vector<float> v(static_cast<size_t>(n));
-    const bool is_norm = name.find("layer_norm") != std::string::npos || name.find("layernorm") != std::string::npos;
-    if (is_norm && ends_with(name, ".weight")) {
-      for (float& x : v) x = rng.uniform(0.9f, 1.1f);
-    } else if (is_norm || ends_with(name, ".bias")) {
-      for (float& x : v) x = rng.uniform(-0.05f, 0.05f);
+    const SplitMix rng{seed + drawn * SplitMix::kStep};
+    drawn += static_cast<std::uint64_t>(n);
+    if (on_demand) {
+      out->add_on_demand(name, shape, [name, shape, rng](std::span<float> v) { fill_tensor(name, shape, rng, v); });
     } else {
-      const float a = 1.0f / std::sqrt(static_cast<float>(shape.back()));
-      for (float& x : v) x = rng.uniform(-a, a);
+      std::vector<float> v(static_cast<size_t>(n));
+      fill_tensor(name, shape, rng, v);
+      out->add(name, shape, std::move(v));
     }
-    out->add(name, shape, std::move(v));
   }
   return out;
 }

@@ -1,6 +1,6 @@
 #include "model/table.hpp"
 
-#include <cmath>
+#include <algorithm>
 
 #include "attend/error.hpp"
 #include "attend/ops/gemm.hpp"
@@ -26,23 +26,25 @@ Table::Table(std::vector<std::int8_t> q, const float* ct2_scales, std::int64_t r
   view_ = ops::EmbeddingTable(ops::MatrixView<const std::int8_t>(s8_.data(), rows, cols), floats_.data());
 }
 
-Table Table::narrowed(std::vector<float> w, std::int64_t rows, std::int64_t cols, ops::WeightType type) {
-  const ops::ConstMatrix m(w.data(), rows, cols);
+Table Table::narrowed(ops::ConstMatrix w, ops::WeightType type) {
+  const auto n = static_cast<std::size_t>(w.rows * w.cols);
   switch (type) {
     case ops::WeightType::bf16: {
-      std::vector<std::uint16_t> bits(w.size());
-      ops::round_weight_bf16(m, bits.data());
-      return Table(std::move(bits), rows, cols);
+      std::vector<std::uint16_t> bits(n);
+      ops::round_weight_bf16(w, bits.data());
+      return Table(std::move(bits), w.rows, w.cols);
     }
     case ops::WeightType::s8: {
-      std::vector<std::int8_t> q(w.size());
-      std::vector<float> ct2_scales(static_cast<std::size_t>(rows));
-      ops::quantize_weight_s8(m, q.data(), ct2_scales.data());
-      return Table(std::move(q), ct2_scales.data(), rows, cols);
+      std::vector<std::int8_t> q(n);
+      std::vector<float> ct2_scales(static_cast<std::size_t>(w.rows));
+      ops::quantize_weight_s8(w, q.data(), ct2_scales.data());
+      return Table(std::move(q), ct2_scales.data(), w.rows, w.cols);
     }
     case ops::WeightType::f32: break;
   }
-  return Table(std::move(w), rows, cols);
+  std::vector<float> copy(n);
+  for (std::int64_t r = 0; r < w.rows; ++r) std::copy(w.row(r), w.row(r) + w.cols, copy.begin() + r * w.cols);
+  return Table(std::move(copy), w.rows, w.cols);
 }
 
 ops::ConstMatrix Table::f32() const {

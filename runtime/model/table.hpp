@@ -34,7 +34,7 @@ class Table {
   // q = round(w·scale)), so a table quantized here and one CTranslate2 (or `attend
   // convert`) saved quantized hold the same bits. Throws attend::Error on a non-finite
   // value (s8).
-  static Table narrowed(std::vector<float> w, std::int64_t rows, std::int64_t cols, ops::WeightType type);
+  static Table narrowed(ops::ConstMatrix w, ops::WeightType type);
 
   ops::EmbeddingTable view() const { return view_; }
   // The fp32 table (position tables). Throws attend::Error if the table is narrow.

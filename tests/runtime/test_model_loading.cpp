@@ -135,6 +135,28 @@ TEST_CASE("a saved model loads back and decodes identically", "[runtime][loading
   CHECK(loaded->report().checks.size() >= 4);
 }
 
+TEST_CASE("random weights made on demand are the same bits, made only when the model reads them",
+          "[runtime][loading]") {
+  const ModelConfig c = tiny_config();
+  auto eager = random_weights(c, 7);
+  auto on_demand = random_weights(c, 7, /*on_demand=*/true);
+  REQUIRE(on_demand->names() == eager->names());
+  for (const std::string& name : eager->names()) {
+    INFO(name);
+    const TensorRecord* t = on_demand->find(name);
+    CHECK(t->shape == eager->find(name)->shape);
+    CHECK(t->data == nullptr);  // described, not made
+    CHECK_THROWS_WITH(to_f32(*t), Contains("internal: tensor '" + name + "' has no data"));
+    on_demand->acquire(*t);
+    CHECK(to_f32(*t) == to_f32(*eager->find(name)));
+  }
+  // Built tensor by tensor, each freed once packed: the same model.
+  auto streamed = random_weights(c, 7, /*on_demand=*/true);
+  streamed->set_release_after_read(true);
+  CHECK(decode_all(Model::build(c, streamed, {})) == decode_all(Model::build(c, eager, {})));
+  CHECK(streamed->find("encoder.layers.0.fc1.weight")->data == nullptr);  // released
+}
+
 TEST_CASE("F16 and BF16 weights are converted exactly", "[runtime][loading]") {
   const ModelConfig c = tiny_config();
   auto weights = weights_in_64ths(c);
