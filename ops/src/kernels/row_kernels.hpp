@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "kernel_table.hpp"
 #include "kernels/simd.hpp"
@@ -263,9 +264,14 @@ inline vfloat<A> load_s8(const std::int8_t* p) {
 #if defined(__AVX2__)
   if constexpr (kLanes<A> == 8) return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 #endif
-  alignas(64) float t[kLanes<A>];  // SSE2 has no sign-extending byte load
-  for (int i = 0; i < kLanes<A>; ++i) t[i] = p[i];
-  return vfloat<A>::load_aligned(t);
+  if constexpr (kLanes<A> == 4) {  // SSE2 has no sign-extending byte load: put each byte on
+    std::int32_t four;              // top of a 32-bit lane, then shift it down arithmetically
+    std::memcpy(&four, p, sizeof four);
+    __m128i b = _mm_cvtsi32_si128(four);
+    b = _mm_unpacklo_epi8(b, b);
+    b = _mm_unpacklo_epi16(b, b);
+    return _mm_cvtepi32_ps(_mm_srai_epi32(b, 24));
+  }
 }
 // The first n (< lanes) int8 at p as floats, the other lanes 0; never reads past p[n-1].
 template <class A>
