@@ -1,6 +1,7 @@
 #include "translator/translator.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "attend/error.hpp"
 
@@ -224,10 +225,24 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
     for (auto& w : held)
       if (w) release(std::move(w));
   };
+  // Largest batches first (padded source tokens: the encoder's and the cross
+  // attention's work, and a proxy for the target length): workers taking batches from
+  // the front then finish close together, instead of one running the longest batch alone
+  // at the end. Results do not depend on the order (each sentence's draws use its id).
+  std::vector<std::int64_t> order(batches.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto padded_tokens = [&](std::int64_t b) {
+    std::int64_t longest_source = 0;
+    for (std::int64_t i : batches[b]) longest_source = std::max<std::int64_t>(longest_source, sources[i].size());
+    return static_cast<std::int64_t>(batches[b].size()) * longest_source;
+  };
+  std::vector<std::int64_t> cost(batches.size());
+  for (size_t b = 0; b < batches.size(); ++b) cost[b] = padded_tokens(static_cast<std::int64_t>(b));
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return cost[a] > cost[b]; });
   try {
     workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
       if (!held[worker]) held[worker] = acquire(largest, longest, config_.threads);
-      decode_batch(*held[worker], batches[t], sources, prefixes, options, first_id, results, serial);
+      decode_batch(*held[worker], batches[order[t]], sources, prefixes, options, first_id, results, serial);
     });
   } catch (...) {
     release_all();

@@ -133,13 +133,33 @@ TEST_CASE("attention caches: an int8 model plans bf16 caches, half the bytes, un
   CHECK_THAT(b->describe(), Catch::Contains("bf16") && Catch::Contains("→kv bf16"));
   // Both translate; each agrees with itself whatever the batch grouping (the bf16 cache is
   // written and read through the same head-major layout for every batch shape).
+  DecodeOptions with_attention = greedy();
+  with_attention.return_attention = true;
+  std::vector<std::vector<SentenceResult>> runs;
   for (const LoadOptions& lo : {f32, bf16}) {
     auto model = Model::build(c, weights, {}, lo);
     const auto sources = tiny_sources();
     TranslatorConfig one = small_config(1, 1), three = small_config(3, 1);
     const auto alone = Translator(model, one).translate(sources, greedy());
     CHECK(best_tokens(Translator(model, three).translate(sources, greedy())) == best_tokens(alone));
+    runs.push_back(Translator(model, three).translate(sources, with_attention));
   }
+  // return_attention reads the bf16 cross cache too: each row a distribution over the
+  // source, within bf16's rounding of the float32 cache's, where the tokens agree.
+  std::int64_t compared = 0;
+  for (size_t s = 0; s < runs[0].size(); ++s) {
+    const auto &a = runs[0][s].hypotheses.at(0), &b = runs[1][s].hypotheses.at(0);
+    REQUIRE(b.attention.size() >= b.tokens.size());
+    REQUIRE(a.attention.size() >= a.tokens.size());
+    for (const auto& row : b.attention) {
+      double sum = 0;
+      for (float p : row) sum += p;
+      CHECK(std::abs(sum - 1.0) < 1e-4);
+    }
+    for (size_t t = 0; t < std::min(a.tokens.size(), b.tokens.size()) && a.tokens[t] == b.tokens[t]; ++t, ++compared)
+      for (size_t j = 0; j < a.attention[t].size(); ++j) CHECK(std::abs(a.attention[t][j] - b.attention[t][j]) < 1e-2);
+  }
+  CHECK(compared > 0);
 }
 
 TEST_CASE("batching: any grouping gives the same hypotheses, in input order", "[runtime][batching]") {

@@ -91,12 +91,28 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
   for (int v = 0; v < NV; ++v) q[v] = load(dq.q, v) * V(qscale), o[v] = V(0.0f);
   const V lanes = lane_index<A>(0.0f);
   alignas(64) float s[TK];
+  // Each key's place in the caches, found once per tile (and W keys beyond it, for the
+  // prefetches): with a row table that is a load and a multiply per key, which every
+  // later use — products, values, both prefetches — would otherwise repeat. Keys and
+  // values share the offsets when their views share a layout (the runtime's do).
+  const KvCacheView &kc = *dq.k, &vc = *dq.v;
+  const bool shared = kc.position_stride == vc.position_stride && kc.row_stride == vc.row_stride &&
+                      kc.head_stride == vc.head_stride && kc.row_table == vc.row_table && kc.row_table_ld == vc.row_table_ld;
+  const E* kdata = static_cast<const E*>(kc.data);
+  const E* vdata = static_cast<const E*>(vc.data);
+  index_t koff[TK + W], voff_own[TK + W];
+  const index_t* voff = shared ? koff : voff_own;
   float m = -kInf, l = 0.0f;
-  prefetch_keys<E>(*dq.k, dq.row, dq.head, 0, std::min<index_t>(W, dq.kv_len), d);
   for (index_t j0 = 0; j0 < dq.kv_len; j0 += TK) {
-    const index_t jn = std::min<index_t>(TK, dq.kv_len - j0);
+    const index_t jn = std::min<index_t>(TK, dq.kv_len - j0), known = std::min<index_t>(TK + W, dq.kv_len - j0);
+    for (index_t j = 0; j < known; ++j) {
+      koff[j] = kc.offset(dq.row, j0 + j, dq.head);
+      if (!shared) voff_own[j] = vc.offset(dq.row, j0 + j, dq.head);
+    }
+    if (j0 == 0)
+      for (index_t j = 0; j < std::min<index_t>(W, known); ++j) prefetch_vector(kdata + koff[j], d);
     auto key_products = [&](index_t j) {
-      const E* k = dq.k->at<E>(dq.row, j0 + j, dq.head);
+      const E* k = kdata + koff[j];
       V acc = q[0] * load(k, 0);
       for (int v = 1; v < NV; ++v) acc = xsimd::fma(q[v], load(k, v), acc);
       return acc;
@@ -107,8 +123,8 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
     for (index_t j = 0; j < jn; j += W) {
       const index_t n = std::min<index_t>(W, jn - j);
       // The next group's keys, and this group's values (read after the tile's scores).
-      prefetch_keys<E>(*dq.k, dq.row, dq.head, j0 + j + W, std::min<index_t>(j0 + j + 2 * W, dq.kv_len), d);
-      prefetch_keys<E>(*dq.v, dq.row, dq.head, j0 + j, j0 + j + n, d);
+      for (index_t p = j + W; p < std::min<index_t>(j + 2 * W, known); ++p) prefetch_vector(kdata + koff[p], d);
+      for (index_t p = j; p < j + n; ++p) prefetch_vector(vdata + voff[p], d);
       V products[W];
       for (int k = 0; k < W; ++k) products[k] = k < n ? key_products(j + k) : V(0.0f);
       const V scores = sum_each<A>(products);
@@ -126,7 +142,7 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
     l = l * alpha + exponentiate_tile<A>(s, jn, m_new);
     for (int v = 0; v < NV; ++v) o[v] *= V(alpha);
     for (index_t j = 0; j < jn; ++j) {
-      const E* val = dq.v->at<E>(dq.row, j0 + j, dq.head);
+      const E* val = vdata + voff[j];
       for (int v = 0; v < NV; ++v) o[v] = xsimd::fma(V(s[j]), load(val, v), o[v]);
     }
     m = m_new;
