@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -82,7 +83,10 @@ TEST_CASE("profiling is switched, read and reset while other threads translate",
       while (!done.load()) translated += static_cast<std::int64_t>(t.translate(input, options(1 + w % 2)).size());
     });
   double seen = 0;
-  for (int i = 0; i < 200; ++i) {
+  // At least 200 rounds, and on until some translation has finished: on a loaded
+  // machine 200 rounds can pass before the first one does (bounded: a minute).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int i = 0; i < 200 || (translated.load() == 0 && std::chrono::steady_clock::now() < deadline); ++i) {
     t.set_profiling(i % 3 != 0);
     for (double s : t.step_seconds()) seen += s;
     seen += t.search_seconds();
