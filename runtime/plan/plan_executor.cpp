@@ -61,6 +61,14 @@ ops::KvCacheView PlanExecutor::self_view(std::int64_t layer, bool values) const 
           buffer<std::int32_t>(io.self_rows), T, io.kv_type};
 }
 
+// A cache view as a target for store_kv: element `offset` (in the view's elements) of
+// it, row stride the view's row stride, heads as it reads them. The view's memory is the
+// arena's, which the executor owns and writes.
+ops::KvCacheTarget PlanExecutor::writable(const ops::KvCacheView& v, std::int64_t offset) const {
+  auto* base = static_cast<std::byte*>(const_cast<void*>(v.data));
+  return {base + offset * ops::kv_type_bytes(v.type), v.row_stride, v.head_stride, v.type};
+}
+
 void PlanExecutor::run(Phase phase, const PhaseShape& shape, double* step_seconds) const {
   const auto& steps = plan_.steps();
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -141,11 +149,11 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
     case StepKind::cache_store: {
       // Row i's K and V for this step go to slot (step, i) of the layer's cache.
       const ops::Matrix kv = matrix(s.in, rows);
-      const std::int64_t R = plan_.limits().decoder_rows(), T = plan_.limits().max_target_length;
-      const std::int64_t slot = s.layer * T * R * D + shape.step * dh;
       for (const bool values : {false, true}) {
-        void* cache = element<void>(values ? io.self_values : io.self_keys, slot);
-        ops::store_kv({kv.data + (values ? D : 0), rows, D, kv.ld}, dh, {cache, T * D, T * dh, io.kv_type}, 1);
+        // Row i of this step is slot row i (the workspace's row table says so): position
+        // `step` of rows 0 … rows−1, addressed as self_view reads it.
+        const ops::KvCacheView cache = self_view(s.layer, values);
+        ops::store_kv({kv.data + (values ? D : 0), rows, D, kv.ld}, dh, writable(cache, shape.step * cache.position_stride), 1);
       }
       return;
     }
@@ -155,7 +163,7 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       // product never exists.
       const ops::Matrix in = matrix(s.in, rows);
       const ops::Matrix scratch = matrix(s.scratch, plan_.buffers()[s.scratch.buffer].rows);
-      const std::int64_t S = shape.source_length, blocks = s.out.cols / D;
+      const std::int64_t S = shape.source_length, layers = s.out.cols / (2 * D);
       ops::GemmEpilogue ep;
       ep.bias = s.linear->bias_data();
       for (std::int64_t r0 = 0; r0 < rows; r0 += scratch.rows) {
@@ -165,10 +173,16 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
         // Rows r0 … r0+n−1 are positions of sentences r / S, each sentence's run at once.
         for (std::int64_t r = r0; r < r0 + n;) {
           const std::int64_t sentence = r / S, position = r % S, run = std::min(S - position, r0 + n - r);
-          for (std::int64_t g = 0; g < blocks; ++g) {
-            void* to = element<void>(s.out.buffer, g * rows * D + sentence * S * D + position * dh);
-            ops::store_kv({chunk.row(r - r0) + g * D, run, D, chunk.ld}, dh, {to, dh, S * dh, io.kv_type}, threads);
-          }
+          for (std::int64_t layer = 0; layer < layers; ++layer)
+            for (const bool values : {false, true}) {
+              // Positions position … position+run−1 of the sentence, as cross_view reads them.
+              const ops::KvCacheView cache = cross_view(layer, values, shape);
+              const std::int64_t at = sentence * cache.row_stride + position * cache.position_stride;
+              const float* from = chunk.row(r - r0) + (2 * layer + (values ? 1 : 0)) * D;
+              ops::KvCacheTarget to = writable(cache, at);
+              to.row_stride = cache.position_stride;  // x's rows are positions here
+              ops::store_kv({from, run, D, chunk.ld}, dh, to, threads);
+            }
           r += run;
         }
       }

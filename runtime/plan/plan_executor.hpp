@@ -45,6 +45,7 @@ class PlanExecutor {
   // Layer `layer`'s cross-attention keys or values: each row reads its sentence's rows.
   ops::KvCacheView cross_view(std::int64_t layer, bool values, const PhaseShape& shape) const;
   ops::KvCacheView self_view(std::int64_t layer, bool values) const;
+  ops::KvCacheTarget writable(const ops::KvCacheView& v, std::int64_t offset) const;
 
   const ExecutionPlan& plan_;
   std::byte* arena_;
