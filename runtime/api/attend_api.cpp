@@ -40,17 +40,16 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
 
 struct ThreadSplit {
   int inter = 1, intra = 1;
+  bool follows_batches = false;
 };
 
-// At most this many batches side by side when the split is chosen: each holds a
-// workspace (arena, KV caches) and streams the weights on its own.
-constexpr int kChosenInterThreadsMax = 4;
-
 // threads (all of them) = inter × intra; whichever is not given follows from the others
-// and the core count. Chosen: as many batches side by side as there are threads, up to
-// kChosenInterThreadsMax, because decoding's few-row GEMMs split poorly over threads —
-// on 2 cores, 2 batches × 1 thread beat 1 × 2 by 1.1–1.5× (docs/performance.md). A call
-// with a single batch still gets every thread (runtime/translator: a lone batch).
+// and the core count. Neither given: the split follows each call's work — as many
+// batches side by side as it has, up to the thread count, intra-op threads only for
+// what is left (runtime::TranslatorConfig::split_follows_batches) — because decoding's
+// few-row GEMMs split worse over threads than batches do (16 cores: 16 × 1 gave 2× the
+// tokens/s of 4 × 4, docs/performance.md); a call with a single batch still gets every
+// thread.
 ThreadSplit split_threads(const TranslatorOptions& o) {
   if (o.threads < 0 || o.inter_threads < 0 || o.intra_threads < 0)
     throw Error("threads = " + std::to_string(o.threads) + ", inter_threads = " + std::to_string(o.inter_threads) +
@@ -66,8 +65,9 @@ ThreadSplit split_threads(const TranslatorOptions& o) {
     s.intra = o.intra_threads;
     s.inter = std::max(1, total / s.intra);
   } else {
-    s.intra = (total + kChosenInterThreadsMax - 1) / kChosenInterThreadsMax;
-    s.inter = std::max(1, total / s.intra);
+    s.inter = total;
+    s.intra = 1;
+    s.follows_batches = true;
   }
   return s;
 }
@@ -260,6 +260,7 @@ Translator::Translator(const Model& model, const TranslatorOptions& options) : s
   const ThreadSplit split = split_threads(options);
   c.inter_threads = split.inter;
   c.threads = split.intra;
+  c.split_follows_batches = split.follows_batches;
   c.max_batch_size = options.max_batch_size;
   c.max_batch_tokens = options.max_batch_tokens;
   c.max_source_length = options.max_source_length > 0 ? options.max_source_length : model.max_positions();
@@ -276,6 +277,7 @@ const Model& Translator::model() const { return state_->model; }
 const TranslatorOptions& Translator::options() const { return state_->options; }
 int Translator::inter_threads() const { return state_->translator->config().inter_threads; }
 int Translator::intra_threads() const { return state_->translator->config().threads; }
+bool Translator::split_follows_work() const { return state_->translator->config().split_follows_batches; }
 std::int64_t Translator::max_source_length() const { return state_->translator->plan().limits().max_source_length; }
 std::string Translator::plan_description() const { return state_->translator->plan().describe(); }
 std::size_t Translator::arena_bytes() const { return state_->translator->plan().arena_bytes(); }
