@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "attend/attend.hpp"
+#include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
 #include "formats/model_conversion.hpp"
@@ -38,39 +39,8 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
   return r;
 }
 
-struct ThreadSplit {
-  int inter = 1, intra = 1;
-};
-
-// At most this many batches side by side when the split is chosen: each holds a
-// workspace (arena, KV caches) and streams the weights on its own.
-constexpr int kChosenInterThreadsMax = 4;
-
-// threads (all of them) = inter × intra; whichever is not given follows from the others
-// and the core count. Chosen: as many batches side by side as there are threads, up to
-// kChosenInterThreadsMax, because decoding's few-row GEMMs split poorly over threads —
-// on 2 cores, 2 batches × 1 thread beat 1 × 2 by 1.1–1.5× (docs/performance.md). A call
-// with a single batch still gets every thread (runtime/translator: a lone batch).
-ThreadSplit split_threads(const TranslatorOptions& o) {
-  if (o.threads < 0 || o.inter_threads < 0 || o.intra_threads < 0)
-    throw Error("threads = " + std::to_string(o.threads) + ", inter_threads = " + std::to_string(o.inter_threads) +
-                ", intra_threads = " + std::to_string(o.intra_threads) + ": each must be ≥ 0 (0: chosen)");
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int total = o.threads > 0 ? o.threads : cores;
-  if (total > 4096) throw Error("threads = " + std::to_string(total) + ": at most 4096 threads in all");
-  ThreadSplit s;
-  if (o.inter_threads > 0) {
-    s.inter = o.inter_threads;
-    s.intra = o.intra_threads > 0 ? o.intra_threads : std::max(1, total / s.inter);
-  } else if (o.intra_threads > 0) {
-    s.intra = o.intra_threads;
-    s.inter = std::max(1, total / s.intra);
-  } else {
-    s.intra = (total + kChosenInterThreadsMax - 1) / kChosenInterThreadsMax;
-    s.inter = std::max(1, total / s.intra);
-  }
-  return s;
-}
+// (thread_split.hpp: the translator's split is the encoders' too.)
+ThreadSplit split_threads(const TranslatorOptions& o) { return attend::split_threads(o.threads, o.inter_threads, o.intra_threads); }
 
 // The options as the runtime takes them: token strings resolved to target ids.
 runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Tokenizers& tokens,

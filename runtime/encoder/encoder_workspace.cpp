@@ -56,7 +56,7 @@ void EncoderWorkspace::run(std::span<const SequenceRef> batch, const EncoderHead
     }
   }
   starts[batch.size()] = at;
-  shape_ = {at, static_cast<std::int64_t>(batch.size())};
+  shape_ = {at, static_cast<std::int64_t>(batch.size()), heads.normalize < 0 ? c.normalize : heads.normalize > 0};
   if (batch.empty()) return;
   double* clock = memory_.step_clock(profiling_);
   exec_.run(EncoderPhase::body, shape_, clock);

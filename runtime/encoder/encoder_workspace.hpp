@@ -24,6 +24,8 @@ struct SequenceRef {
 struct EncoderHeads {
   bool pooler = false;      // BERT's pooler output (models with a pooler)
   bool embedding = false;   // pooling, Dense modules, Normalize
+  int normalize = -1;       // the embedding's L2 normalisation: -1 as the model (a Normalize
+                            // module), 0 never, 1 always (sentence-transformers' normalize_embeddings)
   bool logits = false;      // the classification head (models with one)
 };
 

@@ -57,6 +57,7 @@ void EncoderExecutor::run(EncoderPhase phase, const EncoderShape& shape, double*
   const auto& steps = plan_.steps();
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].phase != phase) continue;
+    if (steps[i].kind == EncoderStepKind::normalize && !shape.normalize) continue;
     if (step_seconds == nullptr) {
       run_step(steps[i], shape);
       continue;

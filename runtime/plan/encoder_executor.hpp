@@ -14,6 +14,7 @@ namespace attend::runtime {
 struct EncoderShape {
   std::int64_t tokens = 0;     // rows of the body
   std::int64_t sequences = 0;  // rows of the heads
+  bool normalize = false;      // the embedding phase ends with an L2 normalisation
 };
 
 // Runs phases of an encoder plan over an arena (the workspace's PlanMemory).

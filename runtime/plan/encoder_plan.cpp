@@ -226,7 +226,8 @@ class EncoderPlanBuilder {
         if (c().dense[i].tanh) add(step(EncoderStepKind::tanh, P, "dense." + std::to_string(i) + ".tanh", {}, all(next)));
         out = next;
       }
-      if (c().normalize) add(step(EncoderStepKind::normalize, P, "embedding.normalize", {}, all(out)));
+      // Run when the model has a Normalize module or a call asks (EncoderShape::normalize).
+      add(step(EncoderStepKind::normalize, P, "embedding.normalize", {}, all(out)));
       io.embedding = out;
     }
     if (c().classifier != ClassifierHead::none) {

@@ -43,7 +43,7 @@ enum class EncoderStepKind {
   first_token,  // out[s] = in[first token of sequence s]
   pool,         // out[s] = pooling of in's rows of sequence s
   tanh,         // out = tanh(out)
-  normalize,    // out[s] = out[s] / max(‖out[s]‖₂, 1e-12)
+  normalize,    // out[s] = out[s] / max(‖out[s]‖₂, 1e-12), when the call asks (EncoderShape)
 };
 const char* encoder_step_kind_name(EncoderStepKind k);
 

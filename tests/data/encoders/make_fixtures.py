@@ -45,7 +45,13 @@ def bert_tokenizer(directory):
     os.makedirs(directory, exist_ok=True)
     vocab = os.path.join(directory, "vocab.txt")
     vocab_file(vocab)
-    return tf.BertTokenizerFast(vocab_file=vocab, do_lower_case=True)
+    # tokenizers' own BERT pipeline (BertNormalizer lowercasing, BertPreTokenizer,
+    # WordPiece, the [CLS] A [SEP] B [SEP] template), wrapped as transformers saves it.
+    from tokenizers.implementations import BertWordPieceTokenizer
+    wordpiece = BertWordPieceTokenizer(vocab, lowercase=True)
+    return tf.PreTrainedTokenizerFast(tokenizer_object=wordpiece._tokenizer, unk_token="[UNK]", cls_token="[CLS]",
+                                      sep_token="[SEP]", pad_token="[PAD]", mask_token="[MASK]",
+                                      model_input_names=["input_ids", "token_type_ids", "attention_mask"])
 
 
 def floats(a):
