@@ -533,6 +533,15 @@ HfEncoderFiles read_hf_encoder(const std::string& dir) {
     }
     c.normalize = modules.normalize;
   }
+  // Without sentence-transformers' max_seq_length (sentence-transformers 6 keeps it in
+  // the tokenizer), the tokenizer's model_max_length, as sentence-transformers reads it;
+  // transformers writes a huge one for "no limit", left to the positions.
+  const fs::path tokenizer_config = base / "tokenizer_config.json";
+  if (c.max_seq_length == 0 && fs::exists(tokenizer_config)) {
+    const JsonFile t(tokenizer_config.string());
+    const double limit = t.number_or("model_max_length", 0);
+    if (limit >= 1 && limit < double(1 << 20)) c.max_seq_length = static_cast<std::int64_t>(limit);
+  }
   c.validate((base / "config.json").string());
 
   HfEncoderFiles out;
