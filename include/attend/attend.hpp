@@ -109,8 +109,10 @@ class ATTEND_API Model {
 struct TranslatorOptions {
   int threads = 0;                       // all compute threads (0: one per core), split into
                                          // inter × intra unless those are given
-  int inter_threads = 0;                 // batches translated at once (0: chosen — threads, up to 4;
-                                         // a call's lone batch still gets every thread)
+  int inter_threads = 0;                 // batches translated at once (0 with intra_threads 0: the
+                                         // split follows each call's work — min(its batches,
+                                         // threads) side by side, the threads shared among them;
+                                         // a call's lone batch gets every thread)
   int intra_threads = 0;                 // compute threads per batch (0: threads / inter_threads)
   std::int64_t max_batch_size = 32;      // sentences per batch
   std::int64_t max_batch_tokens = 4096;  // padded source tokens per batch (0: no cap)
@@ -232,8 +234,9 @@ class ATTEND_API Translator {
 
   const Model& model() const;
   const TranslatorOptions& options() const;
-  int inter_threads() const;  // batches translated at once (the split chosen)
-  int intra_threads() const;  // compute threads per batch
+  int inter_threads() const;  // batches translated at once (at most, when the split follows the work)
+  int intra_threads() const;  // compute threads per batch (when they all run side by side)
+  bool split_follows_work() const;  // inter/intra chosen per call from its batches
   std::int64_t max_source_length() const;  // the limit sources are checked against
   std::string plan_description() const;    // the plan: steps, shapes, arena offsets, FLOPs, bytes
   std::size_t arena_bytes() const;

@@ -57,7 +57,7 @@ void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
   const index_t M = g.a.rows;
   for (index_t t = t_begin; t < t_end; ++t) {
     const index_t i0 = tile_start(M, g.m_tiles, t);
-    g.kt->s8_quantize_a(g.a.row(i0), g.a.ld, tile_rows(M, g.m_tiles, t), g.b.k, g.kp, g.kt->s8_levels, g.ep.alpha,
+    g.kt->s8_quantize_a(g.a.row(i0), g.a.ld, tile_rows(M, g.m_tiles, t), g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha,
                         g.qa.q + i0 * g.kp, g.qa.row_scale + i0, g.qa.row_offset + i0);
   }
 }

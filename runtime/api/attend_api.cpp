@@ -230,6 +230,7 @@ Translator::Translator(const Model& model, const TranslatorOptions& options) : s
   const ThreadSplit split = split_threads(options);
   c.inter_threads = split.inter;
   c.threads = split.intra;
+  c.split_follows_batches = split.follows_batches;
   c.max_batch_size = options.max_batch_size;
   c.max_batch_tokens = options.max_batch_tokens;
   c.max_source_length = options.max_source_length > 0 ? options.max_source_length : model.max_positions();
@@ -246,6 +247,7 @@ const Model& Translator::model() const { return state_->model; }
 const TranslatorOptions& Translator::options() const { return state_->options; }
 int Translator::inter_threads() const { return state_->translator->config().inter_threads; }
 int Translator::intra_threads() const { return state_->translator->config().threads; }
+bool Translator::split_follows_work() const { return state_->translator->config().split_follows_batches; }
 std::int64_t Translator::max_source_length() const { return state_->translator->plan().limits().max_source_length; }
 std::string Translator::plan_description() const { return state_->translator->plan().describe(); }
 std::size_t Translator::arena_bytes() const { return state_->translator->plan().arena_bytes(); }

@@ -12,17 +12,16 @@ namespace attend {
 
 struct ThreadSplit {
   int inter = 1, intra = 1;
+  bool follows_batches = false;
 };
 
-// At most this many batches side by side when the split is chosen: each holds a
-// workspace (arena, KV caches) and streams the weights on its own.
-inline constexpr int kChosenInterThreadsMax = 4;
-
 // threads (all of them) = inter × intra; whichever is not given follows from the others
-// and the core count. Chosen: as many batches side by side as there are threads, up to
-// kChosenInterThreadsMax, because decoding's few-row GEMMs split poorly over threads —
-// on 2 cores, 2 batches × 1 thread beat 1 × 2 by 1.1–1.5× (docs/performance.md). A call
-// with a single batch still gets every thread (runtime/translator: a lone batch).
+// and the core count. Neither given: the split follows each call's work — as many
+// batches side by side as it has, up to the thread count, intra-op threads only for
+// what is left (runtime::TranslatorConfig::split_follows_batches) — because decoding's
+// few-row GEMMs split worse over threads than batches do (16 cores: 16 × 1 gave 2× the
+// tokens/s of 4 × 4, docs/performance.md); a call with a single batch still gets every
+// thread.
 inline ThreadSplit split_threads(int threads, int inter_threads, int intra_threads) {
   if (threads < 0 || inter_threads < 0 || intra_threads < 0)
     throw Error("threads = " + std::to_string(threads) + ", inter_threads = " + std::to_string(inter_threads) +
@@ -38,8 +37,9 @@ inline ThreadSplit split_threads(int threads, int inter_threads, int intra_threa
     s.intra = intra_threads;
     s.inter = std::max(1, total / s.intra);
   } else {
-    s.intra = (total + kChosenInterThreadsMax - 1) / kChosenInterThreadsMax;
-    s.inter = std::max(1, total / s.intra);
+    s.inter = total;
+    s.intra = 1;
+    s.follows_batches = true;
   }
   return s;
 }

@@ -198,10 +198,18 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   }
   for (const std::int64_t n : lengths) longest = std::max(longest, n);
 
-  if (!workers_ || batches.size() == 1) {
-    // A lone batch gets every thread: inter_threads × intra_threads compute threads on
-    // one batch, so a single call is not slowed by a split made for throughput.
-    const int threads = workers_ ? config_.threads * config_.inter_threads : config_.threads;
+  // Batches side by side, and compute threads each: a lone batch gets every thread (a
+  // single call is not slowed by a split made for throughput); a split that follows the
+  // work gives each of min(batches, inter_threads) batches an equal share.
+  const int all_threads = config_.threads * config_.inter_threads;
+  const std::int64_t batch_count = static_cast<std::int64_t>(batches.size());
+  const int side_by_side = !workers_ || batch_count == 1 ? 1
+                           : config_.split_follows_batches
+                               ? static_cast<int>(std::min<std::int64_t>(config_.inter_threads, batch_count))
+                               : config_.inter_threads;
+  const int threads_each = config_.split_follows_batches ? std::max(1, all_threads / side_by_side) : config_.threads;
+  if (side_by_side == 1) {
+    const int threads = workers_ ? all_threads : config_.threads;
     std::unique_ptr<Workspace> w = acquire(largest, longest, threads);
     try {
       for (const auto& batch : batches) decode_batch(*w, batch, sources, prefixes, options, first_id, results, sink);
@@ -241,9 +249,9 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return cost[a] > cost[b]; });
   try {
     workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
-      if (!held[worker]) held[worker] = acquire(largest, longest, config_.threads);
+      if (!held[worker]) held[worker] = acquire(largest, longest, threads_each);
       decode_batch(*held[worker], batches[order[t]], sources, prefixes, options, first_id, results, serial);
-    });
+    }, side_by_side);
   } catch (...) {
     release_all();
     throw;
@@ -282,6 +290,13 @@ void Translator::decode_batch(Workspace& w, std::span<const std::int64_t> batch,
 std::size_t Translator::idle_workspaces() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return idle_.size();
+}
+
+std::vector<int> Translator::idle_workspace_threads() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<int> threads;
+  for (const auto& w : idle_) threads.push_back(w->plan().limits().threads);
+  return threads;
 }
 
 std::size_t Translator::idle_workspace_bytes() const {

@@ -201,7 +201,13 @@ int run_bench(const BenchArgs& args) {
   const auto batches = length_sorted_batches(sentences, args.batch);
   // One call per batch gives each batch's latency; with several batches at once
   // (inter-threads > 1) a call must hold many batches, and only the pass is timed.
-  const int inter = translator.inter_threads();
+  // The split this workload runs: a split that follows the work puts min(batches, threads)
+  // batches side by side, the threads shared among them.
+  const int all_threads = translator.inter_threads() * translator.intra_threads();
+  const int inter = translator.split_follows_work()
+                        ? static_cast<int>(std::min<std::size_t>(translator.inter_threads(), batches.size()))
+                        : translator.inter_threads();
+  const int intra = translator.split_follows_work() ? std::max(1, all_threads / inter) : translator.intra_threads();
   auto run_batches = [&](std::size_t first, std::size_t count, std::int64_t& generated) {
     Sentences sources;
     for (std::size_t b = first; b < first + count; ++b)
@@ -235,7 +241,7 @@ int run_bench(const BenchArgs& args) {
   for (double s : latencies) seconds += s;
   const double passes = static_cast<double>(args.repeat);
   const auto info = model.info();
-  const int threads = inter * translator.intra_threads();
+  const int threads = inter * intra;
   const auto shares = time_shares(translator.profile());
   double profiled = 0;
   for (const auto& s : shares) profiled += s.seconds;
@@ -249,7 +255,8 @@ int run_bench(const BenchArgs& args) {
   j["kv_cache_type"] = info.kv_cache_type;
   j["threads"] = threads;
   j["inter_threads"] = inter;
-  j["intra_threads"] = translator.intra_threads();
+  j["intra_threads"] = intra;
+  j["split_follows_work"] = translator.split_follows_work();
   j["workload"] = {{"sentences", sentences.size()},
                    {"source", args.input.empty() ? "synthetic" : args.input},
                    {"source_tokens", source_tokens},
@@ -289,9 +296,9 @@ int run_bench(const BenchArgs& args) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("attend bench: %s — %.1f M parameters, %s kernels, %d thread(s): %d batch(es) at once × %d\n",
+  std::printf("attend bench: %s — %.1f M parameters, %s kernels, %d thread(s): %d batch(es) at once × %d%s\n",
               args.model.describe().c_str(), static_cast<double>(info.parameters) / 1e6, info.isa.c_str(), threads, inter,
-              translator.intra_threads());
+              intra, translator.split_follows_work() ? " (the split follows the work)" : "");
   std::printf("workload: %zu sentences (%s, %lld source tokens), %lld generated tokens each, %s, batches of %lld "
               "(%zu per pass), %lld warm-up batch(es), %lld pass(es)\n",
               sentences.size(), args.input.empty() ? ("synthetic, lengths " + args.src_len).c_str() : args.input.c_str(),
@@ -339,7 +346,7 @@ Command add_bench_command(CLI::App& parent) {
   app->add_option("--tgt-len", args->tgt_len, "Generated tokens per sentence (exactly)")->check(at_least(1))->capture_default_str();
   app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(at_least(1))->capture_default_str();
   app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
-  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0: chosen for the cores)")->check(at_least(0))->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--warmup", args->warmup, "Untimed batches before measuring")->check(at_least(0))->capture_default_str();
   app->add_option("--repeat", args->repeat, "Timed passes over the workload")->check(at_least(1))->capture_default_str();

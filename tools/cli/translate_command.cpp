@@ -368,7 +368,7 @@ Command add_translate_command(CLI::App& parent) {
   app->add_flag("--strict", args->strict, "Reject invalid UTF-8, out-of-vocabulary ids and over-long lines instead of repairing them");
   app->add_flag("-q,--quiet", args->quiet, "No progress bar and no summary");
   app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
-  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0: chosen for the cores)")->check(at_least(0))->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
   app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(at_least(0))->capture_default_str();
