@@ -78,6 +78,7 @@ def ids_and_batches(model_dir, sentences):
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    tok.no_padding()  # (the file pads to 128: batches pad to their longest here, where a system pads at all)
     tok.enable_truncation(MAX_LENGTH)
     ids = [e.ids for e in tok.encode_batch(sentences)]
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
@@ -139,8 +140,17 @@ def worker(a):
     embeddings = np.asarray(run(), dtype=np.float32)
     seconds = time.perf_counter() - start
     np.save(a.embeddings, embeddings)
-    print(json.dumps({"seconds": seconds, "load_seconds": load,
-                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(json.dumps({"seconds": seconds, "load_seconds": load, "peak_rss_mib": peak_rss_mib()}))
+
+
+def peak_rss_mib():
+    """This process's peak resident memory (VmHWM: getrusage's maxrss would include the
+    parent's from before exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def export_onnx(model_dir, workdir):
@@ -152,16 +162,29 @@ def export_onnx(model_dir, workdir):
         from onnxruntime.quantization import QuantType, quantize_dynamic
         from onnxruntime.transformers import optimizer
         model = AutoModel.from_pretrained(model_dir).eval()
+
+        class Forward(torch.nn.Module):  # the three inputs by name, whatever forward's order
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.m(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
         x = torch.ones(1, 8, dtype=torch.long)
         axes = {0: "batch", 1: "sequence"}
-        torch.onnx.export(model, (x, x, torch.zeros_like(x)), fp32,
+        torch.onnx.export(Forward(model), (x, x, torch.zeros_like(x)), fp32,
                           input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["last_hidden_state"],
                           dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
                                         "last_hidden_state": axes}, opset_version=17, dynamo=False)
         c = model.config
         optimizer.optimize_model(fp32, model_type="bert", num_heads=c.num_attention_heads,
                                  hidden_size=c.hidden_size).save_model_to_file(opt)
-        quantize_dynamic(opt, int8, weight_type=QuantType.QInt8)
+        import onnx
+        # The optimiser's fused ops have no type inference: say their outputs are float.
+        quantize_dynamic(opt, int8, weight_type=QuantType.QInt8,
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     return {"ort-fp32": opt, "ort-int8": int8}
 
 
