@@ -63,15 +63,15 @@ nb::tuple classifications(std::vector<attend::Classification>&& out, std::size_t
 
 void bind_encoder(nb::module_& m) {
   nb::class_<attend::EncoderInfo>(m, "EncoderInfo", "What an encoder computes: sizes, pooling, labels.")
-      .def_ro("architecture", &attend::EncoderInfo::architecture)
-      .def_ro("hidden_size", &attend::EncoderInfo::hidden_size)
-      .def_ro("embedding_dim", &attend::EncoderInfo::embedding_dim)
+      .def_ro("architecture", &attend::EncoderInfo::architecture, "The model's architecture (config.json's, or TransformerEncoderSpec).")
+      .def_ro("hidden_size", &attend::EncoderInfo::hidden_size, "The hidden states' dimension.")
+      .def_ro("embedding_dim", &attend::EncoderInfo::embedding_dim, "The sentence embeddings' dimension.")
       .def_ro("max_length", &attend::EncoderInfo::max_length, "Tokens a text is cut to, special tokens included.")
-      .def_ro("vocabulary_size", &attend::EncoderInfo::vocabulary_size)
-      .def_ro("pooling", &attend::EncoderInfo::pooling)
+      .def_ro("vocabulary_size", &attend::EncoderInfo::vocabulary_size, "Tokens in the vocabulary.")
+      .def_ro("pooling", &attend::EncoderInfo::pooling, "The pooling modes, joined by '+'.")
       .def_ro("normalize", &attend::EncoderInfo::normalize, "Whether the model normalises its embeddings.")
-      .def_ro("has_pooler", &attend::EncoderInfo::has_pooler)
-      .def_ro("has_tokenizer", &attend::EncoderInfo::has_tokenizer)
+      .def_ro("has_pooler", &attend::EncoderInfo::has_pooler, "Whether the model has BERT's pooler (pooler_output).")
+      .def_ro("has_tokenizer", &attend::EncoderInfo::has_tokenizer, "Whether the directory has a tokenizer.json attend reads.")
       .def_ro("labels", &attend::EncoderInfo::labels, "A classifier's labels, by id.");
 
   nb::class_<attend::Encoder>(m, "Encoder",
@@ -160,12 +160,13 @@ void bind_encoder(nb::module_& m) {
             return nb::make_tuple(t.ids, t.type_ids, t.tokens, t.truncated);
           },
           nb::arg("text"), nb::arg("pair") = nb::none(), "(ids, type_ids, tokens, truncated) as embed tokenizes.")
-      .def("token_to_id", &attend::Encoder::token_to_id, nb::arg("token"))
-      .def_prop_ro("encoder_info", &attend::Encoder::encoder_info)
+      .def("token_to_id", &attend::Encoder::token_to_id, nb::arg("token"),
+           "A token's id in the model's vocabulary (its unknown token's for an unknown one).")
+      .def_prop_ro("encoder_info", &attend::Encoder::encoder_info, "Sizes, pooling, normalisation and labels.")
       .def("info", &attend::Encoder::info, "What loading found and checked (`attend inspect`).")
       .def("plan", &attend::Encoder::plan_description, "The execution plan (`attend plan`).")
-      .def_prop_ro("inter_threads", &attend::Encoder::inter_threads)
-      .def_prop_ro("intra_threads", &attend::Encoder::intra_threads);
+      .def_prop_ro("inter_threads", &attend::Encoder::inter_threads, "Batches run at once.")
+      .def_prop_ro("intra_threads", &attend::Encoder::intra_threads, "Compute threads per batch.");
 
   m.def("is_encoder_model", &attend::is_encoder_model, nb::arg("directory"),
         "Whether a directory holds an encoder-only model (BERT family) rather than an encoder-decoder.");

@@ -74,6 +74,7 @@ class Encoder:
         return EncoderForwardOutput(last, pooler)
 
     def info(self) -> "_attend.ModelInfo":
+        """What loading found and checked (`attend inspect`)."""
         return self._engine.info()
 
 
@@ -93,9 +94,11 @@ class SentenceEncoder:
 
     @property
     def max_seq_length(self) -> int:
+        """Tokens a sentence is cut to, special tokens included (sentence-transformers' max_seq_length)."""
         return self._info.max_length
 
     def get_sentence_embedding_dimension(self) -> int:
+        """The embeddings' dimension (the last Dense module's, else the pooled hidden size)."""
         return self._info.embedding_dim
 
     def encode(self, sentences: Union[str, Iterable[str]], batch_size: int = 32, show_progress_bar: Optional[bool] = None,
