@@ -267,3 +267,5 @@ ATTEND_API void convert_model(const std::string& input_directory, const std::str
 ATTEND_API const char* version();
 
 }  // namespace attend
+
+#include "attend/encoder.hpp"  // encoder-only models (the BERT family): attend::Encoder

@@ -148,4 +148,5 @@ NB_MODULE(_attend, m) {
   bind_option_specs(m);
   bind_model(m);
   bind_translator(m);
+  bind_encoder(m);
 }
