@@ -53,26 +53,40 @@ ops::Matrix EncoderExecutor::matrix(int id, std::int64_t rows) const {
   return matrix(Operand{id, 0, plan_.buffers()[id].cols}, rows);
 }
 
+ops::Matrix EncoderExecutor::matrix(const Operand& o, std::int64_t first, std::int64_t rows) const {
+  const ops::Matrix all = matrix(o, plan_.holds_chunk(o.buffer) ? rows : first + rows);
+  return {plan_.holds_chunk(o.buffer) ? all.data : all.row(first), rows, all.cols, all.ld};
+}
+
 void EncoderExecutor::run(EncoderPhase phase, const EncoderShape& shape, double* step_seconds) const {
   const auto& steps = plan_.steps();
+  auto timed = [&](size_t i, std::int64_t first, std::int64_t rows) {
+    if (step_seconds == nullptr) return run_step(steps[i], shape, first, rows);
+    const auto t0 = std::chrono::steady_clock::now();
+    run_step(steps[i], shape, first, rows);
+    step_seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].phase != phase) continue;
     if (steps[i].kind == EncoderStepKind::normalize && !shape.normalize) continue;
-    if (step_seconds == nullptr) {
-      run_step(steps[i], shape);
+    const std::int64_t rows = phase == EncoderPhase::body ? shape.tokens : shape.sequences;
+    if (steps[i].group < 0) {
+      timed(i, 0, rows);
       continue;
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    run_step(steps[i], shape);
-    step_seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    size_t end = i;  // the group: steps i … end − 1
+    while (end < steps.size() && steps[end].group == steps[i].group) ++end;
+    for (std::int64_t first = 0; first < rows; first += plan_.chunk_rows())
+      for (size_t j = i; j < end; ++j) timed(j, first, std::min(plan_.chunk_rows(), rows - first));
+    i = end - 1;
   }
 }
 
-void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape) const {
+void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, std::int64_t first,
+                               std::int64_t rows) const {
   const EncoderModel& model = plan_.model();
   const EncoderConfig& c = model.config();
   const auto& io = plan_.io();
-  const std::int64_t rows = s.phase == EncoderPhase::body ? shape.tokens : shape.sequences;
   const std::int64_t D = c.d_model, H = c.num_heads, dh = c.head_dim();
   const std::int32_t* starts = buffer<std::int32_t>(io.starts);
   switch (s.kind) {
@@ -91,14 +105,15 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape) 
       return;
     }
     case EncoderStepKind::layer_norm:
-      ops::layer_norm(matrix(s.in, rows), matrix(s.out, rows), s.norm->with_epsilon(c.layer_norm_epsilon), s.threads);
+      ops::layer_norm(matrix(s.in, first, rows), matrix(s.out, first, rows), s.norm->with_epsilon(c.layer_norm_epsilon),
+                      s.threads);
       return;
     case EncoderStepKind::linear: {
       ops::GemmEpilogue ep;
       ep.bias = s.linear->bias_data();
       ep.activation = s.activation;
-      if (s.residual.buffer >= 0) ep.residual = matrix(s.residual, rows);
-      ops::gemm(matrix(s.in, rows), s.linear->weight, matrix(s.out, rows), ep, s.threads);
+      if (s.residual.buffer >= 0) ep.residual = matrix(s.residual, first, rows);
+      ops::gemm(matrix(s.in, first, rows), s.linear->weight, matrix(s.out, first, rows), ep, s.threads);
       return;
     }
     case EncoderStepKind::attention: {

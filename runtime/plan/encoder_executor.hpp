@@ -32,8 +32,11 @@ class EncoderExecutor {
   void run(EncoderPhase phase, const EncoderShape& shape, double* step_seconds = nullptr) const;
 
  private:
-  void run_step(const EncoderStep& s, const EncoderShape& shape) const;
+  // Runs step s on `rows` rows from `first` (a chunk of a row group; else all of them).
+  void run_step(const EncoderStep& s, const EncoderShape& shape, std::int64_t first, std::int64_t rows) const;
   ops::Matrix matrix(const Operand& o, std::int64_t rows) const;
+  // Rows [first, first + rows) of an operand; those of a chunk buffer from its row 0.
+  ops::Matrix matrix(const Operand& o, std::int64_t first, std::int64_t rows) const;
 
   const EncoderPlan& plan_;
   std::byte* arena_;

@@ -5,7 +5,9 @@
 // Without padding: a batch's sequences are packed one after another into a single
 // [tokens, d] matrix, so the GEMMs, LayerNorms and GELUs run on real tokens only — no
 // row is ever a pad — and the fused attention (ops::attention, online softmax) runs per
-// sequence over its own rows. Four phases:
+// sequence over its own rows. The feed-forward sublayer runs a chunk of rows at a time
+// (a row group: fc1 then fc2 on the chunk), so its [tokens, ffn] intermediate is never
+// whole: it holds one chunk, which stays in cache between the two GEMMs. Four phases:
 //   body        (rows = the batch's tokens) embeddings, layers → the last hidden state
 //   pooler      (rows = sequences) BERT's pooler: tanh(dense(first token))
 //   embedding   (rows = sequences) pooling (sentence-transformers' modes), Dense, Normalize
@@ -57,6 +59,8 @@ struct EncoderStep {
   ops::Activation activation = ops::Activation::none;
   const LayerNormWeights* norm = nullptr;
   Pooling pooling = Pooling::mean;
+  int group = -1;  // ≥ 0: a row group's step (consecutive in the plan): the group's steps
+                   // run in order over one chunk of rows, then over the next
   int threads = 1;
   double flops = 0, bytes = 0;  // at the limits
 };
@@ -72,6 +76,10 @@ class EncoderPlan {
   const std::vector<PlanBuffer>& buffers() const { return buffers_; }
   std::size_t arena_bytes() const { return arena_bytes_; }
   std::size_t buffers_bytes() const { return buffers_bytes_; }
+  // Rows of one chunk of a row group, and whether a buffer holds one chunk (its row 0
+  // is the chunk's first row) rather than every row.
+  std::int64_t chunk_rows() const { return chunk_rows_; }
+  bool holds_chunk(int buffer) const { return buffer >= 0 && chunk_buffers_[buffer]; }
   std::string describe() const;
 
   // Buffers the workspace fills before the body runs or reads after a phase.
@@ -92,6 +100,8 @@ class EncoderPlan {
   std::vector<EncoderStep> steps_;
   std::vector<PlanBuffer> buffers_;
   std::size_t arena_bytes_ = 0, buffers_bytes_ = 0;
+  std::int64_t chunk_rows_ = 0;
+  std::vector<bool> chunk_buffers_;
   Io io_{};
 };
 
