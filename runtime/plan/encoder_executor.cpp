@@ -9,6 +9,7 @@
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/gemm.hpp"
 #include "attend/ops/normalization.hpp"
+#include "plan/outlier_rows.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -113,7 +114,18 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
       ep.bias = s.linear->bias_data();
       ep.activation = s.activation;
       if (s.residual.buffer >= 0) ep.residual = matrix(s.residual, first, rows);
-      ops::gemm(matrix(s.in, first, rows), s.linear->weight, matrix(s.out, first, rows), ep, s.threads);
+      const ops::Matrix in = matrix(s.in, first, rows), out = matrix(s.out, first, rows);
+      if (s.outliers < 0) {
+        ops::gemm(in, s.linear->weight, out, ep, s.threads);
+        return;
+      }
+      // The listed rows within [first, first + rows) (all of them, outside a row group).
+      const std::int32_t* list = buffer<std::int32_t>(s.outliers);
+      const std::span<const std::int32_t> all(list + 1, static_cast<size_t>(list[0]));
+      const auto begin = std::lower_bound(all.begin(), all.end(), first);
+      const auto end = std::lower_bound(begin, all.end(), first + rows);
+      const std::span<float> scratch(buffer<float>(io.outlier_scratch), plan_.buffers()[io.outlier_scratch].cols);
+      gemm_keeping_outlier_rows(in, s.linear->weight.view(), out, ep, s.threads, {begin, end}, first, scratch);
       return;
     }
     case EncoderStepKind::attention: {
@@ -146,6 +158,11 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
       const ops::Matrix out = matrix(s.out, rows);
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t k = 0; k < out.cols; ++k) out(r, k) = std::tanh(out(r, k));
+      return;
+    }
+    case EncoderStepKind::outlier_rows: {
+      std::int32_t* list = buffer<std::int32_t>(s.out.buffer);
+      list[0] = static_cast<std::int32_t>(find_outlier_rows(matrix(s.in, rows), list + 1));
       return;
     }
     case EncoderStepKind::normalize: {

@@ -6,6 +6,7 @@
 #include "attend/error.hpp"
 #include "attend/ops/isa.hpp"
 #include "plan/arena_planner.hpp"
+#include "plan/outlier_rows.hpp"
 #include "plan/plan_text.hpp"
 
 namespace attend::runtime {
@@ -38,6 +39,7 @@ const char* encoder_step_kind_name(EncoderStepKind k) {
     case EncoderStepKind::pool: return "pool";
     case EncoderStepKind::tanh: return "tanh";
     case EncoderStepKind::normalize: return "normalize";
+    case EncoderStepKind::outlier_rows: return "outlier_rows";
   }
   return "?";
 }
@@ -109,6 +111,10 @@ class EncoderPlanBuilder {
         s.flops = 4 * rows * static_cast<double>(limits().max_length) * D;
         s.bytes = 4 * rows * 4 * D;
         break;
+      case EncoderStepKind::outlier_rows:  // a max and a sum of magnitudes per value
+        s.flops = 2 * rows * D;
+        s.bytes = 4 * rows * D;
+        break;
       case EncoderStepKind::pool:
         s.flops = static_cast<double>(limits().max_tokens) * D;
         s.bytes = 4 * static_cast<double>(limits().max_tokens) * D;
@@ -119,14 +125,15 @@ class EncoderPlanBuilder {
     }
     const int index = static_cast<int>(plan_->steps_.size());
     for (const Operand* o : {&s.in, &s.out, &s.residual}) touch(o->buffer, index);
-    for (int b : implicit_buffers(s.kind)) touch(b, index);
+    for (int b : implicit_buffers(s)) touch(b, index);
     plan_->steps_.push_back(std::move(s));
   }
 
-  std::vector<int> implicit_buffers(EncoderStepKind k) const {
+  std::vector<int> implicit_buffers(const EncoderStep& s) const {
     const auto& io = plan_->io_;
-    switch (k) {
+    switch (s.kind) {
       case EncoderStepKind::embed: return {io.tokens, io.positions, io.types};
+      case EncoderStepKind::linear: return {s.outliers, s.outliers >= 0 ? io.outlier_scratch : -1};
       case EncoderStepKind::attention:
       case EncoderStepKind::first_token:
       case EncoderStepKind::pool: return {io.starts};
@@ -147,9 +154,9 @@ class EncoderPlanBuilder {
     add(s);
   }
   void linear(EncoderPhase p, const std::string& name, const Linear& l, Operand in, Operand out, std::int64_t layer = -1,
-              bool residual = false, ops::Activation act = ops::Activation::none, int group = -1) {
+              bool residual = false, ops::Activation act = ops::Activation::none, int group = -1, int outliers = -1) {
     EncoderStep s = step(EncoderStepKind::linear, p, name, in, out);
-    s.linear = &l, s.layer = layer, s.activation = act, s.group = group;
+    s.linear = &l, s.layer = layer, s.activation = act, s.group = group, s.outliers = outliers;
     if (residual) s.residual = out;  // out = in·Wᵀ + b + out
     add(s);
   }
@@ -179,6 +186,22 @@ class EncoderPlanBuilder {
     const int ctx = buffer("encoder.context", ElementType::f32, T, D);
     plan_->chunk_rows_ = std::min(T, kFeedForwardChunkRowsPerThread * limits().threads);
     const int ffn = buffer("encoder.ffn", ElementType::f32, plan_->chunk_rows_, F, false, /*chunk=*/true);
+    // int8: the rows the attention's and the feed-forward's GEMMs carry in two terms.
+    const bool s8 = m().compute_type().gemm_weights == ops::WeightType::s8;
+    const int attn_outliers = s8 ? buffer("encoder.outliers.attn", ElementType::i32, T + 1, 1) : -1;
+    const int ffn_outliers = s8 ? buffer("encoder.outliers.ffn", ElementType::i32, T + 1, 1) : -1;
+    if (s8) {
+      const std::size_t floats = std::max(outlier_rows_scratch_floats(D, 3 * D), outlier_rows_scratch_floats(D, F));
+      io.outlier_scratch = buffer("encoder.outliers.scratch", ElementType::f32, 1, static_cast<std::int64_t>(floats));
+    }
+    // The rows of a sublayer's input (a LayerNorm's output, from the residual stream)
+    // that get int8's second term; the attention's output, a mix of value rows, has none.
+    auto find_outliers = [&](Operand in, int list, std::int64_t layer) {
+      if (list < 0) return;
+      EncoderStep s = step(EncoderStepKind::outlier_rows, P, tensor_names::encoder_layer(layer) + "outlier_rows", in, all(list));
+      s.layer = layer;
+      add(s);
+    };
 
     add(step(EncoderStepKind::embed, P, "encoder.embed", all(io.tokens), all(x)));
     norm(P, "encoder.layernorm_embedding", m().embedding_norm, all(x), all(x), -1);
@@ -186,7 +209,8 @@ class EncoderPlanBuilder {
       const EncoderLayer& w = m().layers[l];
       const std::string p = tensor_names::encoder_layer(l);
       sublayer(p + "self_attn_layer_norm", w.self_attn_norm, x, h, l, [&](Operand in) {
-        linear(P, p + "self_attn.qkv_proj", w.qkv, in, all(qkv), l);
+        find_outliers(in, attn_outliers, l);
+        linear(P, p + "self_attn.qkv_proj", w.qkv, in, all(qkv), l, false, ops::Activation::none, -1, attn_outliers);
         EncoderStep a = step(EncoderStepKind::attention, P, p + "self_attn", all(qkv), all(ctx));
         a.layer = l;
         add(a);
@@ -194,8 +218,9 @@ class EncoderPlanBuilder {
       });
       sublayer(p + "final_layer_norm", w.ffn_norm, x, h, l, [&](Operand in) {
         const int group = static_cast<int>(l);
-        linear(P, p + "fc1", w.fc1, in, all(ffn), l, false, c().activation, group);
-        linear(P, p + "fc2", w.fc2, all(ffn), all(x), l, true, ops::Activation::none, group);
+        find_outliers(in, ffn_outliers, l);
+        linear(P, p + "fc1", w.fc1, in, all(ffn), l, false, c().activation, group, ffn_outliers);
+        linear(P, p + "fc2", w.fc2, all(ffn), all(x), l, true, ops::Activation::none, group, ffn_outliers);
       });
     }
     io.hidden = x;

@@ -46,6 +46,7 @@ enum class EncoderStepKind {
   pool,         // out[s] = pooling of in's rows of sequence s
   tanh,         // out = tanh(out)
   normalize,    // out[s] = out[s] / max(‖out[s]‖₂, 1e-12), when the call asks (EncoderShape)
+  outlier_rows, // out = [count, rows…]: the rows of `in` an int8 GEMM would lose (outlier_rows.hpp)
 };
 const char* encoder_step_kind_name(EncoderStepKind k);
 
@@ -57,6 +58,7 @@ struct EncoderStep {
   Operand in, out, residual;
   const Linear* linear = nullptr;
   ops::Activation activation = ops::Activation::none;
+  int outliers = -1;  // linear: the outlier_rows list whose rows get int8's second term
   const LayerNormWeights* norm = nullptr;
   Pooling pooling = Pooling::mean;
   int group = -1;  // ≥ 0: a row group's step (consecutive in the plan): the group's steps
@@ -90,6 +92,7 @@ class EncoderPlan {
     int pooler = -1;               // [batch, D]
     int embedding;                 // [batch, embedding_dim]
     int logits = -1;               // [batch, num_labels]
+    int outlier_scratch = -1;      // int8 models: the scratch of the second terms (outlier_rows.hpp)
   };
   const Io& io() const { return io_; }
 

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "attend/ops/isa.hpp"
 #include "encoder/encoder_runner.hpp"
 #include "formats/encoder_io.hpp"
 
@@ -171,8 +172,12 @@ namespace {
 // The real all-MiniLM-L6-v2 (tests/encoder/run_minilm.sh fetches it from PyPI) against
 // sentence-transformers' embeddings, computed once (make_minilm_reference.py): fp32
 // within cosine 0.99999 — 6 layers of fp32 arithmetic in another order differ by ~1e-6
-// relative, far inside it — and int8 close to fp32 (ONNX Runtime's dynamic int8 reaches a
-// min cosine of 0.943; the issue asks 0.99, see below).
+// relative, far inside it — and int8 within the issue's 0.99 of fp32 (ONNX Runtime's
+// dynamic int8 reaches 0.943). int8 was 0.9828 with one int8 pass per row (the empty
+// text: its [CLS] row's massive activation left most of the row at zero); the rows one
+// value dominates now get a second int8 term (plan/outlier_rows.hpp): measured 0.9954.
+// And int8 gives the same bits on every ISA, those rows included (SSE2's exact int8 GEMM
+// takes ~8 s here: its bits are checked by the ops tests and test_outlier_rows.cpp).
 TEST_CASE("all-MiniLM-L6-v2 gives sentence-transformers' embeddings", "[.minilm]") {
   const char* dir = std::getenv("ATTEND_MINILM_DIR");
   REQUIRE(dir != nullptr);
@@ -196,13 +201,22 @@ TEST_CASE("all-MiniLM-L6-v2 gives sentence-transformers' embeddings", "[.minilm]
     CHECK(c > 0.99999);
   }
   o.compute_type = "int8";
-  const auto int8 = EncoderRunner(load_encoder(dir, o), {}).run(ids, {}, options);
+  std::vector<SequenceOutput> int8;
+  for (const ops::Isa isa : ops::available_isas()) {
+    if (isa == ops::Isa::sse2) continue;
+    INFO("int8 on " << ops::isa_name(isa));
+    o.isa = isa;
+    const auto out = EncoderRunner(load_encoder(dir, o), {}).run(ids, {}, options);
+    if (int8.empty()) int8 = out;
+    for (size_t i = 0; i < out.size(); ++i) CHECK(out[i].embedding == int8[i].embedding);
+  }
   double worst_int8 = 1;
-  for (size_t i = 0; i < cases.size(); ++i) worst_int8 = std::min(worst_int8, cosine(int8[i].embedding, f32[i].embedding));
-  // Measured 0.9828 (the empty text, [CLS] [SEP]: BERT's outlier channels dominate a
-  // 2-row per-row activation scale; sentences of 8+ tokens reach 0.9895+). The issue's
-  // bar is 0.99; until outlier smoothing lands this guards the level reached.
-  CHECK(worst_int8 >= 0.98);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    INFO("sentence " << i << ": " << cases[i]["text"].get<std::string>().substr(0, 60));
+    const double c = cosine(int8[i].embedding, f32[i].embedding);
+    worst_int8 = std::min(worst_int8, c);
+    CHECK(c >= 0.99);
+  }
   std::printf("all-MiniLM-L6-v2: min cosine to sentence-transformers %.7f (fp32); int8 to fp32 %.5f\n", worst, worst_int8);
 }
 
