@@ -40,6 +40,7 @@ class SafetensorsFile final : public TensorSource {
   const TensorRecord* find(const std::string& name) const override;
   std::vector<std::string> names() const override;
   void release(const TensorRecord& t) const override { file_.release(t.offset, t.bytes()); }
+  void evict(const TensorRecord& t) const override { file_.release(t.offset, t.bytes()); }
   std::size_t total_bytes() const override { return file_.size(); }
   const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
   const std::map<std::string, std::string>& integer_tensors() const { return header_.integer_tensors; }

@@ -44,6 +44,11 @@ class TensorSource {
   virtual void acquire(const TensorRecord&) const {}
   // The model has copied or packed this tensor; its bytes will not be read again.
   virtual void release(const TensorRecord&) const {}
+  // The model reads this tensor in place, now and then (an embedding table): its bytes
+  // stay readable, but its pages may leave this process's memory until touched again
+  // (a mapped file's are re-read from the page cache), so a check that read them all
+  // does not keep them all resident.
+  virtual void evict(const TensorRecord&) const {}
   virtual std::size_t total_bytes() const = 0;
 };
 

@@ -77,6 +77,7 @@ Table WeightReader::table(const std::string& name, ops::WeightType type) {
   if (t.dtype == DType::f32 && type == ops::WeightType::f32 && reinterpret_cast<std::uintptr_t>(t.data) % alignof(float) == 0) {
     const float* data = reinterpret_cast<const float*>(t.data);
     check_finite(name, data, n);
+    source_.evict(t);  // read in place: rows come back into memory as texts use them
     return Table(data, rows, cols);
   }
   try {
