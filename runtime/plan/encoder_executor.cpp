@@ -77,8 +77,19 @@ void EncoderExecutor::run(EncoderPhase phase, const EncoderShape& shape, double*
     }
     size_t end = i;  // the group: steps i … end − 1
     while (end < steps.size() && steps[end].group == steps[i].group) ++end;
-    for (std::int64_t first = 0; first < rows; first += plan_.chunk_rows())
-      for (size_t j = i; j < end; ++j) timed(j, first, std::min(plan_.chunk_rows(), rows - first));
+    const EncoderPlan::RowGroup& group = plan_.groups()[steps[i].group];
+    const std::int32_t* starts = buffer<std::int32_t>(plan_.io().starts);
+    std::int64_t next_sequence = 0;
+    for (std::int64_t first = 0; first < rows;) {
+      std::int64_t n = std::min(group.rows, rows - first);
+      if (group.whole_sequences) {  // as many whole sequences as fit (a sequence always does)
+        std::int64_t last = next_sequence + 1;
+        while (last < shape.sequences && starts[last + 1] - first <= group.rows) ++last;
+        n = starts[last] - first, next_sequence = last;
+      }
+      for (size_t j = i; j < end; ++j) timed(j, first, n);
+      first += n;
+    }
     i = end - 1;
   }
 }
@@ -130,16 +141,18 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
     }
     case EncoderStepKind::attention: {
       // Each sequence's rows of the fused QKV [tokens, 3D], read in place as its Q, K, V
-      // heads: no pad enters a score, and nothing is copied.
-      const ops::Matrix qkv = matrix(s.in, rows), out = matrix(s.out, rows);
-      for (std::int64_t b = 0; b < shape.sequences; ++b) {
-        const std::int64_t first = starts[b], n = starts[b + 1] - starts[b];
+      // heads: no pad enters a score, and nothing is copied. The rows [first, first +
+      // rows) hold whole sequences (a row group's chunk: its buffers start at `first`).
+      const ops::Matrix qkv = matrix(s.in, first, rows), out = matrix(s.out, first, rows);
+      const std::int32_t* end = starts + shape.sequences + 1;
+      for (const std::int32_t* seq = std::lower_bound(starts, end, first); seq + 1 < end && seq[0] < first + rows; ++seq) {
+        const std::int64_t at = seq[0] - first, n = seq[1] - seq[0];
         ops::AttentionArgs a;
         a.batch = 1, a.heads = H, a.q_len = n, a.kv_len = n, a.head_dim = dh;
-        a.q = {qkv.row(first), 0, dh, qkv.ld};
-        a.k = {qkv.row(first) + D, 0, dh, qkv.ld};
-        a.v = {qkv.row(first) + 2 * D, 0, dh, qkv.ld};
-        a.out = {out.row(first), 0, dh, out.ld};
+        a.q = {qkv.row(at), 0, dh, qkv.ld};
+        a.k = {qkv.row(at) + D, 0, dh, qkv.ld};
+        a.v = {qkv.row(at) + 2 * D, 0, dh, qkv.ld};
+        a.out = {out.row(at), 0, dh, out.ld};
         ops::attention(a, s.threads);
       }
       return;

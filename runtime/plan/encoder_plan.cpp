@@ -16,6 +16,10 @@ namespace {
 // intermediate (a 1536-wide one: 768 KiB at 128 rows) stays in a core's L2 from the fc1
 // GEMM that writes it to the fc2 GEMM that reads it.
 constexpr std::int64_t kFeedForwardChunkRowsPerThread = 128;
+// Tokens of the attention sublayer per chunk, per thread (whole sequences, so at least
+// the longest one): the GEMMs keep their efficiency, and the [rows, 3d] QKV and the
+// context stay small (d = 384: 1.5 MiB at 256 rows).
+constexpr std::int64_t kAttentionChunkRowsPerThread = 256;
 
 }  // namespace
 
@@ -148,6 +152,11 @@ class EncoderPlanBuilder {
     buf.last_use = std::max(buf.last_use, step);
   }
 
+  int row_group(std::int64_t rows, bool whole_sequences) {
+    plan_->groups_.push_back({rows, whole_sequences});
+    return static_cast<int>(plan_->groups_.size()) - 1;
+  }
+
   void norm(EncoderPhase p, const std::string& name, const LayerNormWeights& w, Operand in, Operand out, std::int64_t layer) {
     EncoderStep s = step(EncoderStepKind::layer_norm, p, name, in, out);
     s.norm = &w, s.layer = layer;
@@ -182,10 +191,11 @@ class EncoderPlanBuilder {
     const int x = buffer("encoder.x", ElementType::f32, T, D);
     const bool pre = c().norm_placement == NormPlacement::pre;
     const int h = pre ? buffer("encoder.normed", ElementType::f32, T, D) : -1;
-    const int qkv = buffer("encoder.qkv", ElementType::f32, T, 3 * D);
-    const int ctx = buffer("encoder.context", ElementType::f32, T, D);
-    plan_->chunk_rows_ = std::min(T, kFeedForwardChunkRowsPerThread * limits().threads);
-    const int ffn = buffer("encoder.ffn", ElementType::f32, plan_->chunk_rows_, F, false, /*chunk=*/true);
+    const std::int64_t attention_rows = std::min(T, std::max(limits().max_length, kAttentionChunkRowsPerThread * limits().threads));
+    const std::int64_t ffn_rows = std::min(T, kFeedForwardChunkRowsPerThread * limits().threads);
+    const int qkv = buffer("encoder.qkv", ElementType::f32, attention_rows, 3 * D, false, /*chunk=*/true);
+    const int ctx = buffer("encoder.context", ElementType::f32, attention_rows, D, false, /*chunk=*/true);
+    const int ffn = buffer("encoder.ffn", ElementType::f32, ffn_rows, F, false, /*chunk=*/true);
     // int8: the rows the attention's and the feed-forward's GEMMs carry in two terms.
     const bool s8 = m().compute_type().gemm_weights == ops::WeightType::s8;
     const int attn_outliers = s8 ? buffer("encoder.outliers.attn", ElementType::i32, T + 1, 1) : -1;
@@ -210,14 +220,15 @@ class EncoderPlanBuilder {
       const std::string p = tensor_names::encoder_layer(l);
       sublayer(p + "self_attn_layer_norm", w.self_attn_norm, x, h, l, [&](Operand in) {
         find_outliers(in, attn_outliers, l);
-        linear(P, p + "self_attn.qkv_proj", w.qkv, in, all(qkv), l, false, ops::Activation::none, -1, attn_outliers);
+        const int group = row_group(attention_rows, /*whole_sequences=*/true);
+        linear(P, p + "self_attn.qkv_proj", w.qkv, in, all(qkv), l, false, ops::Activation::none, group, attn_outliers);
         EncoderStep a = step(EncoderStepKind::attention, P, p + "self_attn", all(qkv), all(ctx));
-        a.layer = l;
+        a.layer = l, a.group = group;
         add(a);
-        linear(P, p + "self_attn.out_proj", w.out, all(ctx), all(x), l, true);
+        linear(P, p + "self_attn.out_proj", w.out, all(ctx), all(x), l, true, ops::Activation::none, group);
       });
       sublayer(p + "final_layer_norm", w.ffn_norm, x, h, l, [&](Operand in) {
-        const int group = static_cast<int>(l);
+        const int group = row_group(ffn_rows, false);
         find_outliers(in, ffn_outliers, l);
         linear(P, p + "fc1", w.fc1, in, all(ffn), l, false, c().activation, group, ffn_outliers);
         linear(P, p + "fc2", w.fc2, all(ffn), all(x), l, true, ops::Activation::none, group, ffn_outliers);
@@ -321,7 +332,9 @@ std::string EncoderPlan::describe() const {
   o << "limits: " << limits_.max_batch << " sequences, " << limits_.max_tokens
     << " tokens per batch, packed (no padding), a sequence ≤ " << limits_.max_length << " tokens, " << limits_.threads
     << " thread(s)\n";
-  o << "feed-forward: fc1 → fc2 " << chunk_rows_ << " rows at a time (the intermediate holds one chunk)\n";
+  if (groups_.size() >= 2)
+    o << "sublayers in chunks: attention (QKV, attention, out_proj) on whole sequences of ≤ " << groups_[0].rows
+      << " tokens, feed-forward (fc1, fc2) on " << groups_[1].rows << " rows at a time\n";
   o << "arena: " << human_bytes(double(arena_bytes_)) << " for " << buffers_.size() << " buffers totalling "
     << human_bytes(double(buffers_bytes_)) << " (liveness sharing saves "
     << (buffers_bytes_ ? static_cast<int>(100.0 - 100.0 * double(arena_bytes_) / double(buffers_bytes_)) : 0) << "%)\n\n";

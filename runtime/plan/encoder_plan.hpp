@@ -5,9 +5,12 @@
 // Without padding: a batch's sequences are packed one after another into a single
 // [tokens, d] matrix, so the GEMMs, LayerNorms and GELUs run on real tokens only — no
 // row is ever a pad — and the fused attention (ops::attention, online softmax) runs per
-// sequence over its own rows. The feed-forward sublayer runs a chunk of rows at a time
-// (a row group: fc1 then fc2 on the chunk), so its [tokens, ffn] intermediate is never
-// whole: it holds one chunk, which stays in cache between the two GEMMs. Four phases:
+// sequence over its own rows. Each sublayer runs a chunk of rows at a time (a row
+// group): the attention's QKV projection, attention and output projection on whole
+// sequences of up to a few hundred tokens, the feed-forward's fc1 and fc2 on 128 rows per
+// thread. So only the [tokens, d] hidden state is as long as the batch: the [tokens, 3d]
+// QKV, the context and the [tokens, ffn] intermediate hold one chunk, which stays in
+// cache from the GEMM that writes it to the one that reads it. Four phases:
 //   body        (rows = the batch's tokens) embeddings, layers → the last hidden state
 //   pooler      (rows = sequences) BERT's pooler: tanh(dense(first token))
 //   embedding   (rows = sequences) pooling (sentence-transformers' modes), Dense, Normalize
@@ -61,8 +64,9 @@ struct EncoderStep {
   int outliers = -1;  // linear: the outlier_rows list whose rows get int8's second term
   const LayerNormWeights* norm = nullptr;
   Pooling pooling = Pooling::mean;
-  int group = -1;  // ≥ 0: a row group's step (consecutive in the plan): the group's steps
-                   // run in order over one chunk of rows, then over the next
+  int group = -1;  // ≥ 0: a step of row group EncoderPlan::groups()[group] (consecutive in
+                   // the plan): the group's steps run in order over one chunk of rows,
+                   // then over the next
   int threads = 1;
   double flops = 0, bytes = 0;  // at the limits
 };
@@ -78,9 +82,15 @@ class EncoderPlan {
   const std::vector<PlanBuffer>& buffers() const { return buffers_; }
   std::size_t arena_bytes() const { return arena_bytes_; }
   std::size_t buffers_bytes() const { return buffers_bytes_; }
-  // Rows of one chunk of a row group, and whether a buffer holds one chunk (its row 0
-  // is the chunk's first row) rather than every row.
-  std::int64_t chunk_rows() const { return chunk_rows_; }
+  // How a row group's rows are cut: chunks of at most `rows` rows, each ending where a
+  // sequence ends if `whole_sequences` (a sequence is never longer than `rows`).
+  struct RowGroup {
+    std::int64_t rows = 0;
+    bool whole_sequences = false;
+  };
+  const std::vector<RowGroup>& groups() const { return groups_; }
+  // Whether a buffer holds one chunk of a row group (its row 0 is the chunk's first row)
+  // rather than every row.
   bool holds_chunk(int buffer) const { return buffer >= 0 && chunk_buffers_[buffer]; }
   std::string describe() const;
 
@@ -103,7 +113,7 @@ class EncoderPlan {
   std::vector<EncoderStep> steps_;
   std::vector<PlanBuffer> buffers_;
   std::size_t arena_bytes_ = 0, buffers_bytes_ = 0;
-  std::int64_t chunk_rows_ = 0;
+  std::vector<RowGroup> groups_;
   std::vector<bool> chunk_buffers_;
   Io io_{};
 };
