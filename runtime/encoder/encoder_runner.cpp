@@ -9,6 +9,11 @@
 namespace attend::runtime {
 namespace {
 
+// Tokens per batch per compute thread, at most: every GEMM of the plan runs on chunks
+// of at most this many rows anyway (encoder_plan.cpp), so a larger batch gains no
+// speed, only a longer hidden state — memory stays flat whatever max_batch_tokens.
+constexpr std::int64_t kBatchTokensPerThread = 512;
+
 std::int64_t power_of_two_at_least(std::int64_t n) {
   std::int64_t p = 1;
   while (p < n) p *= 2;
@@ -51,8 +56,10 @@ std::shared_ptr<const EncoderPlan> EncoderRunner::plan_for(std::int64_t sequence
   return plan;
 }
 
-// An idle workspace that holds the batch, or a new one that supersedes the idle ones
-// too small (as the translator's).
+// An idle workspace that holds the batch, or a new one that supersedes the idle ones:
+// those too small for it (as the translator's), and those made for another thread split
+// (a lone batch gets every thread, a call of many batches a share each; calls rarely
+// alternate, and the pool then holds only what the current split uses).
 std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences, std::int64_t tokens, int threads) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -74,7 +81,7 @@ std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences,
       sequences = std::max(sequences, w->plan().limits().max_batch);
       tokens = std::max(tokens, w->plan().limits().max_tokens);
     }
-    std::erase_if(idle_, same_threads);
+    idle_.clear();
   }
   const auto plan = plan_for(sequences, tokens, threads);
   try {
@@ -131,7 +138,9 @@ std::vector<SequenceOutput> EncoderRunner::run(std::span<const std::vector<std::
   }
   std::vector<SequenceOutput> results(sink ? 0 : ids.size());
   if (ids.empty()) return results;
-  const auto batches = make_batches(lengths, {limits.max_batch, limits.max_tokens, /*packed=*/true});
+  const std::int64_t batch_tokens =
+      std::min(limits.max_tokens, std::max(limits.max_length, kBatchTokensPerThread * config_.threads));
+  const auto batches = make_batches(lengths, {limits.max_batch, batch_tokens, /*packed=*/true});
   std::int64_t largest = 0, most_tokens = 0;
   for (const auto& batch : batches) {
     largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(batch.size()));

@@ -3,7 +3,9 @@
 // padding), a pool of workspaces so concurrent calls each get their own, several
 // batches at once on the translator's batch workers (inter_threads) with intra_threads
 // compute threads each. Memory follows the work: a workspace's plan is sized for the
-// batches it gets (tokens and sequences rounded up to a power of two).
+// batches it gets (tokens and sequences rounded up to a power of two), in which only
+// the hidden state is as long as the batch (the sublayers run in chunks: encoder_plan.hpp),
+// and the pool keeps the workspaces of the latest thread split only.
 #pragma once
 
 #include <atomic>
