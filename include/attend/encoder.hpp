@@ -27,7 +27,9 @@ struct EncoderOptions {
   int inter_threads = 0;                 // batches run at once (0: chosen)
   int intra_threads = 0;                 // compute threads per batch (0: threads / inter_threads)
   std::int64_t max_batch_size = 32;      // sequences per batch
-  std::int64_t max_batch_tokens = 8192;  // tokens per batch, packed (no padding)
+  std::int64_t max_batch_tokens = 8192;  // tokens per batch, packed (no padding); batches are
+                                         // cut further to 512 per compute thread (memory
+                                         // stays flat, the GEMMs run on chunks that size)
   // Tokens a text is cut to, special tokens included (0: sentence-transformers'
   // max_seq_length, else the model's positions). Ids given as ids must fit in it.
   std::int64_t max_length = 0;

@@ -48,7 +48,7 @@ std::pair<std::vector<long>, std::vector<float>> read_npy(const std::string& pat
   return {dims, data};
 }
 
-TEST_CASE("embed: one row per line, in order, sentence-transformers' vectors; npy, jsonl and tsv agree", "[cli][encoder]") {
+TEST_CASE("embed: one row per line, in order, sentence-transformers' vectors, npy, jsonl and tsv agree", "[cli][encoder]") {
   const json cases = cases_of("st-all-poolings");
   const std::string input = ids_lines(cases) + ids_lines(cases);  // twice: lengths interleave across batches
   const auto jsonl = run_attend({"embed", "-m", kEncoders + "/st-all-poolings", "--input-format", "ids", "--max-batch-size", "3", "-q"}, input);
@@ -164,7 +164,7 @@ TEST_CASE("encoder directories: an unsupported architecture or field is refused 
   CHECK_THAT(r.err, Contains("field 'hidden_size' is missing"));
 }
 
-TEST_CASE("inspect, plan and bench take an encoder directory; an unknown command is exit 2", "[cli][encoder]") {
+TEST_CASE("inspect, plan and bench take an encoder directory, an unknown command is exit 2", "[cli][encoder]") {
   const std::string model = kEncoders + "/st-all-poolings";
   const auto inspect = run_attend({"inspect", "-m", model});
   CHECK(inspect.status == 0);
@@ -178,6 +178,19 @@ TEST_CASE("inspect, plan and bench take an encoder directory; an unknown command
   const json j = json::parse(bench.out);
   CHECK(j["sentences_per_second"].get<double>() > 0);
   CHECK(j["workload"]["sentences"] == 8);
+  // The compute type and why, in every form (bfloat16 says where it is slower than float32;
+  // the rates it quotes are measured by each process, so they are left out of the match).
+  for (const std::string type : {"default", "bfloat16"}) {
+    const std::vector<std::string> bench_args = {"bench", "-m", model, "--sentences", "4", "--src-len", "2:12", "--compute-type", type};
+    std::vector<std::string> json_args = bench_args;
+    json_args.push_back("--json");
+    std::string reason = json::parse(run_attend(json_args).out)["compute_type_reason"];
+    REQUIRE(!reason.empty());
+    reason = reason.substr(0, reason.find(" runs "));
+    const std::string name = type == "default" ? "float32" : "bfloat16";
+    CHECK_THAT(run_attend(bench_args).out, Contains("compute type: " + name + " — " + reason));
+    CHECK_THAT(run_attend({"inspect", "-m", model, "--compute-type", type}).out, Contains("compute:     " + name + " — " + reason));
+  }
   CHECK(run_attend({"embed", "--help"}).status == 0);
   const auto unknown = run_attend({"frobnicate", "--help"});
   CHECK(unknown.status == 2);

@@ -139,6 +139,7 @@ int run_encoder_bench(const BenchArgs& args) {
   std::printf("workload: %zu sentences (%s, %lld tokens), batches of %lld sorted by length, packed; %lld pass(es)\n",
               sentences.size(), j["workload"]["source"].get<std::string>().c_str(), static_cast<long long>(tokens),
               static_cast<long long>(args.batch), static_cast<long long>(args.repeat));
+  std::printf("compute type: %s — %s\n", model.compute_type.c_str(), model.compute_type_reason.c_str());
   std::printf("model loaded in %.3f s\n\n", load_seconds);
   std::printf("  sentences/s         %10.1f\n", j["sentences_per_second"].get<double>());
   std::printf("  tokens/s            %10.0f\n", j["tokens_per_second"].get<double>());

@@ -33,7 +33,8 @@ void EncoderChoice::add_flags(CLI::App& app, bool pooling_flag) {
       ->check(at_least(0))
       ->capture_default_str();
   app.add_option("--max-batch-size", max_batch_size, "Sequences per batch")->check(at_least(1))->capture_default_str();
-  app.add_option("--max-batch-tokens", max_batch_tokens, "Tokens per batch (packed: no padding)")
+  app.add_option("--max-batch-tokens", max_batch_tokens,
+                 "Tokens per batch (packed: no padding; cut further to 512 per compute thread)")
       ->check(at_least(1))
       ->capture_default_str();
 }
