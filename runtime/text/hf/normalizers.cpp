@@ -77,7 +77,7 @@ std::string Lowercase::normalize(std::string_view text) const { return lowercase
 
 std::string StripAccents::normalize(std::string_view text) const {
   return map_characters(text, [](char32_t c, std::string& out) {
-    if (!is_combining_mark_v12(c)) append_utf8(out, c);
+    if (!is_combining_mark_v9(c)) append_utf8(out, c);
   });
 }
 

@@ -1,5 +1,6 @@
 #include "text/hf/tokenizer_json.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -89,6 +90,79 @@ class Field {
   const json& value_;
   std::string path_;
   const std::string& file_;
+};
+
+// A JSON number as serde_json parses it by default (without its "float_roundtrip"
+// feature), which is how `tokenizers` reads tokenizer.json: the digits as a u64 (those
+// past 19-20 digits dropped), converted to double, then multiplied or divided by a power
+// of ten. Up to an ULP from the correctly rounded value — and Unigram's Viterbi breaks
+// ties between equal-scoring segmentations on exactly these bits.
+double serde_json_double(const std::string& text) {
+  static const std::vector<double> powers = [] {
+    std::vector<double> p;
+    for (int i = 0; i <= 308; ++i) p.push_back(std::strtod(("1e" + std::to_string(i)).c_str(), nullptr));
+    return p;
+  }();
+  std::size_t i = 0;
+  const bool negative = i < text.size() && text[i] == '-';
+  if (negative) ++i;
+  std::uint64_t significand = 0;
+  std::int64_t exponent = 0;
+  bool skipping = false, fraction = false;  // skipping: a digit overflowed, the rest of the part is dropped
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '.') {
+      fraction = true, skipping = false;  // serde_json tries the first decimal again
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    skipping = skipping || significand > (UINT64_MAX - digit) / 10;
+    if (skipping) {
+      if (!fraction) ++exponent;  // a dropped integer digit still scales
+      continue;
+    }
+    significand = significand * 10 + digit;
+    if (fraction) --exponent;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) exponent += std::strtoll(text.c_str() + i + 1, nullptr, 10);
+  double f = static_cast<double>(significand);
+  while (true) {
+    const std::uint64_t magnitude = exponent < 0 ? static_cast<std::uint64_t>(-exponent) : static_cast<std::uint64_t>(exponent);
+    if (magnitude < powers.size()) {
+      f = exponent >= 0 ? f * powers[magnitude] : f / powers[magnitude];
+      break;
+    }
+    if (f == 0.0 || exponent >= 0) break;  // serde_json refuses such a large number; 0 stays 0
+    f /= 1e308;
+    exponent += 308;
+  }
+  return negative ? -f : f;
+}
+
+// nlohmann's DOM builder with serde_json's doubles (serde_json_double).
+class SerdeDoubles {
+ public:
+  explicit SerdeDoubles(json& root) : dom_(root) {}
+  bool null() { return dom_.null(); }
+  bool boolean(bool v) { return dom_.boolean(v); }
+  bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+  bool number_float(json::number_float_t, const std::string& text) { return dom_.number_float(serde_json_double(text), text); }
+  bool string(std::string& v) { return dom_.string(v); }
+  bool binary(json::binary_t& v) { return dom_.binary(v); }
+  bool start_object(std::size_t n) { return dom_.start_object(n); }
+  bool key(std::string& v) { return dom_.key(v); }
+  bool end_object() { return dom_.end_object(); }
+  bool start_array(std::size_t n) { return dom_.start_array(n); }
+  bool end_array() { return dom_.end_array(); }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& e) {
+    return dom_.parse_error(position, token, e);
+  }
+
+ private:
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
 };
 
 [[noreturn]] void unsupported(const Field& type, std::string_view kind, std::string_view supported) {
@@ -403,7 +477,8 @@ std::shared_ptr<const HfTokenizer::Pipeline> read_tokenizer_json(const std::file
   text << in.rdbuf();
   json j;
   try {
-    j = json::parse(text.str());
+    SerdeDoubles sax(j);
+    json::sax_parse(text.str(), &sax);
   } catch (const json::exception& e) {
     throw error_of(p->file, ": not valid JSON: ", json_reason(e));
   }
