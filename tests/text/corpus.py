@@ -106,13 +106,22 @@ def assigned_code_points():
     return [c for c in range(0x110000) if not 0xD800 <= c < 0xE000 and unicodedata.category(chr(c)) != "Cn"]
 
 
-def code_point_lines(run=32):
+# Blocks of many characters that all behave alike (CJK ideographs, Hangul syllables, ...).
+UNIFORM = ("CJK UNIFIED IDEOGRAPH-", "HANGUL SYLLABLE ", "TANGUT ", "EGYPTIAN HIEROGLYPH ", "CUNEIFORM ", "YI SYLLABLE ",
+           "ANATOLIAN HIEROGLYPH ", "BAMUM LETTER ", "KHITAN SMALL SCRIPT ", "NUSHU CHARACTER-", "LINEAR B ",
+           "CJK COMPATIBILITY IDEOGRAPH-", "CANADIAN SYLLABICS ")
+
+
+def code_point_lines(run=32, all_alone=True):
     """Every assigned code point: in runs of consecutive ones, and each one alone between
     letters and spaces ("a" c "b c") to see how it splits and joins."""
     cps = assigned_code_points()
     lines = ["".join(chr(c) for c in cps[i:i + run]) for i in range(0, len(cps), run)]
-    for i in range(0, len(cps), run // 2):
-        lines.append(" ".join("a" + chr(c) + "b " + chr(c) for c in cps[i:i + run // 2]))
+    # all_alone=False (ctest's budget): every fourth code point outside the uniform blocks.
+    alone = cps if all_alone else [c for k, c in enumerate(cps)
+                                   if k % 4 == 0 and not unicodedata.name(chr(c), "").startswith(UNIFORM)]
+    for i in range(0, len(alone), run // 2):
+        lines.append(" ".join("a" + chr(c) + "b " + chr(c) for c in alone[i:i + run // 2]))
     return lines
 
 

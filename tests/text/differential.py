@@ -6,7 +6,7 @@ in runs and alone, generated sentences of every script, pairs, truncation to sev
 lengths (pairs: longest_first), add_special_tokens off, invalid UTF-8. Identical ids,
 type ids and tokens required; prints a line per tokenizer and the first differences.
 
-Usage: differential.py DRIVER FIXTURE_DIR [TOKENIZER_JSON ...] [--sentences N]
+Usage: differential.py DRIVER FIXTURE_DIR [TOKENIZER_JSON ...] [--sentences N] [--quick]
 Exits 77 (ctest: skipped) when `tokenizers` cannot be imported.
 """
 import argparse
@@ -28,9 +28,9 @@ except ImportError:
     sys.exit(77)
 
 
-def build_cases(n_sentences):
+def build_cases(n_sentences, all_alone=True):
     lines = corpus.sentences(2024, n_sentences)
-    cases = [{"a": s, "kind": "code points"} for s in corpus.code_point_lines()]
+    cases = [{"a": s, "kind": "code points"} for s in corpus.code_point_lines(all_alone=all_alone)]
     cases += [{"a": s, "kind": "sentences"} for s in lines]
     half = len(lines) // 2
     cases += [{"a": lines[i], "b": lines[half + i], "kind": "pairs"} for i in range(0, half, 4)]
@@ -86,10 +86,12 @@ def main():
     ap.add_argument("fixtures")
     ap.add_argument("extra", nargs="*")
     ap.add_argument("--sentences", type=int, default=6000)
+    ap.add_argument("--quick", action="store_true",
+                    help="ctest's size: every code point in runs, every fourth outside the uniform blocks alone")
     args = ap.parse_args()
     paths = sorted(os.path.join(args.fixtures, f) for f in os.listdir(args.fixtures) if f.endswith(".json"))
     paths += args.extra
-    cases = build_cases(args.sentences)
+    cases = build_cases(args.sentences, all_alone=not args.quick)
     kinds = {}
     for c in cases:
         kinds[c["kind"]] = kinds.get(c["kind"], 0) + 1

@@ -44,6 +44,8 @@ def bert(text, lowercase, strip_accents=None, chinese=True, max_chars=100):
     t.train_from_iterator(text, vocab_size=2500, min_frequency=2, limit_alphabet=600)
     t = Tokenizer.from_str(t.to_str())
     t.model = models.WordPiece(t.get_vocab(with_added_tokens=False), unk_token="[UNK]", max_input_chars_per_word=max_chars)
+    # BertWordPieceTokenizer sets its post-processor only when built over a vocabulary.
+    t.post_processor = processors.BertProcessing(("[SEP]", t.token_to_id("[SEP]")), ("[CLS]", t.token_to_id("[CLS]")))
     return t
 
 

@@ -4,9 +4,9 @@
 
 namespace attend::runtime::hf {
 
-std::regex compile_literal_regex(const std::string& pattern, std::string_view where) {
+std::regex compile_literal_regex(const std::string& pattern) {
   const auto refuse = [&](std::string_view why) {
-    return error_of(where, ": the regular expression \"", pattern, "\" ", why,
+    return error_of("the regular expression \"", pattern, "\" ", why,
                     " (attend runs ASCII literals, classes and quantifiers only)");
   };
   for (std::size_t i = 0; i < pattern.size(); ++i) {

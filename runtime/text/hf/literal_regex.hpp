@@ -12,9 +12,8 @@
 
 namespace attend::runtime::hf {
 
-// Compiles `pattern`; throws attend::Error naming `where` if it is outside that subset or
-// does not compile.
-std::regex compile_literal_regex(const std::string& pattern, std::string_view where);
+// Compiles `pattern`; throws attend::Error if it is outside that subset or does not compile.
+std::regex compile_literal_regex(const std::string& pattern);
 
 // `content` as a std::regex_replace format that inserts it literally.
 std::string escape_regex_replacement(std::string_view content);

@@ -175,11 +175,12 @@ void read_pattern(const Field& f, std::string& pattern, bool& is_regex, std::reg
   if (f.has("String")) {
     pattern = f.at("String").string(), is_regex = false;
   } else if (f.has("Regex")) {
-    pattern = f.at("Regex").string(), is_regex = true;
+    const Field r = f.at("Regex");
+    pattern = r.string(), is_regex = true;
     try {
-      regex = compile_literal_regex(pattern, "Regex");
+      regex = compile_literal_regex(pattern);
     } catch (const Error& e) {
-      throw f.wrap(e);
+      throw r.wrap(e);
     }
   } else {
     throw f.error("must be {\"String\": ...} or {\"Regex\": ...}");
