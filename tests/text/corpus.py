@@ -114,12 +114,14 @@ UNIFORM = ("CJK UNIFIED IDEOGRAPH-", "HANGUL SYLLABLE ", "TANGUT ", "EGYPTIAN HI
 
 def code_point_lines(run=32, all_alone=True):
     """Every assigned code point: in runs of consecutive ones, and each one alone between
-    letters and spaces ("a" c "b c") to see how it splits and joins."""
+    letters and spaces ("a" c "b c") to see how it splits and joins. all_alone=False
+    (ctest's budget): of the uniform blocks every 16th character, of the others every
+    one in runs and every fourth alone."""
     cps = assigned_code_points()
-    lines = ["".join(chr(c) for c in cps[i:i + run]) for i in range(0, len(cps), run)]
-    # all_alone=False (ctest's budget): every fourth code point outside the uniform blocks.
-    alone = cps if all_alone else [c for k, c in enumerate(cps)
-                                   if k % 4 == 0 and not unicodedata.name(chr(c), "").startswith(UNIFORM)]
+    uniform = [unicodedata.name(chr(c), "").startswith(UNIFORM) for c in cps]
+    in_runs = cps if all_alone else [c for k, c in enumerate(cps) if k % 16 == 0 or not uniform[k]]
+    alone = cps if all_alone else [c for k, c in enumerate(cps) if k % 4 == 0 and not uniform[k]]
+    lines = ["".join(chr(c) for c in in_runs[i:i + run]) for i in range(0, len(in_runs), run)]
     for i in range(0, len(alone), run // 2):
         lines.append(" ".join("a" + chr(c) + "b " + chr(c) for c in alone[i:i + run // 2]))
     return lines

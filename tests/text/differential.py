@@ -87,7 +87,7 @@ def main():
     ap.add_argument("extra", nargs="*")
     ap.add_argument("--sentences", type=int, default=6000)
     ap.add_argument("--quick", action="store_true",
-                    help="ctest's size: every code point in runs, every fourth outside the uniform blocks alone")
+                    help="ctest's size: every 16th character of the uniform blocks (CJK, Hangul, ...), the others in runs, every fourth alone")
     args = ap.parse_args()
     paths = sorted(os.path.join(args.fixtures, f) for f in os.listdir(args.fixtures) if f.endswith(".json"))
     paths += args.extra
