@@ -59,6 +59,7 @@ class Ct2TensorSource final : public TensorSource {
     if (t.offset) file_->release(t.offset, t.bytes());
   }
   void evict(const TensorRecord& t) const override { release(t); }  // mapped (owned ones have no offset)
+  void evict_all() const override { file_->release(0, file_->size()); }
   std::size_t total_bytes() const override { return file_->size(); }
   bool int16_dequantized() const { return int16_dequantized_; }
 

@@ -159,6 +159,9 @@ class HfTensorSource final : public TensorSource {
     std::vector<std::byte>().swap(e.owned);
     e.record.data = nullptr;
   }
+  void evict_all() const override {
+    for (const auto& f : files_) f->evict_all();
+  }
   void evict(const TensorRecord& t) const override {
     const Entry& e = entries_.at(t.name);
     if (e.parts.empty()) e.file->evict(e.record);  // (a fused tensor is memory of ours, read once)

@@ -41,6 +41,7 @@ class SafetensorsFile final : public TensorSource {
   std::vector<std::string> names() const override;
   void release(const TensorRecord& t) const override { file_.release(t.offset, t.bytes()); }
   void evict(const TensorRecord& t) const override { file_.release(t.offset, t.bytes()); }
+  void evict_all() const override { file_.release(0, file_.size()); }
   std::size_t total_bytes() const override { return file_.size(); }
   const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
   const std::map<std::string, std::string>& integer_tensors() const { return header_.integer_tensors; }

@@ -65,7 +65,7 @@ std::shared_ptr<const EncoderModel> EncoderModel::build(EncoderConfig config, st
   report.checks.push_back(std::string("token embedding table held as ") +
                           ops::weight_type_name(m->compute_type_.embedding_tables));
   m->report_ = std::move(report);
-  return_freed_memory();
+  return_freed_memory(*source);
   return m;
 }
 

@@ -166,7 +166,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
                           ops::isa_name(packing.isa) + " (" + ops::gemm_kernel_name(packing.isa, packing.type) + ")");
   report.checks.push_back(std::string("token embedding tables held as ") + ops::weight_type_name(table_type));
   m->report_ = std::move(report);
-  return_freed_memory();
+  return_freed_memory(*source);
   return m;
 }
 

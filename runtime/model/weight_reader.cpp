@@ -155,7 +155,8 @@ std::string WeightReader::shape_string(const std::vector<std::int64_t>& s) {
   return t.shape_string();
 }
 
-void return_freed_memory() {
+void return_freed_memory(const TensorSource& source) {
+  source.evict_all();
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif

@@ -84,7 +84,8 @@ class WeightReader {
 // 62.5 MiB), but glibc keeps freed heap memory resident for reuse once its threshold
 // for returning blocks to the system has risen past their size: measured on the base
 // preset, 10 MiB of an int8 model's 190 MiB peak. Handing it back makes the resident
-// memory the model's.
-void return_freed_memory();
+// memory the model's; and so does handing back every page of the source's files
+// (TensorSource::evict_all).
+void return_freed_memory(const TensorSource& source);
 
 }  // namespace attend::runtime
