@@ -10,11 +10,8 @@
 #include "encoder/encoder_runner.hpp"
 #include "formats/encoder_io.hpp"
 #include "text/vocabulary.hpp"
-#include "thread_split.hpp"
-#if __has_include("text/hf_tokenizer.hpp")
 #include "text/hf_tokenizer.hpp"
-#define ATTEND_HAS_HF_TOKENIZER 1
-#endif
+#include "thread_split.hpp"
 
 namespace attend {
 
@@ -23,9 +20,7 @@ struct Encoder::State {
   std::shared_ptr<const runtime::EncoderModel> model;
   std::unique_ptr<runtime::EncoderRunner> runner;
   ThreadSplit split;
-#ifdef ATTEND_HAS_HF_TOKENIZER
-  std::optional<runtime::HfTokenizer> tokenizer;
-#endif
+  std::optional<runtime::HfTokenizer> tokenizer;  // tokenizer.json
   std::string tokenizer_path;
   std::optional<runtime::Vocabulary> vocabulary;  // CTranslate2's vocabulary.{json,txt}
   std::int64_t max_length = 0;
@@ -73,6 +68,9 @@ Encoder::Encoder(const std::string& directory, const EncoderOptions& options) : 
   if (!options.pooling.empty()) files.config.pooling = {runtime::parse_pooling(options.pooling)};
   s.tokenizer_path = files.tokenizer;
   if (!files.vocabulary.empty()) s.vocabulary = runtime::Vocabulary::from_file(files.vocabulary, "[UNK]");
+  // Before the model: the heap its parse frees goes back to the system with the model's
+  // (return_freed_memory), and a bad tokenizer.json is named before the weights load.
+  if (!s.tokenizer_path.empty()) s.tokenizer = runtime::HfTokenizer::load(s.tokenizer_path);
   s.model = runtime::EncoderModel::build(std::move(files.config), std::move(files.tensors), std::move(files.report),
                                          load_options(options));
   if (options.max_length < 0) throw Error("max_length = " + std::to_string(options.max_length) + ": must be ≥ 0 (0: the model's)");
@@ -84,9 +82,6 @@ Encoder::Encoder(const std::string& directory, const EncoderOptions& options) : 
   rc.max_batch_tokens = std::max(options.max_batch_tokens, s.max_length);
   rc.max_length = s.max_length;
   s.runner = std::make_unique<runtime::EncoderRunner>(s.model, rc);
-#ifdef ATTEND_HAS_HF_TOKENIZER
-  if (!s.tokenizer_path.empty()) s.tokenizer = runtime::HfTokenizer::load(s.tokenizer_path);
-#endif
 }
 
 Encoder::~Encoder() = default;
@@ -97,7 +92,6 @@ namespace {
 
 // A text, or a pair (second non-null), through the model's tokenizer.
 TokenizedText tokenized(const Encoder::State& s, const std::string& first, const std::string* second) {
-#ifdef ATTEND_HAS_HF_TOKENIZER
   if (!s.tokenizer) throw Error(s.directory + ": no tokenizer.json — give token ids instead");
   runtime::TokenizeOptions o;
   o.max_length = s.max_length;
@@ -107,10 +101,6 @@ TokenizedText tokenized(const Encoder::State& s, const std::string& first, const
   t.truncated = e.truncated;
   t.invalid_utf8 = e.invalid_utf8;
   return t;
-#else
-  (void)first, (void)second;
-  throw Error(s.directory + ": this build of attend has no Hugging Face tokenizer — give token ids instead");
-#endif
 }
 
 }  // namespace
@@ -123,9 +113,7 @@ TokenizedText Encoder::tokenize_pair(const std::string& first, const std::string
 
 std::int32_t Encoder::token_to_id(const std::string& token) const {
   if (state_->vocabulary) return state_->vocabulary->id_or_unk(token);
-#ifdef ATTEND_HAS_HF_TOKENIZER
   if (state_->tokenizer) return state_->tokenizer->token_to_id(token);
-#endif
   throw Error(state_->directory + ": no vocabulary to look tokens up in");
 }
 
@@ -206,9 +194,7 @@ EncoderInfo Encoder::encoder_info() const {
   i.vocabulary_size = c.vocab_size;
   for (runtime::Pooling p : c.pooling) i.pooling.append(i.pooling.empty() ? "" : "+").append(runtime::pooling_name(p));
   i.normalize = c.normalize, i.has_pooler = c.pooler;
-#ifdef ATTEND_HAS_HF_TOKENIZER
   i.has_tokenizer = state_->tokenizer.has_value();
-#endif
   i.labels = c.labels;
   return i;
 }
@@ -220,13 +206,7 @@ ModelInfo Encoder::info() const {
   i.config_json = state_->config().to_json();
   for (const auto& t : r.tensors) i.tensors.push_back({t.name, t.dtype, t.shape, t.elements});
   i.checks = r.checks;
-  if (!state_->tokenizer_path.empty()) {
-#ifdef ATTEND_HAS_HF_TOKENIZER
-    i.text_tokenizer = state_->tokenizer ? state_->tokenizer->describe() : "";
-#else
-    i.text_tokenizer = "tokenizer.json (not read: this build has no Hugging Face tokenizer)";
-#endif
-  }
+  if (state_->tokenizer) i.text_tokenizer = "tokenizer.json: " + state_->tokenizer->describe();
   if (state_->vocabulary) i.vocabulary = std::to_string(state_->vocabulary->size()) + " tokens";
   i.isa = ops::isa_name(state_->model->isa());
   i.compute_type = state_->model->compute_type().name;

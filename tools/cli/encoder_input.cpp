@@ -74,15 +74,14 @@ EncodedLine EncoderInput::encode(const std::string& raw, std::uint64_t number) {
     tokens_ += out.ids.size();
     return out;
   }
-  std::string line = raw;
-  if (const auto bad = first_invalid_utf8(line)) {
+  // The tokenizer replaces invalid UTF-8 as Hugging Face's does (one U+FFFD per maximal
+  // invalid subpart, as Python's decode(errors="replace")); the line is named here.
+  if (const auto bad = first_invalid_utf8(raw))
     warnings_.add("lines with invalid UTF-8 (replaced by U+FFFD)", number,
                   "invalid UTF-8 at byte " + std::to_string(*bad + 1) + ", replaced by U+FFFD");
-    line = repair_utf8(line);
-  }
-  const std::size_t tab = pairs_ ? line.find('\t') : std::string::npos;
+  const std::size_t tab = pairs_ ? raw.find('\t') : std::string::npos;
   attend::TokenizedText t =
-      tab == std::string::npos ? encoder_.tokenize(line) : encoder_.tokenize_pair(line.substr(0, tab), line.substr(tab + 1));
+      tab == std::string::npos ? encoder_.tokenize(raw) : encoder_.tokenize_pair(raw.substr(0, tab), raw.substr(tab + 1));
   if (t.truncated && truncated_++ == 0) first_truncated_ = number;
   tokens_ += t.ids.size();
   out.ids = std::move(t.ids), out.types = std::move(t.type_ids), out.tokens = std::move(t.tokens);
