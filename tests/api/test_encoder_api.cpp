@@ -107,4 +107,75 @@ TEST_CASE("C API: attend_encoder_* embed, forward and classify into the caller's
   CHECK(encoder == nullptr);
 }
 
+// Text through the model's tokenizer.json (runtime/text/hf): the fixtures' texts and pairs
+// give the ids Hugging Face's tokenizers gave (make_fixtures.py stored them), special
+// tokens, truncation to max_seq_length and the empty and blank texts ([CLS] [SEP])
+// included; text in gives what those ids give, in C++ and C.
+TEST_CASE("C++ and C Encoder: text gives Hugging Face's ids and what they give", "[encoder]") {
+  attend::EncoderOptions one;
+  one.threads = 1;
+  for (const char* name : {"bert", "bert-legacy", "bert-classifier", "st-all-poolings", "st-mean"}) {
+    INFO(name);
+    const json cases = cases_of(name);
+    const attend::Encoder encoder(kEncoders + "/" + name, one);
+    REQUIRE(encoder.encoder_info().has_tokenizer);
+    std::vector<std::string> texts;
+    std::vector<std::vector<std::int32_t>> ids;
+    for (const json& c : cases) {
+      if (c.contains("text")) {
+        texts.push_back(c["text"]), ids.push_back(c["ids"]);
+        const attend::TokenizedText t = encoder.tokenize(texts.back());
+        CHECK(t.ids == ids.back());
+        CHECK(t.type_ids == std::vector<std::int32_t>(t.ids.size(), 0));
+        CHECK(t.tokens.size() == t.ids.size());
+        CHECK(t.tokens.front() == "[CLS]");
+      } else if (c.contains("pair")) {
+        const attend::TokenizedText t = encoder.tokenize_pair(c["pair"][0], c["pair"][1]);
+        CHECK(t.ids == c["ids"].get<std::vector<std::int32_t>>());
+        CHECK(t.type_ids == c["types"].get<std::vector<std::int32_t>>());
+      }
+    }
+    REQUIRE(texts.size() >= 4);
+    CHECK(encoder.embed(texts) == encoder.embed_ids(ids));
+    if (!encoder.encoder_info().labels.empty()) {
+      const auto by_text = encoder.classify(texts), by_ids = encoder.classify_ids(ids);
+      for (size_t i = 0; i < texts.size(); ++i) CHECK(by_text[i].logits == by_ids[i].logits);
+    }
+  }
+  // A cross-encoder reads pairs, with token types.
+  const json pairs = cases_of("bert-cross-encoder");
+  const attend::Encoder cross(kEncoders + "/bert-cross-encoder", one);
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (const json& c : pairs) texts.emplace_back(c["pair"][0], c["pair"][1]);
+  const auto scores = cross.classify_pairs(texts), by_ids = cross.classify_ids(ids_of(pairs), ids_of(pairs, "types"));
+  for (size_t i = 0; i < texts.size(); ++i) CHECK(scores[i].logits == by_ids[i].logits);
+  // Invalid UTF-8 is replaced by U+FFFD, as Hugging Face's tokenizers replace it, and said.
+  const attend::Encoder bert(kEncoders + "/bert", one);
+  CHECK(bert.tokenize("hello \xff world").invalid_utf8);
+  CHECK_FALSE(bert.tokenize("hello world").invalid_utf8);
+  CHECK(bert.tokenize("hello \xff world").ids == bert.tokenize("hello \xef\xbf\xbd world").ids);
+  // A text longer than the model's limit is cut to it, [SEP] kept, and says so.
+  std::string long_text;
+  for (int i = 0; i < 200; ++i) long_text += "hello ";
+  const attend::TokenizedText cut = bert.tokenize(long_text);
+  CHECK(cut.truncated);
+  CHECK(static_cast<std::int64_t>(cut.ids.size()) == bert.encoder_info().max_length);
+  CHECK(cut.ids.back() == bert.tokenize("").ids.back());
+
+  // The C API: texts in, the same floats out.
+  attend_encoder* c_encoder = nullptr;
+  REQUIRE(attend_encoder_load((kEncoders + "/st-all-poolings").c_str(), nullptr, &c_encoder) == ATTEND_OK);
+  const json st = cases_of("st-all-poolings");
+  std::vector<std::string> st_texts;
+  for (const json& c : st) st_texts.push_back(c["text"]);
+  std::vector<const char*> c_texts;
+  for (const auto& t : st_texts) c_texts.push_back(t.c_str());
+  std::vector<float> out(st_texts.size() * 16);
+  REQUIRE(attend_encoder_embed_text(c_encoder, c_texts.data(), c_texts.size(), -1, out.data()) == ATTEND_OK);
+  const attend::Encoder st_encoder(kEncoders + "/st-all-poolings");
+  const auto want = st_encoder.embed_ids(ids_of(st));
+  for (size_t i = 0; i < st_texts.size(); ++i) CHECK(std::vector<float>(out.begin() + i * 16, out.begin() + (i + 1) * 16) == want[i]);
+  attend_encoder_free(c_encoder);
+}
+
 }  // namespace

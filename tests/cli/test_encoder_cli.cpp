@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -136,6 +137,73 @@ TEST_CASE("encoder commands: bad input is named, over-long lines truncated with 
   const auto missing = run_attend({"embed", "-m", kEncoders + "/no-such-model", "-q"}, "x\n");
   CHECK(missing.status == 1);
   CHECK_THAT(missing.err, Contains("no-such-model"));
+}
+
+// Text in, through the model's tokenizer.json: the ids Hugging Face's tokenizers gave
+// (stored in the fixtures), one output line per input line — the empty line, a blank one
+// and a line of Unicode spaces all the empty text ([CLS] [SEP]); invalid UTF-8 replaced
+// as tokenizers replace it, with a warning naming the line; lines past the model's
+// length cut to it, with one warning counting them.
+TEST_CASE("embed, classify and tokenize read text: Hugging Face's ids, every line one row, warnings by line",
+          "[cli][encoder]") {
+  const std::string model = kEncoders + "/st-all-poolings";
+  const json cases = cases_of(model.substr(model.rfind('/') + 1));
+  std::string text, ids;
+  for (const json& c : cases) {
+    text += c["text"].get<std::string>() + "\n";
+    for (size_t k = 0; k < c["ids"].size(); ++k) ids.append(k ? " " : "").append(std::to_string(c["ids"][k].get<int>()));
+    ids += "\n";
+  }
+  const auto tokenized = run_attend({"tokenize", "-m", model, "-q"}, text);
+  REQUIRE(tokenized.status == 0);
+  CHECK(tokenized.out == ids);
+  const auto embedded = run_attend({"embed", "-m", model, "-q"}, text);
+  REQUIRE(embedded.status == 0);
+  const auto rows = split_lines(embedded.out);
+  REQUIRE(rows.size() == cases.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto got = json::parse(rows[i]).get<std::vector<float>>();
+    const auto want = cases[i]["embedding"].get<std::vector<float>>();
+    for (size_t k = 0; k < want.size(); ++k) CHECK(std::abs(got[k] - want[k]) < 1e-4);
+  }
+
+  // Empty, blank and Unicode-blank lines; invalid UTF-8 (a lone byte, a cut sequence).
+  const std::string bert = kEncoders + "/bert";
+  const auto odd = run_attend({"embed", "-m", bert}, "\n \t \n\u3000\u00a0\nhello \xff world\nhello world\nabc \xe2\x82 def\n");
+  REQUIRE(odd.status == 0);
+  const auto odd_rows = split_lines(odd.out);
+  REQUIRE(odd_rows.size() == 6);
+  CHECK(odd_rows[1] == odd_rows[0]);
+  CHECK(odd_rows[2] == odd_rows[0]);
+  CHECK(odd_rows[3] == odd_rows[4]);  // BertNormalizer drops U+FFFD
+  CHECK_THAT(odd.err, Contains("line 4: invalid UTF-8 at byte 7, replaced by U+FFFD"));
+  CHECK_THAT(odd.err, Contains("line 6: invalid UTF-8 at byte 5, replaced by U+FFFD"));
+  CHECK(run_attend({"tokenize", "-m", bert, "--output-format", "tokens", "-q"}, "\n   \nHello world!\n").out ==
+        "[CLS] [SEP]\n[CLS] [SEP]\n[CLS] hello world ! [SEP]\n");
+
+  // Longer than the model's 64 positions: cut to 64 tokens, one warning for both lines.
+  std::string long_line;
+  for (int i = 0; i < 100; ++i) long_line += "hello ";
+  const auto cut = run_attend({"tokenize", "-m", bert}, long_line + "\nhello\n" + long_line + "\n");
+  REQUIRE(cut.status == 0);
+  const auto cut_rows = split_lines(cut.out);
+  REQUIRE(cut_rows.size() == 3);
+  CHECK(std::count(cut_rows[0].begin(), cut_rows[0].end(), ' ') == 63);
+  CHECK_THAT(cut.err, Contains("2 line(s) longer than 64 tokens were truncated (first: line 1)"));
+  CHECK(split_lines(run_attend({"embed", "-m", bert, "-q"}, long_line + "\n").out).size() == 1);
+
+  // Sentence pairs, tab-separated, for a cross-encoder: its logits through a sigmoid.
+  const json pairs = cases_of("bert-cross-encoder");
+  std::string pair_lines;
+  for (const json& c : pairs) pair_lines += c["pair"][0].get<std::string>() + "\t" + c["pair"][1].get<std::string>() + "\n";
+  const auto scored = run_attend({"classify", "-m", kEncoders + "/bert-cross-encoder", "-q"}, pair_lines);
+  REQUIRE(scored.status == 0);
+  const auto score_rows = split_lines(scored.out);
+  REQUIRE(score_rows.size() == pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const double score = std::stod(score_rows[i].substr(score_rows[i].find('\t') + 1));
+    CHECK(std::abs(score - 1 / (1 + std::exp(-pairs[i]["logits"][0].get<double>()))) < 1e-4);
+  }
 }
 
 TEST_CASE("encoder directories: an unsupported architecture or field is refused by name", "[cli][encoder]") {

