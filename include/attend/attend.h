@@ -139,6 +139,29 @@ ATTEND_C_API float attend_result_log_prob(const attend_result* result, size_t se
  * (lengths 0) without attention or for an index out of range. */
 ATTEND_C_API const float* attend_result_attention(const attend_result* result, size_t sentence, size_t hypothesis,
                                                   size_t* target_length, size_t* source_length);
+/* return_attention_heads: one kind of attention of a sentence along its best hypothesis,
+ * kind "encoder_self" (source x source), "decoder_self" (target x target, causal) or
+ * "cross" (target x source), as layers x heads x rows x columns floats, row-major
+ * (attend::AttentionMaps; decoder row t: the step that read decoder input t and produced
+ * target token t). NULL, every dimension 0, when not asked, for another kind or an
+ * index out of range; an empty source has layers and heads but 0 rows. */
+ATTEND_C_API const float* attend_result_attention_heads(const attend_result* result, size_t sentence, const char* kind,
+                                                        size_t* layers, size_t* heads, size_t* rows, size_t* columns);
+/* The tokens along those maps' axes: which "source" (as the encoder saw them, BOS/EOS
+ * included), "target" (one per decoder step, its end token included) or "decoder_input"
+ * (the token each step read); count of them, NULL when not asked. */
+ATTEND_C_API const char* const* attend_result_attention_tokens(const attend_result* result, size_t sentence,
+                                                               const char* which, size_t* count);
+/* Writes a sentence's attention heads to path as a NumPy .npz (attend::save_attention_npz:
+ * arrays encoder_self, decoder_self, cross, the ids and the tokens). */
+ATTEND_C_API attend_status attend_result_save_attention(const attend_result* result, size_t sentence, const char* path);
+/* Every layer and head's attention along a given target (attend::Translator::
+ * attention_heads): the source through the encoder, the decoder teacher-forced over
+ * target (end it with the end token to see the step that ends it). The result has one
+ * sentence whose hypothesis 0 holds target's ids; read it with the two functions above. */
+ATTEND_C_API attend_status attend_attention_heads_ids(const attend_translator* translator, const int32_t* source,
+                                                      size_t source_length, const int32_t* target, size_t target_length,
+                                                      attend_result** result);
 ATTEND_C_API void attend_result_free(attend_result* result);
 
 #ifdef __cplusplus
