@@ -135,6 +135,7 @@ struct Hypothesis {
   float log_prob = 0;                  // Σ token_log_probs
   std::vector<float> token_log_probs;  // one per id, then the end token's if finished and left out
   bool finished = false;               // ended with an end token (not cut at max_length)
+  std::int32_t end_id = -1;            // finished: the end token it ended with (also when ids leave it out)
   // return_attention: one row per id (and per end token returned), over the source
   // tokens — translate_text/tokens: the caller's tokens (the model's BOS/EOS left out,
   // 0 for tokens cut by max_input_length); translate_ids: the ids given. The alignment

@@ -168,9 +168,9 @@ AttentionHeads trace_heads(const runtime::Translator& translator, const runtime:
 
 // The tokens a decode produced along a hypothesis, its end token included (the steps
 // return_attention_heads traces).
-std::vector<std::int32_t> produced(const runtime::Hypothesis& h) {
+std::vector<std::int32_t> produced(const runtime::Hypothesis& h, bool end_token_kept) {
   std::vector<std::int32_t> out = h.tokens;
-  if (h.finished && (out.empty() || out.back() != h.end_token)) out.push_back(h.end_token);
+  if (h.finished && !end_token_kept) out.push_back(h.end_token);
   return out;
 }
 
@@ -184,7 +184,7 @@ TranslationResult to_api(runtime::SentenceResult&& r, const SourceView& source, 
   for (auto& h : r.hypotheses) {
     Hypothesis a;
     a.ids = std::move(h.tokens);
-    a.score = h.score, a.log_prob = h.log_prob, a.finished = h.finished;
+    a.score = h.score, a.log_prob = h.log_prob, a.finished = h.finished, a.end_id = h.end_token;
     a.token_log_probs = std::move(h.token_log_probs);
     a.attention = std::move(h.attention);
     for (auto& row : a.attention) {  // as CTranslate2: specials out, cut tokens 0
@@ -360,7 +360,7 @@ std::vector<TranslationResult> run_translation(const runtime::Translator& transl
     // pays for it); an empty source, translated without the model, gets maps of 0 rows.
     const bool trace = options.return_attention_heads && !r.non_finite && !r.hypotheses.empty();
     const bool empty = runtime::is_empty_source(in.sources[i], config);
-    const std::vector<std::int32_t> outputs = trace && !empty ? produced(r.hypotheses[0]) : std::vector<std::int32_t>{};
+    const std::vector<std::int32_t> outputs = trace && !empty ? produced(r.hypotheses[0], options.return_end_token) : std::vector<std::int32_t>{};
     TranslationResult out = to_api(std::move(r), in.views[i], options, tokenizers, config.unk_id, describe);
     if (trace)
       out.attention_heads = trace_heads(translator, tokenizers, empty ? std::span<const std::int32_t>() : in.sources[i], outputs);
