@@ -122,6 +122,33 @@ TEST_CASE("attention heads: every layer and head along the best hypothesis, its 
   }
 }
 
+TEST_CASE("attention heads: every CTranslate2 family's layout — relative positions (Shaw, T5's bias), Marian's zero "
+          "start, pre/post-norm — traced as it decodes", "[api][attention-heads]") {
+  for (const char* family : {"t5", "onmt_relative", "marian", "bart", "nllb"}) {
+    INFO(family);
+    const attend::Model model = attend::Model::load(std::string(ATTEND_SOURCE_DIR) + "/tests/data/ct2-variants/" + family);
+    const attend::Translator translator(model, {.threads = 2});
+    attend::TranslationOptions o;
+    o.return_attention = o.return_attention_heads = true, o.max_length = 10, o.beam_size = 2;
+    const auto r = translator.translate_tokens({{"w18", "w74", "w17", "w17", "w79", "w80"}, {"w84", "w52", "w78"}}, o);
+    for (const auto& result : r) {
+      const attend::Hypothesis& best = result.hypotheses.at(0);
+      const attend::AttentionHeads& a = result.attention_heads;
+      CHECK(a.target_ids == with_end(best, best.end_id));
+      check_distributions(a.encoder_self, false);
+      check_distributions(a.decoder_self, true);
+      check_distributions(a.cross, false);
+      // return_attention leaves the model's BOS/EOS columns out for tokens: skip them here too.
+      const auto leading = static_cast<std::int64_t>(a.source_ids.size() - best.attention.at(0).size()) -
+                           (a.source_ids.back() == model.special_ids().eos ? 1 : 0);
+      for (std::size_t t = 0; t < best.attention.size(); ++t)
+        for (std::size_t s = 0; s < best.attention[t].size(); ++s)
+          REQUIRE(a.cross.at(a.cross.layers - 1, 0, static_cast<std::int64_t>(t), leading + static_cast<std::int64_t>(s)) ==
+                  Approx(best.attention[t][s]).margin(1e-5));
+    }
+  }
+}
+
 TEST_CASE("attention heads: text and tokens, an empty source, any given target, and the errors", "[api][attention-heads]") {
   const attend::Model model = attend::Model::load(kModel);
   const attend::Translator translator(model, {.threads = 2, .max_target_length = 16});
