@@ -164,6 +164,48 @@ ATTEND_C_API attend_status attend_attention_heads_ids(const attend_translator* t
                                                       attend_result** result);
 ATTEND_C_API void attend_result_free(attend_result* result);
 
+
+/* ---- Encoder-only models (the BERT family): embeddings, classification, forward ----
+ * A Hugging Face / sentence-transformers directory or a CTranslate2 converted encoder.
+ * Outputs are written to memory the caller provides: count x attend_encoder_embedding_dim
+ * floats for embeddings, sum(lengths) x attend_encoder_hidden_size for hidden states,
+ * count x attend_encoder_num_labels for scores. Thread-safe. */
+typedef struct attend_encoder attend_encoder;
+typedef struct attend_encoder_options {
+  const char* isa;            /* NULL: the best this CPU runs */
+  const char* compute_type;   /* NULL: "default"; "float32", "int8", "bfloat16", "auto" */
+  const char* pooling;        /* NULL: the model's; "cls", "mean", "max", "mean_sqrt_len", "weightedmean", "lasttoken" */
+  int threads, inter_threads, intra_threads;  /* 0: chosen */
+  int64_t max_batch_size;     /* sequences per batch (default 32) */
+  int64_t max_batch_tokens;   /* tokens per batch, packed (default 8192) */
+  int64_t max_length;         /* tokens a text is cut to; 0: the model's (sentence-transformers' max_seq_length) */
+} attend_encoder_options;
+ATTEND_C_API void attend_encoder_options_init(attend_encoder_options* options);
+/* options: NULL for the defaults. */
+ATTEND_C_API attend_status attend_encoder_load(const char* directory, const attend_encoder_options* options,
+                                               attend_encoder** encoder);
+ATTEND_C_API void attend_encoder_free(attend_encoder* encoder);
+ATTEND_C_API size_t attend_encoder_embedding_dim(const attend_encoder* encoder);
+ATTEND_C_API size_t attend_encoder_hidden_size(const attend_encoder* encoder);
+ATTEND_C_API size_t attend_encoder_max_length(const attend_encoder* encoder);
+ATTEND_C_API size_t attend_encoder_num_labels(const attend_encoder* encoder);  /* 0 without a classification head */
+ATTEND_C_API const char* attend_encoder_label(const attend_encoder* encoder, size_t label);  /* NULL out of range */
+/* Sentence embeddings as sentence-transformers' encode; normalize: -1 as the model, 0 no, 1 yes. */
+ATTEND_C_API attend_status attend_encoder_embed_text(const attend_encoder* encoder, const char* const* texts, size_t count,
+                                                     int normalize, float* embeddings);
+ATTEND_C_API attend_status attend_encoder_embed_ids(const attend_encoder* encoder, const int32_t* const* ids,
+                                                    const size_t* lengths, size_t count, int normalize, float* embeddings);
+/* CTranslate2's Encoder.forward_batch: type_ids NULL (all 0) or one list per sequence;
+   pooler_output NULL, or count x hidden_size floats (models with a pooler). */
+ATTEND_C_API attend_status attend_encoder_forward_ids(const attend_encoder* encoder, const int32_t* const* ids,
+                                                      const int32_t* const* type_ids, const size_t* lengths, size_t count,
+                                                      float* last_hidden_state, float* pooler_output);
+/* A classifier's scores (softmax, or sigmoid for one logit or multi-label) and labels
+   (NULL: not wanted); second_texts NULL, or the second text of each pair (cross-encoders). */
+ATTEND_C_API attend_status attend_encoder_classify_text(const attend_encoder* encoder, const char* const* texts,
+                                                        const char* const* second_texts, size_t count, float* scores,
+                                                        int32_t* labels);
+
 #ifdef __cplusplus
 }
 #endif

@@ -317,3 +317,5 @@ ATTEND_API void save_attention_npz(const AttentionHeads& heads, const std::strin
 ATTEND_API const char* version();
 
 }  // namespace attend
+
+#include "attend/encoder.hpp"  // encoder-only models (the BERT family): attend::Encoder

@@ -39,6 +39,7 @@ struct GemmTile {
   index_t kc = 0;
   int nr = 0;               // columns to store (≤ NR); the panel is zero-padded to NR
   const void* a = nullptr;
+  const void* a_abs = nullptr;  // s8 kernels with s8_abs_a: |a| in a's layout
   const void* b = nullptr;
   float* c = nullptr;
   index_t ldc = 0;
@@ -69,6 +70,7 @@ struct GemmKernels {
   const char* name = "";            // e.g. "f32_gemm_14x32_avx512"
   GemmMicroKernel kernels[16] = {}; // [mr − 1]
   int s8_weight_offset = 0;         // s8 only: panels hold q + this (128: u8, for vpdpbusd)
+  bool s8_abs_a = false;            // s8 only: the kernels read |a_q| too (GemmTile::a_abs)
 };
 
 // Rows [0, mr) of A (row stride lda) × columns [k0, k0 + kc) packed for a bf16 kernel:

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "attend/attend.hpp"
+#include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
 #include "formats/model_conversion.hpp"
@@ -39,39 +40,8 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
   return r;
 }
 
-struct ThreadSplit {
-  int inter = 1, intra = 1;
-  bool follows_batches = false;
-};
-
-// threads (all of them) = inter × intra; whichever is not given follows from the others
-// and the core count. Neither given: the split follows each call's work — as many
-// batches side by side as it has, up to the thread count, intra-op threads only for
-// what is left (runtime::TranslatorConfig::split_follows_batches) — because decoding's
-// few-row GEMMs split worse over threads than batches do (16 cores: 16 × 1 gave 2× the
-// tokens/s of 4 × 4, docs/performance.md); a call with a single batch still gets every
-// thread.
-ThreadSplit split_threads(const TranslatorOptions& o) {
-  if (o.threads < 0 || o.inter_threads < 0 || o.intra_threads < 0)
-    throw Error("threads = " + std::to_string(o.threads) + ", inter_threads = " + std::to_string(o.inter_threads) +
-                ", intra_threads = " + std::to_string(o.intra_threads) + ": each must be ≥ 0 (0: chosen)");
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int total = o.threads > 0 ? o.threads : cores;
-  if (total > 4096) throw Error("threads = " + std::to_string(total) + ": at most 4096 threads in all");
-  ThreadSplit s;
-  if (o.inter_threads > 0) {
-    s.inter = o.inter_threads;
-    s.intra = o.intra_threads > 0 ? o.intra_threads : std::max(1, total / s.inter);
-  } else if (o.intra_threads > 0) {
-    s.intra = o.intra_threads;
-    s.inter = std::max(1, total / s.intra);
-  } else {
-    s.inter = total;
-    s.intra = 1;
-    s.follows_batches = true;
-  }
-  return s;
-}
+// (thread_split.hpp: the translator's split is the encoders' too.)
+ThreadSplit split_threads(const TranslatorOptions& o) { return attend::split_threads(o.threads, o.inter_threads, o.intra_threads); }
 
 // The options as the runtime takes them: token strings resolved to target ids.
 runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Tokenizers& tokens,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "attend/attend.hpp"
+#include "c_api_errors.hpp"
 
 struct attend_model {
   attend::Model model;
@@ -49,19 +50,14 @@ attend_status fail(attend_status status, std::string message) {
   return status;
 }
 
-template <class F>
-attend_status guarded(F&& f) {
-  try {
-    f();
-    return ATTEND_OK;
-  } catch (const std::bad_alloc&) {
-    return fail(ATTEND_ERROR_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(ATTEND_ERROR, e.what());
-  } catch (...) {
-    return fail(ATTEND_ERROR, "unknown error");
-  }
-}
+}  // namespace
+
+// For the encoder C API (encoder_c_api.cpp): the same per-thread message.
+attend_status attend::c_api::fail(attend_status status, std::string message) { return ::fail(status, std::move(message)); }
+
+namespace {
+
+using attend::c_api::guarded;
 
 std::vector<std::string> split_spaces(const char* text) {
   std::vector<std::string> out;

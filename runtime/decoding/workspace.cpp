@@ -50,8 +50,8 @@ bool all_finite(const float* x, std::int64_t n) {
 
 Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
     : plan_(std::move(plan)),
-      arena_(plan_->arena_bytes()),
-      exec_(*plan_, arena_.data()),
+      memory_(plan_->arena_bytes(), plan_->steps().size()),
+      exec_(*plan_, memory_.arena()),
       T_(plan_->limits().max_target_length),
       vocab_(plan_->model().config().tgt_vocab_size),
       next_table_(plan_->limits().decoder_rows() * T_),
@@ -67,8 +67,7 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
       store_(plan_->limits().max_batch, plan_->limits().beam_size, T_),
       greedy_(plan_->limits().decoder_rows(), plan_->limits().threads),
       beam_(plan_->limits().decoder_rows(), plan_->limits().beam_size, plan_->limits().max_batch, plan_->limits().threads),
-      sampling_(vocab_),
-      step_seconds_(plan_->steps().size(), 0.0) {
+      sampling_(vocab_) {
   const std::int64_t R = plan_->limits().decoder_rows();
   for (int i = 0; i < 2; ++i) {
     live_[i].resize(R);
@@ -80,13 +79,13 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
 
 std::size_t Workspace::reserved_bytes() const {
   const std::int64_t R = plan_->limits().decoder_rows();
-  return arena_.bytes() + 2 * R * (sizeof(LiveRow) + T_ * 8) + next_table_.size() * 4 + next_.size() * sizeof(Selection) +
+  return memory_.arena_bytes() + 2 * R * (sizeof(LiveRow) + T_ * 8) + next_table_.size() * 4 + next_.size() * sizeof(Selection) +
          greedy_.best_.size() * 4 + beam_.top_ids_.size() * 8 + beam_.candidates_.size() * sizeof(Selection) +
          sampling_.probs_.size() * 8 + attention_rows_.size() * 4 + parents_.size() * 4;
 }
 
 void Workspace::reset_statistics() {
-  std::fill(step_seconds_.begin(), step_seconds_.end(), 0.0);
+  memory_.reset_step_seconds();
   search_seconds_ = 0;
   counters_ = {};
 }
@@ -145,7 +144,7 @@ std::int64_t Workspace::encode(std::span<const SourceRef> batch, AttentionCaptur
   const std::int64_t B = static_cast<std::int64_t>(batch.size());
   PhaseShape shape{B * S, B, S, 0};
   shape.capture = capture;
-  exec_.run(Phase::encoder, shape, profiling_ ? step_seconds_.data() : nullptr);
+  exec_.run(Phase::encoder, shape, memory_.step_clock(profiling_));
   return S;
 }
 
@@ -411,7 +410,7 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
     for (std::int64_t r = 0; r < rows; ++r) write_step_inputs(t, r, one_pass_steps(live_[cur_][r].sentence));
     PhaseShape shape{rows, B, S, t};
     shape.alignment = attention_;
-    exec_.run(Phase::decoder, shape, profiling_ ? step_seconds_.data() : nullptr);
+    exec_.run(Phase::decoder, shape, memory_.step_clock(profiling_));
     const auto t0 = Clock::now();
     if (observer)
       observer->on_step(t, rows, exec_.buffer<std::int32_t>(io.cross_rows), exec_.buffer<float>(io.logits), vocab_);

@@ -1,4 +1,5 @@
-// Per-call state for decoding with a shared plan: the arena, the live rows and their
+// Per-call state for decoding with a shared plan: the arena (PlanMemory, the piece every
+// model kind's workspace holds), and the decoding loop's own — the live rows and their
 // histories, the search scratch and the registered hypotheses — all reserved when the
 // workspace is created (attention histories: when a decode first asks for them), so the
 // decode loop allocates nothing. One workspace per thread; any number of workspaces can
@@ -16,6 +17,7 @@
 #include "decoding/logits_rules.hpp"
 #include "decoding/search.hpp"
 #include "plan/execution_plan.hpp"
+#include "plan/plan_memory.hpp"
 #include "plan/plan_executor.hpp"
 
 namespace attend::runtime {
@@ -51,7 +53,7 @@ class Workspace final : private Finisher {
   // Profiling: seconds per plan step (indexed like plan().steps()) and for the search,
   // summed over decode() calls while enabled.
   void set_profiling(bool on) { profiling_ = on; }
-  std::span<const double> step_seconds() const { return step_seconds_; }
+  std::span<const double> step_seconds() const { return memory_.step_seconds(); }
   double search_seconds() const { return search_seconds_; }
   const DecodeCounters& counters() const { return counters_; }
   void reset_statistics();
@@ -95,7 +97,7 @@ class Workspace final : private Finisher {
   std::int64_t registered(std::int32_t sentence) const override { return registered_[sentence]; }
 
   std::shared_ptr<const ExecutionPlan> plan_;
-  ops::AlignedBuffer arena_;
+  PlanMemory memory_;  // the arena the plan runs in (attention caches included)
   PlanExecutor exec_;
   std::int64_t T_;  // max target length = history length
   std::int64_t vocab_;
@@ -142,7 +144,6 @@ class Workspace final : private Finisher {
   SamplingScratch sampling_;
 
   bool profiling_ = false;
-  std::vector<double> step_seconds_;
   double search_seconds_ = 0;
   DecodeCounters counters_;
 };

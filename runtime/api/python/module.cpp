@@ -149,4 +149,5 @@ NB_MODULE(_attend, m) {
   bind_model(m);
   bind_attention_heads(m);
   bind_translator(m);
+  bind_encoder(m);
 }

@@ -39,6 +39,7 @@ from .results import (  # noqa: F401
     TranslationResult,
 )
 from .translator import Translator, set_random_seed  # noqa: F401
+from .encoder import Encoder, EncoderForwardOutput, SentenceEncoder  # noqa: F401  (encoder-only models)
 
 __version__: str = version()
 
@@ -60,6 +61,9 @@ __all__ = [
     "Translator",
     "TranslatorOptions",
     "convert_model",
+    "Encoder",
+    "EncoderForwardOutput",
+    "SentenceEncoder",
     "reads_in_place",
     "set_random_seed",
     "version",

@@ -1,0 +1,150 @@
+#include "plan/encoder_executor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "attend/error.hpp"
+#include "attend/ops/attention.hpp"
+#include "attend/ops/embedding.hpp"
+#include "attend/ops/gemm.hpp"
+#include "attend/ops/normalization.hpp"
+
+namespace attend::runtime {
+namespace {
+
+// sentence-transformers' Pooling over one sequence's n ≥ 1 rows of x, into out[0, D).
+void pool(Pooling mode, ops::ConstMatrix x, std::int64_t first, std::int64_t n, float* out) {
+  const std::int64_t D = x.cols;
+  switch (mode) {
+    case Pooling::cls: std::copy_n(x.row(first), D, out); return;
+    case Pooling::last_token: std::copy_n(x.row(first + n - 1), D, out); return;
+    case Pooling::max:
+      std::copy_n(x.row(first), D, out);
+      for (std::int64_t r = 1; r < n; ++r)
+        for (std::int64_t k = 0; k < D; ++k) out[k] = std::max(out[k], x(first + r, k));
+      return;
+    case Pooling::mean:
+    case Pooling::mean_sqrt_len:
+    case Pooling::weighted_mean: {
+      // weightedmean weighs position i (from 0) by i + 1, as sentence-transformers does.
+      const bool weighted = mode == Pooling::weighted_mean;
+      std::fill_n(out, D, 0.0f);
+      for (std::int64_t r = 0; r < n; ++r) {
+        const float w = weighted ? static_cast<float>(r + 1) : 1.0f;
+        for (std::int64_t k = 0; k < D; ++k) out[k] += w * x(first + r, k);
+      }
+      const double total = weighted ? 0.5 * double(n) * double(n + 1) : double(n);
+      const float divisor = static_cast<float>(mode == Pooling::mean_sqrt_len ? std::sqrt(double(n)) : total);
+      for (std::int64_t k = 0; k < D; ++k) out[k] /= divisor;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+ops::Matrix EncoderExecutor::matrix(const Operand& o, std::int64_t rows) const {
+  const PlanBuffer& b = plan_.buffers()[o.buffer];
+  return {buffer<float>(o.buffer) + o.col, rows, o.cols, b.cols};
+}
+
+ops::Matrix EncoderExecutor::matrix(int id, std::int64_t rows) const {
+  return matrix(Operand{id, 0, plan_.buffers()[id].cols}, rows);
+}
+
+void EncoderExecutor::run(EncoderPhase phase, const EncoderShape& shape, double* step_seconds) const {
+  const auto& steps = plan_.steps();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].phase != phase) continue;
+    if (steps[i].kind == EncoderStepKind::normalize && !shape.normalize) continue;
+    if (step_seconds == nullptr) {
+      run_step(steps[i], shape);
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    run_step(steps[i], shape);
+    step_seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+}
+
+void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape) const {
+  const EncoderModel& model = plan_.model();
+  const EncoderConfig& c = model.config();
+  const auto& io = plan_.io();
+  const std::int64_t rows = s.phase == EncoderPhase::body ? shape.tokens : shape.sequences;
+  const std::int64_t D = c.d_model, H = c.num_heads, dh = c.head_dim();
+  const std::int32_t* starts = buffer<std::int32_t>(io.starts);
+  switch (s.kind) {
+    case EncoderStepKind::embed: {
+      const ops::Matrix out = matrix(s.out, rows);
+      ops::embedding(model.token_embedding.view(), buffer<std::int32_t>(io.tokens), 1.0f, model.positions.f32(),
+                     buffer<std::int32_t>(io.positions), out, s.threads);
+      if (!model.type_deltas.empty()) {
+        const std::int32_t* types = buffer<std::int32_t>(io.types);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          if (types[r] == 0) continue;  // type 0 is folded into the position table
+          const float* delta = model.type_deltas.data() + types[r] * D;
+          for (std::int64_t k = 0; k < D; ++k) out(r, k) += delta[k];
+        }
+      }
+      return;
+    }
+    case EncoderStepKind::layer_norm:
+      ops::layer_norm(matrix(s.in, rows), matrix(s.out, rows), s.norm->with_epsilon(c.layer_norm_epsilon), s.threads);
+      return;
+    case EncoderStepKind::linear: {
+      ops::GemmEpilogue ep;
+      ep.bias = s.linear->bias_data();
+      ep.activation = s.activation;
+      if (s.residual.buffer >= 0) ep.residual = matrix(s.residual, rows);
+      ops::gemm(matrix(s.in, rows), s.linear->weight, matrix(s.out, rows), ep, s.threads);
+      return;
+    }
+    case EncoderStepKind::attention: {
+      // Each sequence's rows of the fused QKV [tokens, 3D], read in place as its Q, K, V
+      // heads: no pad enters a score, and nothing is copied.
+      const ops::Matrix qkv = matrix(s.in, rows), out = matrix(s.out, rows);
+      for (std::int64_t b = 0; b < shape.sequences; ++b) {
+        const std::int64_t first = starts[b], n = starts[b + 1] - starts[b];
+        ops::AttentionArgs a;
+        a.batch = 1, a.heads = H, a.q_len = n, a.kv_len = n, a.head_dim = dh;
+        a.q = {qkv.row(first), 0, dh, qkv.ld};
+        a.k = {qkv.row(first) + D, 0, dh, qkv.ld};
+        a.v = {qkv.row(first) + 2 * D, 0, dh, qkv.ld};
+        a.out = {out.row(first), 0, dh, out.ld};
+        ops::attention(a, s.threads);
+      }
+      return;
+    }
+    case EncoderStepKind::first_token: {
+      const ops::Matrix in = matrix(s.in, shape.tokens), out = matrix(s.out, rows);
+      for (std::int64_t b = 0; b < rows; ++b) std::copy_n(in.row(starts[b]), D, out.row(b));
+      return;
+    }
+    case EncoderStepKind::pool: {
+      const ops::Matrix in = matrix(s.in, shape.tokens), out = matrix(s.out, rows);
+      for (std::int64_t b = 0; b < rows; ++b) pool(s.pooling, in, starts[b], starts[b + 1] - starts[b], out.row(b));
+      return;
+    }
+    case EncoderStepKind::tanh: {
+      const ops::Matrix out = matrix(s.out, rows);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t k = 0; k < out.cols; ++k) out(r, k) = std::tanh(out(r, k));
+      return;
+    }
+    case EncoderStepKind::normalize: {
+      // torch.nn.functional.normalize: x / max(‖x‖₂, 1e-12).
+      const ops::Matrix out = matrix(s.out, rows);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double sum = 0;
+        for (std::int64_t k = 0; k < out.cols; ++k) sum += double(out(r, k)) * double(out(r, k));
+        const float scale = static_cast<float>(1.0 / std::max(std::sqrt(sum), 1e-12));
+        for (std::int64_t k = 0; k < out.cols; ++k) out(r, k) *= scale;
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace attend::runtime
