@@ -197,6 +197,15 @@ ATTEND_C_API attend_status attend_encoder_embed_ids(const attend_encoder* encode
                                                     const size_t* lengths, size_t count, int normalize, float* embeddings);
 /* CTranslate2's Encoder.forward_batch: type_ids NULL (all 0) or one list per sequence;
    pooler_output NULL, or count x hidden_size floats (models with a pooler). */
+/* Every layer and head's self-attention of one sequence of ids (attend::Encoder::
+ * attention_heads): layers x heads x length x length floats, row-major, into `weights`.
+ * With weights NULL, *layers and *heads are set and nothing is written: the buffer then
+ * needs layers x heads x length x length floats. */
+ATTEND_C_API attend_status attend_encoder_attention_heads(const attend_encoder* encoder, const int32_t* ids, size_t length,
+                                                          float* weights, size_t* layers, size_t* heads);
+/* The same written to path as the .npz `attend embed --attention-all` writes. */
+ATTEND_C_API attend_status attend_encoder_save_attention(const attend_encoder* encoder, const int32_t* ids, size_t length,
+                                                         const char* path);
 ATTEND_C_API attend_status attend_encoder_forward_ids(const attend_encoder* encoder, const int32_t* const* ids,
                                                       const int32_t* const* type_ids, const size_t* lengths, size_t count,
                                                       float* last_hidden_state, float* pooler_output);

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "attend/attend.hpp"
+#include "attention_maps.hpp"
 #include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
@@ -98,13 +99,6 @@ void replace_unknowns(Hypothesis& h, const SourceView& source, std::int32_t unk,
     const auto at = static_cast<size_t>(std::max_element(a.begin(), a.end()) - a.begin());
     if (at < source.tokens.size()) h.tokens[t] = source.tokens[at];
   }
-}
-
-AttentionMaps maps_of(runtime::AttentionMaps&& m) {
-  AttentionMaps out;
-  out.layers = m.layers, out.heads = m.heads, out.rows = m.rows, out.columns = m.columns;
-  out.weights = std::move(m.weights);
-  return out;
 }
 
 // Every head's attention of `source` producing `target` (runtime::Translator::

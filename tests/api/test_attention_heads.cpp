@@ -272,3 +272,36 @@ TEST_CASE("attention heads: the C API asks, reads and saves them", "[api][attent
   attend_translator_free(translator);
   attend_model_free(model);
 }
+
+TEST_CASE("attention heads: an encoder-only model's self-attention (attend::Encoder, its C API)", "[api][attention-heads]") {
+  const std::string encoders = std::string(ATTEND_SOURCE_DIR) + "/tests/data/encoders/";
+  attend::EncoderOptions o;
+  o.threads = 2;
+  const attend::Encoder encoder(encoders + "ct2-bert", o);
+  const std::vector<std::int32_t> ids = {2, 30, 31, 54, 3}, types = {0, 0, 0, 1, 1};
+  const attend::AttentionHeads a = encoder.attention_heads(ids, types);
+  CHECK(a.source_ids == ids);
+  CHECK(a.source_tokens.front() == "[CLS]");  // the CTranslate2 vocabulary names the ids
+  CHECK((a.encoder_self.layers >= 1 && a.encoder_self.heads >= 2 && a.encoder_self.rows == 5 && a.encoder_self.columns == 5));
+  check_distributions(a.encoder_self, false);
+  CHECK((a.decoder_self.layers == 0 && a.cross.layers == 0));  // no decoder: nothing to ask for
+  // Token types change the embeddings, hence the weights: the runner ran what it was given.
+  CHECK(encoder.attention_heads(ids).encoder_self.weights != a.encoder_self.weights);
+  CHECK_THROWS_WITH(encoder.attention_heads({}), Contains("sequence 0 is empty"));
+  CHECK_THROWS_WITH(encoder.attention_heads({2, 100000}), Contains("token 1 has id 100000"));
+
+  attend_encoder* c = nullptr;
+  REQUIRE(attend_encoder_load((encoders + "st-mean").c_str(), nullptr, &c) == ATTEND_OK);
+  std::size_t layers = 0, heads = 0;
+  const std::int32_t c_ids[4] = {2, 14, 15, 3};
+  REQUIRE(attend_encoder_attention_heads(c, c_ids, 4, nullptr, &layers, &heads) == ATTEND_OK);
+  std::vector<float> weights(layers * heads * 16, -1.0f);
+  REQUIRE(attend_encoder_attention_heads(c, c_ids, 4, weights.data(), &layers, &heads) == ATTEND_OK);
+  double total = 0;
+  for (int j = 0; j < 4; ++j) total += weights[static_cast<std::size_t>(j)];
+  CHECK(total == Approx(1.0).margin(1e-5));
+  CHECK(weights.back() >= 0.0f);  // every weight written
+  CHECK(attend_encoder_save_attention(c, c_ids, 4, "/nonexistent-dir/x.npz") == ATTEND_ERROR);
+  CHECK_THAT(std::string(attend_last_error()), Contains("/nonexistent-dir/x.npz"));
+  attend_encoder_free(c);
+}

@@ -140,4 +140,33 @@ TEST_CASE("translate --attention-all: bad lines and paths are clear errors, the 
   }
 }
 
+TEST_CASE("embed --attention-all: an encoder-only model's self-attention, the embeddings unchanged", "[cli][attention-heads]") {
+  const std::string model = std::string(ATTEND_TEST_DATA) + "/encoders/st-mean", input = "2 10 11 12 3\n2 14 15 3\n";
+  const auto plain = run_attend({"embed", "-m", model, "-q", "--input-format", "ids"}, input);
+  REQUIRE(plain.status == 0);
+  const std::string dir = fresh("embed-heads");
+  const auto r = run_attend({"embed", "-m", model, "-q", "--input-format", "ids", "--attention-all", dir, "--attention-lines", "1"},
+                            input);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out == plain.out);
+  const auto check = run_shell(kPython + "-c " + quote("import numpy as np, sys; z = np.load(sys.argv[1]); w = z['encoder_self']; "
+                                                      "assert sorted(z.files) == ['encoder_self', 'line', 'source_ids', 'source_tokens'], z.files; "
+                                                      "assert w.shape[2:] == (4, 4) and np.allclose(w.sum(-1), 1, atol=1e-5), w.shape; "
+                                                      "print(list(z['source_ids']))") +
+                               " " + quote(dir + "/line-1.npz"));
+  INFO(check.err);
+  CHECK(check.status == 0);
+  CHECK(check.out == "[2, 14, 15, 3]\n");
+  const auto cross = run_shell(kPython + quote(kTools + "plot_attention.py") + " " + quote(dir + "/line-1.npz") +
+                               " --kind cross -o " + quote(scratch_directory() + "/x.png"));
+  CHECK(cross.status == 1);
+  CHECK_THAT(cross.err, Contains("has no cross attention"));
+  const auto past = run_attend({"embed", "-m", model, "-q", "--input-format", "ids", "--attention-all", fresh("e2"),
+                                "--attention-lines", "5"}, input);
+  CHECK(past.status == 1);
+  CHECK(past.out == plain.out);
+  CHECK_THAT(past.err, Contains("--attention-lines 5: the input has 2 line(s)"));
+}
+
 }  // namespace attend::test

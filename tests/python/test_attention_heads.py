@@ -3,6 +3,7 @@ and Translator.attention_heads, NumPy arrays equal to what `attend translate
 --attention-all` writes, CTranslate2's `attention` unchanged beside them."""
 
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -71,3 +72,11 @@ def test_attention_heads_errors_name_what_is_wrong(translator, tmp_path):
     h = translator.attention_heads(NAME, ["a", "</s>"])
     with pytest.raises(OSError, match="cannot write the attention file .*/missing/x.npz"):
         h.save(str(tmp_path / "missing" / "x.npz"))
+
+
+def test_an_encoder_only_models_self_attention():
+    model = Path(__file__).resolve().parents[2] / "tests" / "data" / "encoders" / "st-mean"
+    h = attend.Encoder(str(model)).attention_heads([2, 14, 15, 3])
+    assert h.source_ids == [2, 14, 15, 3]
+    assert h.encoder_self.shape[2:] == (4, 4) and np.allclose(h.encoder_self.sum(axis=-1), 1, atol=1e-5)
+    assert h.decoder_self.shape == (0, 0, 0, 0) and h.cross.shape == (0, 0, 0, 0)  # no decoder
