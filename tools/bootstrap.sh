@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev           # Google Benchmark
   libsentencepiece-dev sentencepiece   # tokenizer library + spm_train for test models
   nlohmann-json3-dev         # config.json / safetensors header parsing
+  libicu-dev                 # Unicode data of the Hugging Face tokenizers (runtime/text/hf)
   libcli11-dev               # CLI flags
   clang libclang-rt-14-dev   # libFuzzer target for the model-file parsers
   python3 python3-numpy      # fixtures, independent reference implementation
