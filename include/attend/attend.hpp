@@ -135,12 +135,39 @@ struct Hypothesis {
   float log_prob = 0;                  // Σ token_log_probs
   std::vector<float> token_log_probs;  // one per id, then the end token's if finished and left out
   bool finished = false;               // ended with an end token (not cut at max_length)
+  std::int32_t end_id = -1;            // finished: the end token it ended with (also when ids leave it out)
   // return_attention: one row per id (and per end token returned), over the source
   // tokens — translate_text/tokens: the caller's tokens (the model's BOS/EOS left out,
   // 0 for tokens cut by max_input_length); translate_ids: the ids given. The alignment
   // layer's cross-attention (CTranslate2's alignment_layer, alignment_heads: by default
   // the last layer's first head).
   std::vector<std::vector<float>> attention;
+};
+
+// One kind of attention of one sentence: weights[((layer·heads + head)·rows + row)·columns
+// + column], row-major [layers, heads, rows, columns]. Each row is a probability
+// distribution over the columns it sees (sums to 1) and 0 at the others — the
+// probabilities the fused kernels applied, recomputed only when asked.
+struct AttentionMaps {
+  std::int64_t layers = 0, heads = 0, rows = 0, columns = 0;
+  std::vector<float> weights;
+  float at(std::int64_t layer, std::int64_t head, std::int64_t row, std::int64_t column) const {
+    return weights[static_cast<std::size_t>(((layer * heads + head) * rows + row) * columns + column)];
+  }
+};
+
+// What every layer and head attended to while a sentence was translated
+// (TranslationOptions::return_attention_heads, Translator::attention_heads). Decoder row t
+// is the decoding step that read decoder_input_ids[t] and produced target_ids[t].
+struct AttentionHeads {
+  std::vector<std::int32_t> source_ids;         // as the encoder saw them, the model's BOS/EOS included
+  std::vector<std::int32_t> target_ids;         // one per decoding step: the output, a final end token included
+  std::vector<std::int32_t> decoder_input_ids;  // the decoder start token, then target_ids but the last
+  // The same as vocabulary tokens (decimal ids for a model without vocabularies).
+  std::vector<std::string> source_tokens, target_tokens, decoder_input_tokens;
+  AttentionMaps encoder_self;  // [encoder layers, heads, source, source]
+  AttentionMaps decoder_self;  // [decoder layers, heads, target, target]: causal, 0 above the diagonal
+  AttentionMaps cross;         // [decoder layers, heads, target, source]
 };
 
 struct TranslationResult {
@@ -152,6 +179,11 @@ struct TranslationResult {
   // The model produced NaN or infinite logits for this sentence (an overflow in its
   // weights or activations): its hypotheses are empty, score −∞. Never a silent garbage.
   bool non_finite = false;
+  // return_attention_heads: every layer and head along hypotheses[0] (its end token
+  // included), recomputed after decoding by teacher-forcing that output through the same
+  // plan (Translator::attention_heads). Empty when not asked, when the scores were not
+  // finite, and (0 rows) for an empty source, which is not run.
+  AttentionHeads attention_heads;
 };
 
 // Token ids the caller keeps (Translator::translate_id_views): `size` ids from `data`.
@@ -232,6 +264,16 @@ class ATTEND_API Translator {
   std::vector<ScoringResult> score_tokens(const std::vector<std::vector<std::string>>& sources,
                                           const std::vector<std::vector<std::string>>& targets) const;
 
+  // Every layer and head's attention along a given output: `source` (ids as the encoder
+  // takes them) through the encoder, then the decoder teacher-forced over `target` — the
+  // tokens it is to produce, one decoding step each (end with the end token to see the
+  // step that ends it) — through the same plan and kernels as translation. A
+  // translation's own output (a hypothesis' ids and end token) gives exactly what
+  // return_attention_heads gives; any other target (a reference translation) shows what
+  // the model attends to while producing it. Throws attend::Error for a source or target
+  // over this translator's limits or outside the vocabularies.
+  AttentionHeads attention_heads(const std::vector<std::int32_t>& source, const std::vector<std::int32_t>& target) const;
+
   const Model& model() const;
   const TranslatorOptions& options() const;
   int inter_threads() const;  // batches translated at once (at most, when the split follows the work)
@@ -262,6 +304,14 @@ ATTEND_API bool is_blank_text(const std::string& text);
 // "float32" — so a quantized model loads without quantizing.
 ATTEND_API void convert_model(const std::string& input_directory, const std::string& output_directory,
                               const std::string& compute_type = "default");
+
+// Writes one sentence's attention as a NumPy .npz file (uncompressed; np.load reads it):
+// float32 arrays encoder_self, decoder_self, cross shaped [layers, heads, rows, columns]
+// (a map with no layers is left out: an encoder-only model has no decoder), int32
+// source_ids, target_ids, decoder_input_ids, unicode source_tokens, target_tokens,
+// decoder_input_tokens, and int64 `line` when line ≥ 0. Throws attend::Error naming the
+// path when it cannot be written (a missing directory, a full disk).
+ATTEND_API void save_attention_npz(const AttentionHeads& heads, const std::string& path, std::int64_t line = -1);
 
 // The library's version, e.g. "0.1.0".
 ATTEND_API const char* version();

@@ -19,6 +19,7 @@
 namespace attend {
 
 struct ModelInfo;
+struct AttentionHeads;
 
 struct EncoderOptions {
   std::string isa;                       // "avx512", "avx2", "sse2"; empty: the best here (or $ATTEND_ISA)
@@ -116,6 +117,14 @@ class ATTEND_API Encoder {
   std::vector<Classification> classify_pairs(const std::vector<std::pair<std::string, std::string>>& pairs) const;
   std::vector<Classification> classify_ids(const std::vector<std::vector<std::int32_t>>& ids,
                                            const std::vector<std::vector<std::int32_t>>& token_type_ids = {}) const;
+  // Every layer and head's self-attention of one sequence of ids (what embed_ids runs):
+  // AttentionHeads::encoder_self [layers, heads, length, length], source_ids and
+  // source_tokens (the vocabulary's, or decimal ids without one); an encoder-only model
+  // has no decoder, so decoder_self and cross stay empty (0 layers). Recomputed only
+  // when asked, through the same plan and kernels. Throws as embed_ids does.
+  AttentionHeads attention_heads(const std::vector<std::int32_t>& ids,
+                                 const std::vector<std::int32_t>& token_type_ids = {}) const;
+
   // The model's tokenizer, as embed and classify use it.
   TokenizedText tokenize(const std::string& text) const;
   TokenizedText tokenize_pair(const std::string& first, const std::string& second) const;

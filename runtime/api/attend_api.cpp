@@ -1,9 +1,11 @@
 // The C++ API (include/attend/attend.hpp) over the runtime.
 #include <algorithm>
 #include <limits>
+#include <span>
 #include <thread>
 
 #include "attend/attend.hpp"
+#include "attention_maps.hpp"
 #include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
@@ -99,6 +101,43 @@ void replace_unknowns(Hypothesis& h, const SourceView& source, std::int32_t unk,
   }
 }
 
+// Every head's attention of `source` producing `target` (runtime::Translator::
+// trace_attention), with the ids named as tokens.
+AttentionHeads trace_heads(const runtime::Translator& translator, const runtime::Tokenizers& tokenizers,
+                           std::span<const std::int32_t> source, std::span<const std::int32_t> target) {
+  runtime::AttentionCapture capture = translator.trace_attention(source, target);
+  AttentionHeads h;
+  if (!source.empty()) {  // an empty source is not run: no tokens either
+    h.source_ids.assign(source.begin(), source.end());
+    h.target_ids.assign(target.begin(), target.end());
+    if (!target.empty()) {
+      h.decoder_input_ids.push_back(translator.model().config().decoder_start_id);
+      h.decoder_input_ids.insert(h.decoder_input_ids.end(), target.begin(), target.end() - 1);
+    }
+  }
+  auto named = [&](const std::vector<std::int32_t>& ids, bool source_side) {
+    if (tokenizers.has_vocabulary()) return source_side ? tokenizers.source_tokens(ids) : tokenizers.decode_tokens(ids);
+    std::vector<std::string> out;
+    for (const std::int32_t id : ids) out.push_back(std::to_string(id));
+    return out;
+  };
+  h.source_tokens = named(h.source_ids, true);
+  h.target_tokens = named(h.target_ids, false);
+  h.decoder_input_tokens = named(h.decoder_input_ids, false);
+  h.encoder_self = maps_of(std::move(capture.encoder_self));
+  h.decoder_self = maps_of(std::move(capture.decoder_self));
+  h.cross = maps_of(std::move(capture.cross));
+  return h;
+}
+
+// The tokens a decode produced along a hypothesis, its end token included (the steps
+// return_attention_heads traces).
+std::vector<std::int32_t> produced(const runtime::Hypothesis& h, bool end_token_kept) {
+  std::vector<std::int32_t> out = h.tokens;
+  if (h.finished && !end_token_kept) out.push_back(h.end_token);
+  return out;
+}
+
 // The runtime's result as the API's: attention columns mapped to the caller's tokens,
 // unknown tokens replaced if asked, then text or tokens filled by `describe`.
 template <class Describe>
@@ -109,7 +148,7 @@ TranslationResult to_api(runtime::SentenceResult&& r, const SourceView& source, 
   for (auto& h : r.hypotheses) {
     Hypothesis a;
     a.ids = std::move(h.tokens);
-    a.score = h.score, a.log_prob = h.log_prob, a.finished = h.finished;
+    a.score = h.score, a.log_prob = h.log_prob, a.finished = h.finished, a.end_id = h.end_token;
     a.token_log_probs = std::move(h.token_log_probs);
     a.attention = std::move(h.attention);
     for (auto& row : a.attention) {  // as CTranslate2: specials out, cut tokens 0
@@ -281,7 +320,15 @@ std::vector<TranslationResult> run_translation(const runtime::Translator& transl
     for (auto& ids : in.sources) truncate_ids(ids, limit, config.eos_id);
   }
   auto convert = [&](std::size_t i, runtime::SentenceResult&& r) {
-    return to_api(std::move(r), in.views[i], options, tokenizers, config.unk_id, describe);
+    // return_attention_heads: the best hypothesis traced again, only now (decoding never
+    // pays for it); an empty source, translated without the model, gets maps of 0 rows.
+    const bool trace = options.return_attention_heads && !r.non_finite && !r.hypotheses.empty();
+    const bool empty = runtime::is_empty_source(in.sources[i], config);
+    const std::vector<std::int32_t> outputs = trace && !empty ? produced(r.hypotheses[0], options.return_end_token) : std::vector<std::int32_t>{};
+    TranslationResult out = to_api(std::move(r), in.views[i], options, tokenizers, config.unk_id, describe);
+    if (trace)
+      out.attention_heads = trace_heads(translator, tokenizers, empty ? std::span<const std::int32_t>() : in.sources[i], outputs);
+    return out;
   };
   runtime::Translator::ResultSink sink;
   if (on_result) sink = [&](std::size_t i, runtime::SentenceResult&& r) { on_result(first_index + i, convert(i, std::move(r))); };
@@ -377,6 +424,11 @@ std::vector<TranslationResult> Translator::translate_tokens(const std::vector<st
   return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
     if (h.tokens.empty()) h.tokens = tok.decode_tokens(h.ids);
   }, on_result, first_index);
+}
+
+AttentionHeads Translator::attention_heads(const std::vector<std::int32_t>& source,
+                                           const std::vector<std::int32_t>& target) const {
+  return trace_heads(*state_->translator, state_->model.state_->tokenizers, source, target);
 }
 
 void Translator::set_profiling(bool on) const { state_->translator->set_profiling(on); }

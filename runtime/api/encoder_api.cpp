@@ -7,6 +7,7 @@
 
 #include "attend/attend.hpp"
 #include "attend/ops/isa.hpp"
+#include "attention_maps.hpp"
 #include "encoder/encoder_runner.hpp"
 #include "formats/encoder_io.hpp"
 #include "text/vocabulary.hpp"
@@ -104,6 +105,17 @@ TokenizedText tokenized(const Encoder::State& s, const std::string& first, const
 }
 
 }  // namespace
+
+AttentionHeads Encoder::attention_heads(const std::vector<std::int32_t>& ids,
+                                       const std::vector<std::int32_t>& token_type_ids) const {
+  runtime::AttentionCapture capture = state_->runner->trace_attention(ids, token_type_ids);
+  AttentionHeads h;
+  h.source_ids = ids;
+  for (const std::int32_t id : ids)
+    h.source_tokens.push_back(state_->vocabulary ? state_->vocabulary->token(id) : std::to_string(id));
+  h.encoder_self = maps_of(std::move(capture.encoder_self));
+  return h;
+}
 
 TokenizedText Encoder::tokenize(const std::string& text) const { return tokenized(*state_, text, nullptr); }
 

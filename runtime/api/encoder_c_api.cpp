@@ -99,6 +99,23 @@ attend_status attend_encoder_embed_ids(const attend_encoder* e, const int32_t* c
   return guarded([&] { copy_rows(e->encoder.embed_ids(id_lists(ids, lengths, count), {normalize}), embeddings); });
 }
 
+attend_status attend_encoder_attention_heads(const attend_encoder* e, const int32_t* ids, size_t length, float* weights,
+                                             size_t* layers, size_t* heads) {
+  if (e == nullptr || layers == nullptr || heads == nullptr || (ids == nullptr && length > 0))
+    return invalid("attend_encoder_attention_heads: encoder, ids, layers and heads must not be NULL");
+  return guarded([&] {
+    const attend::AttentionHeads h = e->encoder.attention_heads(std::vector<std::int32_t>(ids, ids + length));
+    *layers = static_cast<size_t>(h.encoder_self.layers), *heads = static_cast<size_t>(h.encoder_self.heads);
+    if (weights != nullptr) std::copy(h.encoder_self.weights.begin(), h.encoder_self.weights.end(), weights);
+  });
+}
+
+attend_status attend_encoder_save_attention(const attend_encoder* e, const int32_t* ids, size_t length, const char* path) {
+  if (e == nullptr || path == nullptr || (ids == nullptr && length > 0))
+    return invalid("attend_encoder_save_attention: encoder, ids and path must not be NULL");
+  return guarded([&] { attend::save_attention_npz(e->encoder.attention_heads(std::vector<std::int32_t>(ids, ids + length)), path); });
+}
+
 attend_status attend_encoder_forward_ids(const attend_encoder* e, const int32_t* const* ids, const int32_t* const* type_ids,
                                          const size_t* lengths, size_t count, float* last_hidden_state, float* pooler_output) {
   if (e == nullptr || (count > 0 && (ids == nullptr || lengths == nullptr || last_hidden_state == nullptr)))

@@ -42,6 +42,14 @@ class Workspace final : private Finisher {
   // if its logits were not finite: SentenceResult::non_finite).
   void result(std::int64_t b, SentenceResult& out) const;
 
+  // Every layer and head's attention of `source` producing `outputs` (the tokens a decode
+  // gave, a final end token included): the source through the encoder, then the decoder
+  // teacher-forced, one step per output — the plan, kernels and caches a decode uses,
+  // each attention step also writing its weights into `capture` (sized here). The
+  // caller checks the source and outputs against the plan's limits and vocabularies.
+  void trace_attention(std::span<const std::int32_t> source, std::span<const std::int32_t> outputs,
+                       AttentionCapture& capture);
+
   // Profiling: seconds per plan step (indexed like plan().steps()) and for the search,
   // summed over decode() calls while enabled.
   void set_profiling(bool on) { profiling_ = on; }
@@ -54,7 +62,12 @@ class Workspace final : private Finisher {
 
  private:
   void validate(std::span<const SourceRef> batch, const DecodeOptions& options) const;
-  std::int64_t encode(std::span<const SourceRef> batch);  // returns the padded length
+  // Returns the padded length; `capture`: see trace_attention.
+  std::int64_t encode(std::span<const SourceRef> batch, AttentionCapture* capture = nullptr);
+  // Row r's decoder inputs for step t besides its token: its position, the query position
+  // and zero embedding of CTranslate2's one-pass prefix (`pass` steps of it; 0: none),
+  // the keys it sees, its cache slot.
+  void write_step_inputs(std::int64_t t, std::int64_t r, std::int64_t pass);
   void start_rows(std::span<const SourceRef> batch, std::int64_t draws);
   void prepare_attention(std::int64_t rows, std::int64_t source_length);
   void record_attention(std::int64_t step, std::int64_t rows);

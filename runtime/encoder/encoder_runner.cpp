@@ -107,6 +107,41 @@ void EncoderRunner::collect_statistics(EncoderWorkspace& w) const {
   w.reset_statistics();
 }
 
+void EncoderRunner::check(std::size_t sequence, std::span<const std::int32_t> ids,
+                          std::span<const std::int32_t> types) const {
+  const EncoderConfig& c = model().config();
+  const auto n = static_cast<std::int64_t>(ids.size());
+  if (n == 0) throw error_of("sequence ", sequence, " is empty: an encoder needs at least one token");
+  if (n > plan_->limits().max_length)
+    throw error_of("sequence ", sequence, " has ", n, " tokens, more than max_length ", plan_->limits().max_length,
+                   " (the model's positions, or the limit asked for): truncate it first");
+  for (std::int64_t k = 0; k < n; ++k)
+    if (ids[k] < 0 || ids[k] >= c.vocab_size)
+      throw error_of("sequence ", sequence, ": token ", k, " has id ", ids[k], ", outside the vocabulary [0, ", c.vocab_size, ")");
+  if (types.empty()) return;
+  if (types.size() != ids.size()) throw error_of("sequence ", sequence, ": ", types.size(), " token types for ", n, " tokens");
+  const std::int64_t kinds = std::max<std::int64_t>(c.type_vocab_size, 1);
+  for (std::int64_t k = 0; k < n; ++k)
+    if (types[k] < 0 || types[k] >= kinds)
+      throw error_of("sequence ", sequence, ": token ", k, " has type ", types[k], "; the model has ", kinds, " token type(s)");
+}
+
+AttentionCapture EncoderRunner::trace_attention(std::span<const std::int32_t> ids,
+                                                std::span<const std::int32_t> types) const {
+  check(0, ids, types);
+  AttentionCapture capture;
+  const auto n = static_cast<std::int64_t>(ids.size());
+  std::unique_ptr<EncoderWorkspace> w = acquire(1, n, workers_ ? config_.threads * config_.inter_threads : config_.threads);
+  try {
+    w->trace_attention({ids, types}, capture);
+  } catch (...) {
+    release(std::move(w));
+    throw;
+  }
+  release(std::move(w));
+  return capture;
+}
+
 std::vector<SequenceOutput> EncoderRunner::run(std::span<const std::vector<std::int32_t>> ids,
                                                std::span<const std::vector<std::int32_t>> types,
                                                const EncoderRunOptions& options, const Sink& sink,
@@ -114,27 +149,10 @@ std::vector<SequenceOutput> EncoderRunner::run(std::span<const std::vector<std::
   if (!types.empty() && types.size() != ids.size())
     throw error_of("encoder: ", types.size(), " token type lists for ", ids.size(), " sequences");
   const EncoderLimits& limits = plan_->limits();
-  const EncoderConfig& c = model().config();
   std::vector<std::int64_t> lengths(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    const std::size_t sequence = first_index + i;
-    const auto n = static_cast<std::int64_t>(ids[i].size());
-    if (n == 0) throw error_of("sequence ", sequence, " is empty: an encoder needs at least one token");
-    if (n > limits.max_length)
-      throw error_of("sequence ", sequence, " has ", n, " tokens, more than max_length ", limits.max_length,
-                     " (the model's positions, or the limit asked for): truncate it first");
-    for (std::int64_t k = 0; k < n; ++k)
-      if (ids[i][k] < 0 || ids[i][k] >= c.vocab_size)
-        throw error_of("sequence ", sequence, ": token ", k, " has id ", ids[i][k], ", outside the vocabulary [0, ", c.vocab_size, ")");
-    if (!types.empty() && !types[i].empty()) {
-      if (types[i].size() != ids[i].size())
-        throw error_of("sequence ", sequence, ": ", types[i].size(), " token types for ", n, " tokens");
-      const std::int64_t kinds = std::max<std::int64_t>(c.type_vocab_size, 1);
-      for (std::int64_t k = 0; k < n; ++k)
-        if (types[i][k] < 0 || types[i][k] >= kinds)
-          throw error_of("sequence ", sequence, ": token ", k, " has type ", types[i][k], "; the model has ", kinds, " token type(s)");
-    }
-    lengths[i] = n;
+    check(first_index + i, ids[i], types.empty() ? std::span<const std::int32_t>() : types[i]);
+    lengths[i] = static_cast<std::int64_t>(ids[i].size());
   }
   std::vector<SequenceOutput> results(sink ? 0 : ids.size());
   if (ids.empty()) return results;

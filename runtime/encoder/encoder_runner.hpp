@@ -57,6 +57,11 @@ class EncoderRunner {
                                   std::span<const std::vector<std::int32_t>> types, const EncoderRunOptions& options,
                                   const Sink& sink = {}, std::size_t first_index = 0) const;
 
+  // Every layer and head's self-attention of one sequence (EncoderWorkspace::
+  // trace_attention), on a workspace of the pool with all the runner's threads. Throws
+  // attend::Error as run() does.
+  AttentionCapture trace_attention(std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const;
+
   const EncoderPlan& plan() const { return *plan_; }  // at the configured limits
   const EncoderModel& model() const { return plan_->model(); }
   const EncoderRunnerConfig& config() const { return config_; }
@@ -72,6 +77,9 @@ class EncoderRunner {
   std::shared_ptr<const EncoderPlan> plan_for(std::int64_t sequences, std::int64_t tokens, int threads) const;
   std::unique_ptr<EncoderWorkspace> acquire(std::int64_t sequences, std::int64_t tokens, int threads) const;
   void release(std::unique_ptr<EncoderWorkspace> w) const;
+  // Throws attend::Error naming sequence `sequence` if it cannot run (empty, too long,
+  // an id or type outside the model's).
+  void check(std::size_t sequence, std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const;
   void collect_statistics(EncoderWorkspace& w) const;
   void run_batch(EncoderWorkspace& w, std::span<const std::int64_t> batch, std::span<const std::vector<std::int32_t>> ids,
                  std::span<const std::vector<std::int32_t>> types, const EncoderRunOptions& options,

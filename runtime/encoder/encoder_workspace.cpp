@@ -37,8 +37,7 @@ void EncoderWorkspace::validate(std::span<const SequenceRef> batch) const {
   if (tokens > l.max_tokens) throw error_of("batch of ", tokens, " tokens exceeds the plan's max_tokens ", l.max_tokens);
 }
 
-void EncoderWorkspace::run(std::span<const SequenceRef> batch, const EncoderHeads& heads) {
-  validate(batch);
+void EncoderWorkspace::fill_inputs(std::span<const SequenceRef> batch) {
   const auto& io = plan_->io();
   const EncoderConfig& c = plan_->model().config();
   std::int32_t* tokens = exec_.buffer<std::int32_t>(io.tokens);
@@ -56,7 +55,25 @@ void EncoderWorkspace::run(std::span<const SequenceRef> batch, const EncoderHead
     }
   }
   starts[batch.size()] = at;
-  shape_ = {at, static_cast<std::int64_t>(batch.size()), heads.normalize < 0 ? c.normalize : heads.normalize > 0};
+  shape_ = {at, static_cast<std::int64_t>(batch.size())};
+}
+
+void EncoderWorkspace::trace_attention(const SequenceRef& sequence, AttentionCapture& capture) {
+  validate({&sequence, 1});
+  const EncoderConfig& c = plan_->model().config();
+  const auto n = static_cast<std::int64_t>(sequence.ids.size());
+  capture.encoder_self.reset(c.layers, c.num_heads, n, n);
+  fill_inputs({&sequence, 1});
+  shape_.capture = &capture;
+  exec_.run(EncoderPhase::body, shape_);
+  shape_.capture = nullptr;
+}
+
+void EncoderWorkspace::run(std::span<const SequenceRef> batch, const EncoderHeads& heads) {
+  validate(batch);
+  const EncoderConfig& c = plan_->model().config();
+  fill_inputs(batch);
+  shape_.normalize = heads.normalize < 0 ? c.normalize : heads.normalize > 0;
   if (batch.empty()) return;
   double* clock = memory_.step_clock(profiling_);
   exec_.run(EncoderPhase::body, shape_, clock);

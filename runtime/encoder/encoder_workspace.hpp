@@ -44,6 +44,11 @@ class EncoderWorkspace {
   // Results stay until the next call.
   void run(std::span<const SequenceRef> batch, const EncoderHeads& heads);
 
+  // Every layer and head's self-attention of one sequence (AttentionCapture::
+  // encoder_self; the decoder's maps stay empty): the body run on it alone, each
+  // attention step also writing its weights. Throws as run() does.
+  void trace_attention(const SequenceRef& sequence, AttentionCapture& capture);
+
   // Sequence b of the last batch: its last hidden state [length, D] (rows packed), and
   // the heads' rows.
   ops::ConstMatrix hidden(std::int64_t b) const;
@@ -59,6 +64,7 @@ class EncoderWorkspace {
 
  private:
   void validate(std::span<const SequenceRef> batch) const;
+  void fill_inputs(std::span<const SequenceRef> batch);  // the body's inputs, and shape_'s token and sequence counts
   std::span<const float> row(int buffer, std::int64_t b) const;
 
   std::shared_ptr<const EncoderPlan> plan_;

@@ -154,6 +154,7 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
         a.v = {qkv.row(at) + 2 * D, 0, dh, qkv.ld};
         a.out = {out.row(at), 0, dh, out.ld};
         ops::attention(a, s.threads);
+        if (shape.capture != nullptr) ops::attention_weights(a, shape.capture->encoder_self.layer(s.layer), s.threads);
       }
       return;
     }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "plan/attention_capture.hpp"
 #include "plan/encoder_plan.hpp"
 
 namespace attend::runtime {
@@ -15,6 +16,9 @@ struct EncoderShape {
   std::int64_t tokens = 0;     // rows of the body
   std::int64_t sequences = 0;  // rows of the heads
   bool normalize = false;      // the embedding phase ends with an L2 normalisation
+  // Every attention step also writes every head's weights to capture->encoder_self (one
+  // sequence). Null: not asked.
+  AttentionCapture* capture = nullptr;
 };
 
 // Runs phases of an encoder plan over an arena (the workspace's PlanMemory).

@@ -287,6 +287,41 @@ void Translator::decode_batch(Workspace& w, std::span<const std::int64_t> batch,
   }
 }
 
+AttentionCapture Translator::trace_attention(std::span<const std::int32_t> source,
+                                             std::span<const std::int32_t> outputs) const {
+  const ModelConfig& c = model().config();
+  const PlanLimits& limits = plan_->limits();
+  const auto S = static_cast<std::int64_t>(source.size()), T = static_cast<std::int64_t>(outputs.size());
+  if (S > limits.max_source_length)
+    throw error_of("attention: the source has ", S, " tokens, more than max_source_length ", limits.max_source_length);
+  if (T > limits.max_target_length)
+    throw error_of("attention: the target has ", T, " tokens, more than max_target_length ", limits.max_target_length);
+  for (std::int64_t k = 0; k < S; ++k)
+    if (source[k] < 0 || source[k] >= c.src_vocab_size)
+      throw error_of("attention: source token ", k, " has id ", source[k], ", outside the source vocabulary [0, ",
+                     c.src_vocab_size, ")");
+  for (std::int64_t k = 0; k < T; ++k)
+    if (outputs[k] < 0 || outputs[k] >= c.tgt_vocab_size)
+      throw error_of("attention: target token ", k, " has id ", outputs[k], ", outside the target vocabulary [0, ",
+                     c.tgt_vocab_size, ")");
+  AttentionCapture capture;
+  if (S == 0) {
+    capture.encoder_self.reset(c.encoder_layers, c.num_heads, 0, 0);
+    capture.decoder_self.reset(c.decoder_layers, c.num_heads, 0, 0);
+    capture.cross.reset(c.decoder_layers, c.num_heads, 0, 0);
+    return capture;
+  }
+  std::unique_ptr<Workspace> w = acquire(1, S, workers_ ? config_.threads * config_.inter_threads : config_.threads);
+  try {
+    w->trace_attention(source, outputs, capture);
+  } catch (...) {
+    release(std::move(w));
+    throw;
+  }
+  release(std::move(w));
+  return capture;
+}
+
 std::size_t Translator::idle_workspaces() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return idle_.size();

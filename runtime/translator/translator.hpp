@@ -64,6 +64,12 @@ class Translator {
                                         std::span<const std::vector<std::int32_t>> prefixes = {},
                                         std::uint64_t first_id = 0, const ResultSink& sink = {}) const;
 
+  // Every layer and head's attention of `source` producing `outputs` (Workspace::
+  // trace_attention), on a workspace of the pool with all the translator's threads.
+  // Throws attend::Error naming the limit or the id at fault. An empty source is not run:
+  // every map has 0 rows and columns, as an empty source is translated without the model.
+  AttentionCapture trace_attention(std::span<const std::int32_t> source, std::span<const std::int32_t> outputs) const;
+
   const ExecutionPlan& plan() const { return *plan_; }
   const TranslatorConfig& config() const { return config_; }
   const Model& model() const { return plan_->model(); }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "attention_heads_output.hpp"
 #include "commands.hpp"
 #include "encoder_input.hpp"
 #include "npy_writer.hpp"
@@ -24,6 +25,7 @@ struct EncoderCommandArgs {
   EncoderChoice encoder;
   std::string input = "-", output = "-", output_format, input_format = "text";
   bool normalize = false, no_normalize = false, quiet = false;
+  std::string attention_all, attention_lines;  // embed: every head of the chosen lines
 };
 
 // The shortest text that reads back as the same float.
@@ -80,7 +82,12 @@ int run_embed(const EncoderCommandArgs& args) {
   if (format.empty()) format = std::filesystem::path(args.output).extension() == ".npy" ? "npy" : "jsonl";
   if (format == "npy" && args.output == "-" && is_terminal(1))
     throw UsageError("--output-format npy writes binary: give -o FILE.npy or redirect standard output");
+  if (args.attention_all.empty() != args.attention_lines.empty())
+    throw UsageError(args.attention_all.empty() ? "--attention-lines needs --attention-all FILE_OR_DIRECTORY"
+                                                : "--attention-all needs --attention-lines (e.g. 3,7 or 0-4 or all)");
   OutputFile out(args.output);
+  std::optional<AttentionHeadsOutput> attention;
+  if (!args.attention_all.empty()) attention.emplace(args.attention_all, args.attention_lines);
   std::uint64_t written = 0;
   try {
     const attend::Encoder encoder = args.encoder.load();
@@ -107,11 +114,15 @@ int run_embed(const EncoderCommandArgs& args) {
         text += '\n';
         std::fwrite(text.data(), 1, text.size(), out.stream());
       }
+      // --attention-all: the chosen lines' every head, recomputed now (embedding never pays for it).
+      for (std::size_t i = 0; attention && i < lines.size(); ++i)
+        if (attention->wants(written + i)) attention->write(written + i, encoder.attention_heads(lines[i].ids, lines[i].types));
       written += embeddings.size();
       std::fflush(out.stream());
     });
     if (npy) npy->finish();
     out.commit();
+    if (attention) attention->finish(written);
   } catch (...) {
     out.abandon(format == "npy" ? 0 : written, "attend embed");
     throw;
@@ -213,6 +224,11 @@ Command add_embed_command(CLI::App& parent) {
       ->capture_default_str();
   app->add_flag("--normalize", args->normalize, "L2-normalise every embedding (default: as the model, its Normalize module)");
   app->add_flag("--no-normalize", args->no_normalize, "Never normalise, even if the model has a Normalize module");
+  app->add_option("--attention-all", args->attention_all,
+                  "Write every layer and head's self-attention of the --attention-lines to PATH: a directory of "
+                  "line-N.npz, or one FILE.npz for one line; tools/plot_attention.py and tools/attention_view.py draw them");
+  app->add_option("--attention-lines", args->attention_lines,
+                  "The 0-based input lines --attention-all writes: 3,7 or 0-4,9 or all");
   return {app, [args] { return run_embed(*args); }};
 }
 

@@ -110,6 +110,17 @@ void bind_encoder(nb::module_& m) {
           },
           nb::arg("ids"), nb::arg("normalize") = -1, "Sentence embeddings of token ids.")
       .def(
+          "attention_heads",
+          [](const attend::Encoder& e, nb::handle ids, nb::handle token_type_ids) {
+            const Ids rows = IdRows(nb::make_tuple(ids), "ids").vectors();
+            const Ids types = optional_ids(token_type_ids.is_none() ? token_type_ids : nb::make_tuple(token_type_ids),
+                                           "token_type_ids");
+            return running([&] { return e.attention_heads(rows[0], types.empty() ? std::vector<std::int32_t>{} : types[0]); });
+          },
+          nb::arg("ids"), nb::arg("token_type_ids") = nb::none(),
+          "Every layer and head's self-attention of one sequence of ids: an AttentionHeads whose encoder_self is "
+          "[layers, heads, length, length] (no decoder: decoder_self and cross are empty).")
+      .def(
           "forward_ids",
           [](const attend::Encoder& e, nb::handle ids, nb::handle token_type_ids) {
             const Ids rows = IdRows(ids, "ids").vectors();

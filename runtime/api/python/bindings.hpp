@@ -21,6 +21,7 @@ namespace nb = nanobind;
 
 void bind_model(nb::module_& m);
 void bind_translator(nb::module_& m);
+void bind_attention_heads(nb::module_& m);
 void bind_option_specs(nb::module_& m);
 void bind_encoder(nb::module_& m);
 

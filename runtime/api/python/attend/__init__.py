@@ -17,6 +17,7 @@ translates releases the GIL, so Python threads sharing a translator run in paral
 """
 
 from ._attend import (  # noqa: F401  (re-exported)
+    AttentionHeads,
     Hypothesis,
     Model,
     ModelInfo,
@@ -44,6 +45,7 @@ __version__: str = version()
 
 __all__ = [
     "AsyncScoringResult",
+    "AttentionHeads",
     "AsyncTranslationResult",
     "GenerationStepResult",
     "Hypothesis",

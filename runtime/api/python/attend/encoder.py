@@ -64,6 +64,13 @@ class Encoder:
             return [[self._engine.token_to_id(t) for t in row] for row in rows]
         return rows
 
+    def attention_heads(self, tokens: Any, token_type_ids: Optional[Sequence[int]] = None) -> Any:
+        """Every layer and head's self-attention of one sequence (tokens, looked up in the
+        model's vocabulary, or ids; attend's own): an :class:`attend.AttentionHeads` whose
+        ``encoder_self`` is [layers, heads, length, length]; ``save(path)`` writes the .npz
+        of ``attend embed --attention-all``."""
+        return self._engine.attention_heads(self._ids([tokens], None)[0], token_type_ids)
+
     def forward_batch(self, inputs: Any, lengths: Optional[Sequence[int]] = None,
                       token_type_ids: Optional[Sequence[Sequence[int]]] = None) -> EncoderForwardOutput:
         """The last hidden state (and pooler output) of each sequence: tokens (looked up in
