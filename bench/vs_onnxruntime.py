@@ -23,7 +23,7 @@ reported. Timing covers tokenization and the model, not loading (reported apart)
 
 Printed: sentences/s, tokens/s, peak RSS, min cosine to the fp32 reference
 (sentence-transformers', else attend float32's), and the fraction of the machine's
-FMA (fp32) / VNNI (int8) / BF16 peak (bench/vs_ctranslate2.py's machine_peaks, from
+FMA (fp32) / VNNI (int8) / BF16 peak (bench/machine_peaks.py, from
 build/release/bench/machine_limits). Each result is appended to WORKDIR/results.jsonl
 the moment it is measured, so a long run never loses its measurements.
 
@@ -41,6 +41,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import machine_peaks  # noqa: E402
 WORKLOAD = os.path.join(ROOT, "..", "shared", "workloads", "embedding_workload.py")
 BATCH, MAX_LENGTH = 32, 256
 PACKAGES = ["numpy", "onnxruntime", "onnx", "onnxscript", "torch", "transformers", "sentence-transformers"]
@@ -66,6 +67,16 @@ def ensure_venv(workdir):
             subprocess.run([python, "-m", "pip", "install", "-q", p], check=False)
         subprocess.run([python, "-m", "pip", "install", "-q", ROOT], check=True)
     os.execv(python, [python] + sys.argv)
+
+
+def peak_per_core(machine, system):
+    """Operations/s of one core for `system`'s arithmetic: the step attend's kernels run
+    for attend, the fastest step of that arithmetic the CPU has for the others (they pick
+    their own kernels); None where machine_limits did not measure it."""
+    kind = "int8" if "int8" in system else "bfloat16" if "bfloat16" in system else "float32"
+    if system.startswith("attend"):
+        return machine_peaks.attend_peak(machine, kind)[0]
+    return machine_peaks.fastest_peak(machine, kind)[0]
 
 
 def sentences_of(path):
@@ -225,8 +236,9 @@ def main():
             onnx = export_onnx(a.model, a.workdir)
         except Exception as e:  # torch or the optimizer missing: ONNX Runtime is skipped
             print(f"ONNX export failed ({e}): ONNX Runtime skipped", file=sys.stderr)
-    from vs_ctranslate2 import machine_peaks
-    peaks = machine_peaks()
+    machine, why = machine_peaks.measure()
+    if machine is None:
+        print(f"machine_limits not run ({why}): no fraction of peak", file=sys.stderr)
     results_path = os.path.join(a.workdir, "results.jsonl")
     best = {}
     for _ in range(a.rounds):
@@ -264,8 +276,7 @@ def main():
     for (system, threads), r in sorted(best.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         e = np.load(r["embeddings"])
         cos = float((np.sum(e * ref, 1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(ref, axis=1))).min()) if ref is not None else float("nan")
-        kind = "int8" if "int8" in system else "bfloat16" if "bfloat16" in system else "float32"
-        peak = peaks.get(kind)
+        peak = peak_per_core(machine, system)
         fraction = 100 * r["tokens_per_second"] * flops_per_token / (peak * threads) if peak else float("nan")
         print(f"{system:16s} {threads:7d} {r['split']:>5s} {r['sentences_per_second']:8.1f} {r['tokens_per_second']:8.0f} "
               f"{r['peak_rss_mib']:8.1f} {cos:8.5f} {fraction:6.1f}")

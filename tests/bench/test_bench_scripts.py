@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import compare_report  # noqa: E402
 import machine_peaks  # noqa: E402
 import vs_ctranslate2  # noqa: E402
+import vs_onnxruntime  # noqa: E402
 
 MACHINE_LIMITS = None  # set from argv in __main__
 
@@ -189,6 +190,14 @@ class MachinePeaks(unittest.TestCase):
         self.assertEqual(machine_peaks.fastest_peak(machine, "int8"), (700e9, "int8_vnni_avx512_vnni"))
         self.assertEqual(machine_peaks.fastest_peak(machine, "int8", "avx2"), (176e9, "int8_saturating_avx2"))
         self.assertEqual(machine_peaks.fastest_peak(machine, "bfloat16"), (None, None))
+
+    def test_embedding_benchmark_peaks(self):
+        # vs_onnxruntime.py holds attend to the step its kernels run, the others to the fastest one.
+        self.assertEqual(vs_onnxruntime.peak_per_core(AVX2_MACHINE, "attend-int8"), 128e9)
+        self.assertEqual(vs_onnxruntime.peak_per_core(AVX2_MACHINE, "ort-int8"), 176e9)
+        self.assertEqual(vs_onnxruntime.peak_per_core(AVX2_MACHINE, "attend-float32"), 96e9)
+        self.assertEqual(vs_onnxruntime.peak_per_core(AVX2_MACHINE, "st-fp32"), 96e9)
+        self.assertIsNone(vs_onnxruntime.peak_per_core(None, "ort-fp32"))
 
     def test_machine_limits_at_each_isa(self):
         program = MACHINE_LIMITS
