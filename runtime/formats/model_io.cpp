@@ -30,6 +30,8 @@ std::string read_text_file(const std::string& path) {
 }
 
 ModelFormat detect_model_format(const std::string& dir) {
+  if (fs::exists(dir) && !fs::is_directory(dir))
+    throw error_of(dir, ": not a directory (a model is a directory: give the one that holds this file)");
   if (!fs::is_directory(dir)) throw error_of(dir, ": model directory does not exist");
   // By the weights file: CTranslate2 directories carry a config.json too (format ≥ 5).
   if (fs::exists(fs::path(dir) / "model.safetensors")) return ModelFormat::attend;
