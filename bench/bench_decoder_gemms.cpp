@@ -16,6 +16,7 @@
 
 #include "attend/ops/gemm.hpp"
 #include "onednn_matmul.hpp"
+#include "onednn_yardsticks.hpp"
 
 namespace {
 
@@ -109,12 +110,14 @@ const int kRegistered = [] {
   } precisions[] = {{"f32", WeightType::f32, OnednnPrecision::f32},
                     {"bf16", WeightType::bf16, OnednnPrecision::bf16},
                     {"s8", WeightType::s8, OnednnPrecision::u8s8}};
+  const auto yardsticks = attend::bench::describe_isas_and_yardsticks("bench_decoder_gemms");
   for (index_t M : {32, 128})
     for (int t : {1, 2})
       for (const auto& p : precisions) {
         const std::string suffix = std::string("/") + p.name + "/M=" + std::to_string(M) + "/threads=" + std::to_string(t);
         benchmark::RegisterBenchmark(("decoder_step/attend" + suffix).c_str(), bm_attend, M, t, p.ours)->UseRealTime();
-        benchmark::RegisterBenchmark(("decoder_step/onednn" + suffix).c_str(), bm_onednn, M, t, p.theirs)->UseRealTime();
+        if (yardsticks.has(p.theirs))
+          benchmark::RegisterBenchmark(("decoder_step/onednn" + suffix).c_str(), bm_onednn, M, t, p.theirs)->UseRealTime();
       }
   return 0;
 }();

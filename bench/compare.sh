@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Builds the release preset, runs the kernel benchmarks (attend and its yardsticks in
 # one run, repetitions randomly interleaved so machine drift hits both alike) and
-# prints one table of median ratios, plus the machine's measured limits (fp32 FMA,
-# int8 VNNI and bf16 dot-product peaks, copy bandwidth).
+# prints one table of median ratios, plus the machine's measured limits (machine_limits:
+# the per-core peak of the step attend's kernels run for fp32, int8 and bf16, copy
+# bandwidth). A oneDNN yardstick this CPU lacks (bf16 below AVX-512) is skipped with a
+# message.
+#
+# An AVX2 proxy on an AVX-512 machine — attend's and oneDNN's kernels both held to AVX2:
+#   ATTEND_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 bench/compare.sh --gemm-only
 #
 #   bench/compare.sh [--quick] [--reps N] [--min-time S] [--gemm-only] [--filter REGEX]
 #     --quick      fewer repetitions, shorter runs (3, 0.05 s)
@@ -33,8 +38,8 @@ cmake --build --preset release --target bench_gemm bench_decoder_gemms bench_att
 
 out=build/release/bench-results
 mkdir -p "$out"
-build/release/bench/machine_limits > "$out/machine.txt"
-rm -f "$out"/{gemm,decoder_gemms,attention,rows}.json
+rm -f "$out"/{gemm,decoder_gemms,attention,rows,machine}.json "$out/machine.txt"
+build/release/bench/machine_limits --json > "$out/machine.json"  # at ATTEND_ISA, if set
 for b in $benches; do
   echo "running bench_$b ..." >&2
   extra=()

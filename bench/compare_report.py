@@ -1,9 +1,18 @@
 #!/usr/bin/env python3
-"""Turns bench/compare.sh's JSON into Markdown tables of median ratios (stdlib only)."""
+"""Turns bench/compare.sh's JSON into Markdown tables of median ratios (stdlib only).
+
+The "% of peak" columns divide by the per-core rate of the step attend's kernels run at
+the ISA of the run (machine_limits' "attend at" bounds: $ATTEND_ISA, else the best);
+where a peak was not measured they say n/a.
+"""
 import json
+import os
 import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import machine_peaks  # noqa: E402
 
 
 def natural(name):
@@ -25,16 +34,35 @@ def medians(path):
     return dict(sorted(out.items(), key=lambda kv: natural(kv[0])))
 
 
-def machine(path):
-    """{'fma', 'vnni', 'bf16': per-core peaks (0 if absent), 'copy': GB/s}."""
-    text = Path(path).read_text()
+def kernel_isas(paths):
+    """'attend avx2, oneDNN avx2' from the first benchmark file whose context names them."""
+    for path in paths:
+        if path.exists():
+            context = json.loads(path.read_text()).get("context", {})
+            if "attend_isa" in context:
+                return f"attend {context['attend_isa']}, oneDNN {context.get('onednn_isa', '?')}"
+    return None
 
-    def value(pattern):
-        found = re.search(pattern, text)
-        return float(found.group(1)) if found else 0.0
 
-    return {"fma": value(r"FMA peak .*?: ([\d.]+) GFLOP/s"), "vnni": value(r"VNNI peak .*?: ([\d.]+) GOP/s"),
-            "bf16": value(r"bf16 peak .*?: ([\d.]+) GFLOP/s"), "copy": value(r"memory copy .*?: ([\d.]+) GB/s")}
+def machine(directory):
+    """Per-core peaks of the steps attend ran ('fma', 'vnni', 'bf16': the fp32, int8 and bf16
+    GEMMs' bounds, None where not measured), their step names, the ISA and the copy GB/s —
+    from machine.json, or the machine.txt of older runs."""
+    path = directory / "machine.json"
+    if not path.exists():
+        path = directory / "machine.txt"
+    data = machine_peaks.parse(path.read_text()) if path.exists() else {}
+    peaks = {"isa": (data.get("attend") or {}).get("isa"), "copy": data.get("copy_gbytes_per_s")}
+    for key, ctype in (("fma", "float32"), ("vnni", "int8"), ("bf16", "bfloat16")):
+        value, step = machine_peaks.attend_peak(data, ctype)
+        peaks[key] = value / 1e9 if value else None
+        peaks[key + "_step"] = step
+    return peaks
+
+
+def share(value, peak, threads):
+    """value as a percentage of peak × threads, or n/a where the peak is unknown."""
+    return f"{100 * value / (peak * int(threads)):.0f}%" if peak else "n/a"
 
 
 def gemm_table(m, peak):
@@ -54,21 +82,21 @@ def gemm_table(m, peak):
         scaling = f"{ours / one:.2f}" if t == "2" else ""
         weight_gbs = 4.0 * int(N) * int(K) / m[name]["time"] / 1e9
         print(f"| {M} | {N} | {K} | {t} | {ours:.1f} | {onednn:.1f} | **{ours / onednn:.2f}** | "
-              f"{ours / naive:.0f} | {100 * ours / (peak * int(t)):.0f}% | {weight_gbs:.1f} | {scaling} |")
+              f"{ours / naive:.0f} | {share(ours, peak, t)} | {weight_gbs:.1f} | {scaling} |")
     print()
 
 
 def typed_gemm_table(m, peaks):
     """int8 and bf16 rows: ratios to oneDNN and to attend's fp32 GEMM, % of the dot-product peak."""
-    kinds = [("gemm_s8", "int8 (attend s8 weights vs oneDNN u8s8)", "vnni", "VNNI"),
-             ("gemm_bf16", "bf16 (both bf16 weights, fp32 output)", "bf16", "BF16")]
+    kinds = [("gemm_s8", "int8 (attend s8 weights vs oneDNN u8s8)", "vnni", "int8"),
+             ("gemm_bf16", "bf16 (both bf16 weights, fp32 output)", "bf16", "bf16")]
     for prefix, title, peak_key, peak_name in kinds:
         rows = [n for n in m if re.match(prefix + r"/attend/", n)]
         if not rows:
             continue
         print(f"## GEMM {title}: median GOP/s (2·M·N·K per call)\n")
         print(f"| M | N | K | threads | attend | oneDNN | attend/oneDNN | attend / attend fp32 | "
-              f"% of {peak_name} peak×threads | weights GB/s |")
+              f"% of {peak_name} peak×threads ({peaks[peak_key + '_step'] or 'not measured'}) | weights GB/s |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         weight_bytes = 1 if prefix == "gemm_s8" else 2
         for name in rows:
@@ -76,13 +104,12 @@ def typed_gemm_table(m, peaks):
             M, N, K, t = g.groups()
             tail = f"M={M}/N={N}/K={K}/threads={t}"
             ours = m[name]["FLOP/s"] / 1e9
-            theirs = m.get(f"{prefix}/onednn/{tail}", {}).get("FLOP/s", float("nan")) / 1e9
-            fp32 = m.get(f"gemm/attend/{tail}", {}).get("FLOP/s", float("nan")) / 1e9
-            peak = peaks[peak_key] * int(t)
-            share = f"{100 * ours / peak:.0f}%" if peak else "n/a"
+            theirs = m.get(f"{prefix}/onednn/{tail}", {}).get("FLOP/s")
+            versus = f"{theirs / 1e9:.1f} | **{ours / (theirs / 1e9):.2f}**" if theirs else "skipped | —"
+            fp32 = m.get(f"gemm/attend/{tail}", {}).get("FLOP/s")
             weight_gbs = weight_bytes * int(N) * int(K) / m[name]["time"] / 1e9
-            print(f"| {M} | {N} | {K} | {t} | {ours:.1f} | {theirs:.1f} | **{ours / theirs:.2f}** | "
-                  f"{ours / fp32:.2f} | {share} | {weight_gbs:.1f} |")
+            print(f"| {M} | {N} | {K} | {t} | {ours:.1f} | {versus} | "
+                  f"{f'{ours / (fp32 / 1e9):.2f}' if fp32 else '—'} | {share(ours, peaks[peak_key], t)} | {weight_gbs:.1f} |")
         print()
 
 
@@ -99,12 +126,9 @@ def decoder_table(m, peaks):
             continue
         p, M, t = g.groups()
         ours, theirs = m[name], m.get(f"decoder_step/onednn/{p}/M={M}/threads={t}")
-        if theirs is None:
-            continue
-        peak = peak_of[p] * int(t)
-        share = f"{100 * ours['FLOP/s'] / 1e9 / peak:.0f}%" if peak else "n/a"
-        print(f"| {p} | {M} | {t} | {ours['time'] * 1e3:.2f} | {theirs['time'] * 1e3:.2f} | "
-              f"**{theirs['time'] / ours['time']:.2f}** | {ours['FLOP/s'] / 1e9:.0f} | {share} | {ours['weights_GB/s']:.1f} |")
+        versus = f"{theirs['time'] * 1e3:.2f} | **{theirs['time'] / ours['time']:.2f}**" if theirs else "skipped | —"
+        print(f"| {p} | {M} | {t} | {ours['time'] * 1e3:.2f} | {versus} | {ours['FLOP/s'] / 1e9:.0f} | "
+              f"{share(ours['FLOP/s'] / 1e9, peak_of[p], t)} | {ours['weights_GB/s']:.1f} |")
     print()
 
 
@@ -143,15 +167,27 @@ def rows_table(m):
     print()
 
 
+def describe_machine(peaks):
+    def rate(key, unit):
+        return f"{peaks[key]:.1f} {unit} ({peaks[key + '_step']})" if peaks[key] else "not measured"
+
+    copy = f"{peaks['copy']:.1f} GB/s" if peaks["copy"] else "not measured"
+    return (f"Machine: attend's kernels at {peaks['isa'] or 'the best ISA'}; per-core peaks of the steps they run: "
+            f"fp32 {rate('fma', 'GFLOP/s')}, int8 {rate('vnni', 'GOP/s')}, bf16 {rate('bf16', 'GFLOP/s')}; "
+            f"one-thread copy {copy} (a 256 MiB memcpy, read + write).\n")
+
+
 def main():
     d = Path(sys.argv[1])
-    peaks = machine(d / "machine.txt")
-    print(f"Machine: per core, fp32 FMA peak {peaks['fma']:.1f} GFLOP/s, int8 VNNI peak {peaks['vnni']:.1f} GOP/s, "
-          f"bf16 peak {peaks['bf16']:.1f} GFLOP/s; one-thread copy {peaks['copy']:.1f} GB/s "
-          "(a 256 MiB memcpy, read + write).\n")
-    gemm = medians(d / "gemm.json")
-    gemm_table(gemm, peaks["fma"])
-    typed_gemm_table(gemm, peaks)
+    peaks = machine(d)
+    print(describe_machine(peaks))
+    isas = kernel_isas([d / "gemm.json", d / "decoder_gemms.json"])
+    if isas:
+        print(f"Kernels of this run: {isas} (ATTEND_ISA, ONEDNN_MAX_CPU_ISA).\n")
+    if (d / "gemm.json").exists():
+        gemm = medians(d / "gemm.json")
+        gemm_table(gemm, peaks["fma"])
+        typed_gemm_table(gemm, peaks)
     if (d / "decoder_gemms.json").exists():
         decoder_table(medians(d / "decoder_gemms.json"), peaks)
     if (d / "attention.json").exists():

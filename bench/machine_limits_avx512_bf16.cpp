@@ -3,25 +3,26 @@
 // flags; called only when the CPU has it.
 #include <immintrin.h>
 
-#include <cstdint>
+#include "machine_limits_chains.hpp"
+#include "machine_limits_loops.hpp"
 
+namespace attend::bench::loops {
 namespace {
-// Inline assembly by value, as vnni_loop_avx512 (GCC 12 wraps the intrinsic's tied
+
+// Inline assembly by value, as vnni_avx512 (GCC 12 wraps the intrinsic's tied
 // accumulator in register copies).
 inline __m512 dot(__m512 acc, __m512i a, __m512i b) {
   __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
   return acc;
 }
+
 }  // namespace
 
-float bf16_loop_avx512(std::int64_t iterations) {
-  __m512 acc[24];
-  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(0.001f * i);
+double bf16_avx512(std::int64_t iterations) {
   const __m512i a = _mm512_set1_epi32(0x3f803f80), b = _mm512_set1_epi32(0x33d633d6);  // 1.0, 1e-7 in bf16
-  for (std::int64_t it = 0; it < iterations; ++it)
-#pragma GCC unroll 24
-    for (int i = 0; i < 24; ++i) acc[i] = dot(acc[i], a, b);
-  __m512 s = acc[0];
-  for (int i = 1; i < 24; ++i) s = _mm512_add_ps(s, acc[i]);
-  return _mm512_reduce_add_ps(s);
+  return _mm512_reduce_add_ps(run_chains<kChains512, __m512>(
+      iterations, [](int i) { return _mm512_set1_ps(0.001f * static_cast<float>(i)); },
+      [&](__m512 acc) { return dot(acc, a, b); }, [](__m512 x, __m512 y) { return _mm512_add_ps(x, y); }));
 }
+
+}  // namespace attend::bench::loops

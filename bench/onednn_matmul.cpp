@@ -22,6 +22,35 @@ std::uint16_t to_bf16(float x) {
 
 }  // namespace
 
+const char* onednn_precision_name(OnednnPrecision p) {
+  return p == OnednnPrecision::f32 ? "f32" : p == OnednnPrecision::bf16 ? "bf16" : "u8s8";
+}
+
+bool onednn_has_matmul(OnednnPrecision precision) {
+  const std::vector<float> w(16 * 16, 0.5f);
+  try {
+    OnednnMatmul probe(4, 16, 16, w.data(), precision);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+std::string onednn_effective_isa() {
+  using isa = dnnl::cpu_isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case isa::sse41: return "sse41";
+    case isa::avx: return "avx";
+    case isa::avx2: return "avx2";
+    case isa::avx2_vnni: return "avx2_vnni";
+    case isa::avx512_core: return "avx512_core";
+    case isa::avx512_core_vnni: return "avx512_core_vnni";
+    case isa::avx512_core_bf16: return "avx512_core_bf16";
+    case isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
 OnednnMatmul::OnednnMatmul(std::int64_t M, std::int64_t N, std::int64_t K, const float* w, OnednnPrecision precision)
     : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), precision_(precision) {
   a_md_ = dnnl::memory::desc({M, K}, source_type(precision), tag::ab);

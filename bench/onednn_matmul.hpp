@@ -12,11 +12,23 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace attend::bench {
 
 enum class OnednnPrecision { f32, bf16, u8s8 };
+
+const char* onednn_precision_name(OnednnPrecision precision);
+
+// Whether oneDNN can make this precision's matmul on this CPU, at ONEDNN_MAX_CPU_ISA if
+// that is set (oneDNN 2.6 has no bf16 matmul below AVX512_CORE, for example). The
+// benchmarks leave out a yardstick this returns false for, saying so, instead of
+// aborting on oneDNN's "could not create a primitive descriptor iterator".
+bool onednn_has_matmul(OnednnPrecision precision);
+
+// The ISA oneDNN's kernels run at (its best, or ONEDNN_MAX_CPU_ISA's), e.g. "avx2".
+std::string onednn_effective_isa();
 
 class OnednnMatmul {
  public:

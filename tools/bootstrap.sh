@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev           # Google Benchmark
   libsentencepiece-dev sentencepiece   # tokenizer library + spm_train for test models
   nlohmann-json3-dev         # config.json / safetensors header parsing
+  libicu-dev                 # Unicode data of the Hugging Face tokenizers (runtime/text/hf)
   libcli11-dev               # CLI flags
   clang libclang-rt-14-dev   # libFuzzer target for the model-file parsers
   python3 python3-numpy      # fixtures, independent reference implementation
@@ -26,21 +27,28 @@ if [[ "${1:-}" == "--with-torch" ]]; then
   packages+=(libopenblas0-openmp)
 fi
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
+# Packages a test needs that skips (with a message) without them: one that cannot be
+# installed is a warning, never a failed bootstrap.
+optional=(
+  chromium                   # headless, for the test of tools/attention_view.py's page
+)
 
-if ((${#missing[@]} == 0)); then
-  echo "bootstrap: all ${#packages[@]} packages present"
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+missing=() optional_missing=()
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
+for p in "${optional[@]}"; do installed "$p" || optional_missing+=("$p"); done
+
+if ((${#missing[@]} + ${#optional_missing[@]} == 0)); then
+  echo "bootstrap: all $((${#packages[@]} + ${#optional[@]})) packages present"
   exit 0
 fi
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-echo "bootstrap: installing ${missing[*]}"
+echo "bootstrap: installing ${missing[*]} ${optional_missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if ((${#missing[@]} > 0)); then $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; fi
+for p in "${optional_missing[@]}"; do
+  $SUDO apt-get install -y -qq --no-install-recommends "$p" || echo "bootstrap: warning: could not install $p; the test that needs it will skip"
+done

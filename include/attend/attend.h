@@ -141,7 +141,81 @@ ATTEND_C_API float attend_result_log_prob(const attend_result* result, size_t se
  * (lengths 0) without attention or for an index out of range. */
 ATTEND_C_API const float* attend_result_attention(const attend_result* result, size_t sentence, size_t hypothesis,
                                                   size_t* target_length, size_t* source_length);
+/* return_attention_heads: one kind of attention of a sentence along its best hypothesis,
+ * kind "encoder_self" (source x source), "decoder_self" (target x target, causal) or
+ * "cross" (target x source), as layers x heads x rows x columns floats, row-major
+ * (attend::AttentionMaps; decoder row t: the step that read decoder input t and produced
+ * target token t). NULL, every dimension 0, when not asked, for another kind or an
+ * index out of range; an empty source has layers and heads but 0 rows. */
+ATTEND_C_API const float* attend_result_attention_heads(const attend_result* result, size_t sentence, const char* kind,
+                                                        size_t* layers, size_t* heads, size_t* rows, size_t* columns);
+/* The tokens along those maps' axes: which "source" (as the encoder saw them, BOS/EOS
+ * included), "target" (one per decoder step, its end token included) or "decoder_input"
+ * (the token each step read); count of them, NULL when not asked. */
+ATTEND_C_API const char* const* attend_result_attention_tokens(const attend_result* result, size_t sentence,
+                                                               const char* which, size_t* count);
+/* Writes a sentence's attention heads to path as a NumPy .npz (attend::save_attention_npz:
+ * arrays encoder_self, decoder_self, cross, the ids and the tokens). */
+ATTEND_C_API attend_status attend_result_save_attention(const attend_result* result, size_t sentence, const char* path);
+/* Every layer and head's attention along a given target (attend::Translator::
+ * attention_heads): the source through the encoder, the decoder teacher-forced over
+ * target (end it with the end token to see the step that ends it). The result has one
+ * sentence whose hypothesis 0 holds target's ids; read it with the two functions above. */
+ATTEND_C_API attend_status attend_attention_heads_ids(const attend_translator* translator, const int32_t* source,
+                                                      size_t source_length, const int32_t* target, size_t target_length,
+                                                      attend_result** result);
 ATTEND_C_API void attend_result_free(attend_result* result);
+
+
+/* ---- Encoder-only models (the BERT family): embeddings, classification, forward ----
+ * A Hugging Face / sentence-transformers directory or a CTranslate2 converted encoder.
+ * Outputs are written to memory the caller provides: count x attend_encoder_embedding_dim
+ * floats for embeddings, sum(lengths) x attend_encoder_hidden_size for hidden states,
+ * count x attend_encoder_num_labels for scores. Thread-safe. */
+typedef struct attend_encoder attend_encoder;
+typedef struct attend_encoder_options {
+  const char* isa;            /* NULL: the best this CPU runs */
+  const char* compute_type;   /* NULL: "default"; "float32", "int8", "bfloat16", "auto" */
+  const char* pooling;        /* NULL: the model's; "cls", "mean", "max", "mean_sqrt_len", "weightedmean", "lasttoken" */
+  int threads, inter_threads, intra_threads;  /* 0: chosen */
+  int64_t max_batch_size;     /* sequences per batch (default 32) */
+  int64_t max_batch_tokens;   /* tokens per batch, packed (default 8192) */
+  int64_t max_length;         /* tokens a text is cut to; 0: the model's (sentence-transformers' max_seq_length) */
+} attend_encoder_options;
+ATTEND_C_API void attend_encoder_options_init(attend_encoder_options* options);
+/* options: NULL for the defaults. */
+ATTEND_C_API attend_status attend_encoder_load(const char* directory, const attend_encoder_options* options,
+                                               attend_encoder** encoder);
+ATTEND_C_API void attend_encoder_free(attend_encoder* encoder);
+ATTEND_C_API size_t attend_encoder_embedding_dim(const attend_encoder* encoder);
+ATTEND_C_API size_t attend_encoder_hidden_size(const attend_encoder* encoder);
+ATTEND_C_API size_t attend_encoder_max_length(const attend_encoder* encoder);
+ATTEND_C_API size_t attend_encoder_num_labels(const attend_encoder* encoder);  /* 0 without a classification head */
+ATTEND_C_API const char* attend_encoder_label(const attend_encoder* encoder, size_t label);  /* NULL out of range */
+/* Sentence embeddings as sentence-transformers' encode; normalize: -1 as the model, 0 no, 1 yes. */
+ATTEND_C_API attend_status attend_encoder_embed_text(const attend_encoder* encoder, const char* const* texts, size_t count,
+                                                     int normalize, float* embeddings);
+ATTEND_C_API attend_status attend_encoder_embed_ids(const attend_encoder* encoder, const int32_t* const* ids,
+                                                    const size_t* lengths, size_t count, int normalize, float* embeddings);
+/* CTranslate2's Encoder.forward_batch: type_ids NULL (all 0) or one list per sequence;
+   pooler_output NULL, or count x hidden_size floats (models with a pooler). */
+/* Every layer and head's self-attention of one sequence of ids (attend::Encoder::
+ * attention_heads): layers x heads x length x length floats, row-major, into `weights`.
+ * With weights NULL, *layers and *heads are set and nothing is written: the buffer then
+ * needs layers x heads x length x length floats. */
+ATTEND_C_API attend_status attend_encoder_attention_heads(const attend_encoder* encoder, const int32_t* ids, size_t length,
+                                                          float* weights, size_t* layers, size_t* heads);
+/* The same written to path as the .npz `attend embed --attention-all` writes. */
+ATTEND_C_API attend_status attend_encoder_save_attention(const attend_encoder* encoder, const int32_t* ids, size_t length,
+                                                         const char* path);
+ATTEND_C_API attend_status attend_encoder_forward_ids(const attend_encoder* encoder, const int32_t* const* ids,
+                                                      const int32_t* const* type_ids, const size_t* lengths, size_t count,
+                                                      float* last_hidden_state, float* pooler_output);
+/* A classifier's scores (softmax, or sigmoid for one logit or multi-label) and labels
+   (NULL: not wanted); second_texts NULL, or the second text of each pair (cross-encoders). */
+ATTEND_C_API attend_status attend_encoder_classify_text(const attend_encoder* encoder, const char* const* texts,
+                                                        const char* const* second_texts, size_t count, float* scores,
+                                                        int32_t* labels);
 
 #ifdef __cplusplus
 }

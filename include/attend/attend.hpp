@@ -109,8 +109,10 @@ class ATTEND_API Model {
 struct TranslatorOptions {
   int threads = 0;                       // all compute threads (0: one per core), split into
                                          // inter × intra unless those are given
-  int inter_threads = 0;                 // batches translated at once (0: chosen — threads, up to 4;
-                                         // a call's lone batch still gets every thread)
+  int inter_threads = 0;                 // batches translated at once (0 with intra_threads 0: the
+                                         // split follows each call's work — min(its batches,
+                                         // threads) side by side, the threads shared among them;
+                                         // a call's lone batch gets every thread)
   int intra_threads = 0;                 // compute threads per batch (0: threads / inter_threads)
   std::int64_t max_batch_size = 32;      // sentences per batch
   std::int64_t max_batch_tokens = 4096;  // padded source tokens per batch (0: no cap)
@@ -133,12 +135,39 @@ struct Hypothesis {
   float log_prob = 0;                  // Σ token_log_probs
   std::vector<float> token_log_probs;  // one per id, then the end token's if finished and left out
   bool finished = false;               // ended with an end token (not cut at max_length)
+  std::int32_t end_id = -1;            // finished: the end token it ended with (also when ids leave it out)
   // return_attention: one row per id (and per end token returned), over the source
   // tokens — translate_text/tokens: the caller's tokens (the model's BOS/EOS left out,
   // 0 for tokens cut by max_input_length); translate_ids: the ids given. The alignment
   // layer's cross-attention (CTranslate2's alignment_layer, alignment_heads: by default
   // the last layer's first head).
   std::vector<std::vector<float>> attention;
+};
+
+// One kind of attention of one sentence: weights[((layer·heads + head)·rows + row)·columns
+// + column], row-major [layers, heads, rows, columns]. Each row is a probability
+// distribution over the columns it sees (sums to 1) and 0 at the others — the
+// probabilities the fused kernels applied, recomputed only when asked.
+struct AttentionMaps {
+  std::int64_t layers = 0, heads = 0, rows = 0, columns = 0;
+  std::vector<float> weights;
+  float at(std::int64_t layer, std::int64_t head, std::int64_t row, std::int64_t column) const {
+    return weights[static_cast<std::size_t>(((layer * heads + head) * rows + row) * columns + column)];
+  }
+};
+
+// What every layer and head attended to while a sentence was translated
+// (TranslationOptions::return_attention_heads, Translator::attention_heads). Decoder row t
+// is the decoding step that read decoder_input_ids[t] and produced target_ids[t].
+struct AttentionHeads {
+  std::vector<std::int32_t> source_ids;         // as the encoder saw them, the model's BOS/EOS included
+  std::vector<std::int32_t> target_ids;         // one per decoding step: the output, a final end token included
+  std::vector<std::int32_t> decoder_input_ids;  // the decoder start token, then target_ids but the last
+  // The same as vocabulary tokens (decimal ids for a model without vocabularies).
+  std::vector<std::string> source_tokens, target_tokens, decoder_input_tokens;
+  AttentionMaps encoder_self;  // [encoder layers, heads, source, source]
+  AttentionMaps decoder_self;  // [decoder layers, heads, target, target]: causal, 0 above the diagonal
+  AttentionMaps cross;         // [decoder layers, heads, target, source]
 };
 
 struct TranslationResult {
@@ -150,6 +179,11 @@ struct TranslationResult {
   // The model produced NaN or infinite logits for this sentence (an overflow in its
   // weights or activations): its hypotheses are empty, score −∞. Never a silent garbage.
   bool non_finite = false;
+  // return_attention_heads: every layer and head along hypotheses[0] (its end token
+  // included), recomputed after decoding by teacher-forcing that output through the same
+  // plan (Translator::attention_heads). Empty when not asked, when the scores were not
+  // finite, and (0 rows) for an empty source, which is not run.
+  AttentionHeads attention_heads;
 };
 
 // Token ids the caller keeps (Translator::translate_id_views): `size` ids from `data`.
@@ -230,10 +264,21 @@ class ATTEND_API Translator {
   std::vector<ScoringResult> score_tokens(const std::vector<std::vector<std::string>>& sources,
                                           const std::vector<std::vector<std::string>>& targets) const;
 
+  // Every layer and head's attention along a given output: `source` (ids as the encoder
+  // takes them) through the encoder, then the decoder teacher-forced over `target` — the
+  // tokens it is to produce, one decoding step each (end with the end token to see the
+  // step that ends it) — through the same plan and kernels as translation. A
+  // translation's own output (a hypothesis' ids and end token) gives exactly what
+  // return_attention_heads gives; any other target (a reference translation) shows what
+  // the model attends to while producing it. Throws attend::Error for a source or target
+  // over this translator's limits or outside the vocabularies.
+  AttentionHeads attention_heads(const std::vector<std::int32_t>& source, const std::vector<std::int32_t>& target) const;
+
   const Model& model() const;
   const TranslatorOptions& options() const;
-  int inter_threads() const;  // batches translated at once (the split chosen)
-  int intra_threads() const;  // compute threads per batch
+  int inter_threads() const;  // batches translated at once (at most, when the split follows the work)
+  int intra_threads() const;  // compute threads per batch (when they all run side by side)
+  bool split_follows_work() const;  // inter/intra chosen per call from its batches
   std::int64_t max_source_length() const;  // the limit sources are checked against
   std::string plan_description() const;    // the plan: steps, shapes, arena offsets, FLOPs, bytes
   std::size_t arena_bytes() const;
@@ -260,7 +305,17 @@ ATTEND_API bool is_blank_text(const std::string& text);
 ATTEND_API void convert_model(const std::string& input_directory, const std::string& output_directory,
                               const std::string& compute_type = "default");
 
+// Writes one sentence's attention as a NumPy .npz file (uncompressed; np.load reads it):
+// float32 arrays encoder_self, decoder_self, cross shaped [layers, heads, rows, columns]
+// (a map with no layers is left out: an encoder-only model has no decoder), int32
+// source_ids, target_ids, decoder_input_ids, unicode source_tokens, target_tokens,
+// decoder_input_tokens, and int64 `line` when line ≥ 0. Throws attend::Error naming the
+// path when it cannot be written (a missing directory, a full disk).
+ATTEND_API void save_attention_npz(const AttentionHeads& heads, const std::string& path, std::int64_t line = -1);
+
 // The library's version, e.g. "0.1.0".
 ATTEND_API const char* version();
 
 }  // namespace attend
+
+#include "attend/encoder.hpp"  // encoder-only models (the BERT family): attend::Encoder

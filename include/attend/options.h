@@ -66,7 +66,9 @@
   X(FLOAT, min_alternative_expansion_prob, 0.0f, "--min-alternative-expansion-prob", 0, 0, 1, 0, \
     "Alternatives whose first token has a lower probability are left out") \
   X(BOOL,  replace_unknowns,     0,    "--replace-unknowns",     0, 0, 1, 0, \
-    "Replace each generated unknown token by the source token it attends to most")
+    "Replace each generated unknown token by the source token it attends to most") \
+  X(BOOL,  return_attention_heads, 0,  "",                       0, 0, 1, 0, \
+    "Fill each result's attention_heads: every layer and head's encoder self-, decoder self- and cross-attention along the best hypothesis (recomputed after decoding)")
 /* clang-format on */
 
 #define ATTEND_OPTION_C_TYPE_INT int64_t

@@ -2,10 +2,11 @@
 //
 //   bf16  panels of [K/2][NR][2]: one 32-bit lane per (k pair, column), the even k in
 //         the low half (vdpbf16ps's operand layout).
-//   s8    panels of [K/4][NR][4] u8 = q + 128 (gemm_s8_microkernel.hpp says why the
-//         shift), then the per-column dequantization factors: panels·NR floats, zero
-//         past N, 64-byte aligned.
-// K is zero-padded to the group (pair, quad); padding columns hold zeros (u8 128).
+//   s8    panels of [K/4][NR][4] q + the kernel's weight offset (u8 = q + 128 for
+//         vpdpbusd, s8 q for the others: gemm_s8_microkernel.hpp says why), then the
+//         per-column dequantization factors: panels·NR floats, zero past N, 64-byte
+//         aligned.
+// K is zero-padded to the group (pair, quad); padding holds zeros (q = 0).
 // Done once per weight, at model load.
 #include <algorithm>
 #include <cmath>
@@ -58,10 +59,14 @@ void write_panels(const PackedWeightView& v, index_t group, T padding, const Ele
         }
 }
 
-// Writes the s8 panels of q(j, kk) ∈ int8 (as u8 = q + 128) and the factors.
+// Writes the s8 panels of q(j, kk) ∈ int8, −128 read as −127 (as q + the kernels' weight
+// offset), and the factors.
 template <class Q>
 void write_s8(const PackedWeightView& v, const Q& q, const std::vector<float>& factors) {
-  write_panels<std::uint8_t>(v, 4, 128, [&](index_t j, index_t kk) { return static_cast<std::uint8_t>(q(j, kk) + 128); });
+  const int offset = detail::kernels_for(v.isa).s8.s8_weight_offset;
+  write_panels<std::uint8_t>(v, 4, static_cast<std::uint8_t>(offset), [&](index_t j, index_t kk) {
+    return static_cast<std::uint8_t>(std::max<int>(q(j, kk), -127) + offset);
+  });
   auto* scales = const_cast<float*>(v.scales);
   std::fill_n(scales, v.panels() * v.nr, 0.0f);
   std::copy(factors.begin(), factors.end(), scales);
@@ -99,8 +104,6 @@ std::size_t packed_weight_bytes(index_t n, index_t k, WeightType type, Isa isa) 
   layout(n, k, type, isa, nullptr, &bytes);
   return bytes;
 }
-
-int s8_activation_levels(Isa isa) { return detail::kernels_for(isa).s8_levels; }
 
 PackedWeight pack_weight(ConstMatrix w, WeightType type, Isa isa) {
   constexpr const char* op = "pack_weight";
@@ -157,6 +160,7 @@ void unpack_weight(const PackedWeightView& b, Matrix w) {
   ATTEND_OP_CHECK(w.rows == b.n && w.cols == b.k, op, "w is [", w.rows, ", ", w.cols, "], the weight is [", b.n,
                   ", ", b.k, "]");
   const index_t nr = b.nr;
+  const int s8_offset = b.type == WeightType::s8 ? detail::kernels_for(b.isa).s8.s8_weight_offset : 0;
   for (index_t j = 0; j < b.n; ++j) {
     const std::byte* panel = b.panel(j / nr);
     const index_t col = j % nr;
@@ -170,7 +174,7 @@ void unpack_weight(const PackedWeightView& b, Matrix w) {
           break;
         case WeightType::s8: {
           const int u = std::to_integer<int>(panel[(kk / 4 * nr + col) * 4 + kk % 4]);
-          w(j, kk) = static_cast<float>(u - 128) * b.scales[j];
+          w(j, kk) = static_cast<float>(static_cast<std::int8_t>(u - s8_offset)) * b.scales[j];
           break;
         }
       }

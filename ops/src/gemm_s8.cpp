@@ -32,11 +32,13 @@ struct QuantizedA {
   std::int8_t* q;             // tile t at its first row × kp
   float* row_scale;           // [M]
   std::int32_t* row_offset;   // [M]
+  std::int8_t* q_abs;         // |q| in q's layout, for kernels that read it; else null
 
-  QuantizedA(std::byte* scratch, index_t m, index_t kp)
+  QuantizedA(std::byte* scratch, index_t m, index_t kp, bool with_abs)
       : q(reinterpret_cast<std::int8_t*>(scratch)),
         row_scale(reinterpret_cast<float*>(scratch + round_up_64(m * kp))),
-        row_offset(reinterpret_cast<std::int32_t*>(scratch + round_up_64(m * kp) + round_up_64(4 * m))) {}
+        row_offset(reinterpret_cast<std::int32_t*>(scratch + round_up_64(m * kp) + round_up_64(4 * m))),
+        q_abs(with_abs ? reinterpret_cast<std::int8_t*>(scratch + round_up_64(m * kp) + 2 * round_up_64(4 * m)) : nullptr) {}
 };
 
 struct S8Problem {
@@ -57,8 +59,14 @@ void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
   const index_t M = g.a.rows;
   for (index_t t = t_begin; t < t_end; ++t) {
     const index_t i0 = tile_start(M, g.m_tiles, t);
-    g.kt->s8_quantize_a(g.a.row(i0), g.a.ld, tile_rows(M, g.m_tiles, t), g.b.k, g.kp, g.kt->s8_levels, g.ep.alpha,
-                        g.qa.q + i0 * g.kp, g.qa.row_scale + i0, g.qa.row_offset + i0);
+    const int rows = tile_rows(M, g.m_tiles, t);
+    g.kt->s8_quantize_a(g.a.row(i0), g.a.ld, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha, g.qa.q + i0 * g.kp,
+                        g.qa.row_scale + i0, g.qa.row_offset + i0);
+    if (g.qa.q_abs) {  // |q| ≤ 127: no overflow (a loop the compiler vectorises)
+      const std::int8_t* q = g.qa.q + i0 * g.kp;
+      std::int8_t* abs = g.qa.q_abs + i0 * g.kp;
+      for (index_t i = 0; i < rows * g.kp; ++i) abs[i] = static_cast<std::int8_t>(q[i] < 0 ? -q[i] : q[i]);
+    }
   }
 }
 
@@ -80,6 +88,7 @@ GemmTile tile_template(const S8Problem& g) {
 void fill_tile(const S8Problem& g, GemmTile& t, index_t i0, index_t p) {
   const index_t NR = g.kt->s8.nr, n0 = p * NR;
   t.a = g.qa.q + i0 * g.kp;
+  t.a_abs = g.qa.q_abs ? g.qa.q_abs + i0 * g.kp : nullptr;
   t.b = g.panel(p);
   t.nr = static_cast<int>(std::min(NR, g.b.n - n0));
   t.c = g.c.row(i0) + n0;
@@ -137,7 +146,8 @@ void run_cell(const S8Problem& g, int cell, int tm, int tn) {
 }  // namespace
 
 std::size_t gemm_s8_scratch_bytes(index_t m, const PackedWeightView& b) {
-  return static_cast<std::size_t>(round_up_64(m * b.k_padded()) + 2 * round_up_64(4 * m));
+  const bool with_abs = kernels_for(b.isa).s8.s8_abs_a;
+  return static_cast<std::size_t>((with_abs ? 2 : 1) * round_up_64(m * b.k_padded()) + 2 * round_up_64(4 * m));
 }
 
 void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads,
@@ -145,7 +155,7 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
   const KernelTable& kt = kernels_for(b.isa);
   const index_t M = a.rows, kp = b.k_padded();
   const S8Problem g{a,   b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data, &kt,
-                    QuantizedA(scratch, M, kp), kp, (M + kt.s8.mr - 1) / kt.s8.mr,
+                    QuantizedA(scratch, M, kp, kt.s8.s8_abs_a), kp, (M + kt.s8.mr - 1) / kt.s8.mr,
                     static_cast<index_t>(b.panel_bytes())};
   const int nt = gemm_threads(threads, M, b.n, b.k, b.n * b.k);
   if (nt == 1) {

@@ -33,11 +33,13 @@ inline constexpr index_t kGemmAStride = kGemmMaxKc + 16;
 //   bf16  a: rows [mr][kGemmAStride] floats' bytes holding bf16 (or, for widening
 //            kernels, floats already rounded to bf16); b: [kc/2][NR][2] bf16 pairs
 //   s8    a: [kc/4][mr][4] int8 (activations quantized per row);
-//         b: [kc/4][NR][4] uint8 (weights q + 128). Never K-blocked: kc = K rounded up to 4
+//         b: [kc/4][NR][4] weights q + s8_weight_offset (u8 q + 128, or s8 q). Never
+//         K-blocked: kc = K rounded up to 4
 struct GemmTile {
   index_t kc = 0;
   int nr = 0;               // columns to store (≤ NR); the panel is zero-padded to NR
   const void* a = nullptr;
+  const void* a_abs = nullptr;  // s8 kernels with s8_abs_a: |a| in a's layout
   const void* b = nullptr;
   float* c = nullptr;
   index_t ldc = 0;
@@ -52,8 +54,8 @@ struct GemmTile {
   // k-step (the next weight panel, when the driver knows it; else this tile's own).
   const char* prefetch = nullptr;
   index_t prefetch_step = 0;
-  // s8 only: C = row_scale[r]·col_scale[j]·(Σ_k a_q·(b_q + 128) − row_offset[r]), so
-  // row_offset[r] = 128·Σ_k a_q[r][k] (removes the +128 that makes weights unsigned).
+  // s8 only: C = row_scale[r]·col_scale[j]·Σ_k a_q·b_q. Kernels whose weights are
+  // stored u8 = q + 128 subtract row_offset[r] = 128·Σ_k a_q[r][k] to remove the shift.
   const float* row_scale = nullptr;          // [mr], alpha folded in
   const std::int32_t* row_offset = nullptr;  // [mr]
   const float* col_scale = nullptr;          // [nr], at this tile's first column
@@ -67,6 +69,8 @@ struct GemmKernels {
   int nr = 0;                       // panel width
   const char* name = "";            // e.g. "f32_gemm_14x32_avx512"
   GemmMicroKernel kernels[16] = {}; // [mr − 1]
+  int s8_weight_offset = 0;         // s8 only: panels hold q + this (128: u8, for vpdpbusd)
+  bool s8_abs_a = false;            // s8 only: the kernels read |a_q| too (GemmTile::a_abs)
 };
 
 // Rows [0, mr) of A (row stride lda) × columns [k0, k0 + kc) packed for a bf16 kernel:
@@ -78,6 +82,7 @@ using Bf16PackA = void (*)(const float* a, index_t lda, int mr, index_t k0, inde
 // per row: q = nearest-even(a·(levels / max|a_row|)) ∈ [−levels, levels], written as
 // [kp/4][mr][4] int8 (k < kp zero-padded). row_scale = alpha·max|a_row| / levels (NaN
 // when the row holds a NaN or inf, so the output says so), row_offset = 128·Σ_k q.
+// Every ISA's quantizer gives the same q, scales and offsets (levels: kS8ActivationLevels).
 using S8QuantizeA = void (*)(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels, float alpha,
                             std::int8_t* dst, float* row_scale, std::int32_t* row_offset);
 
@@ -120,16 +125,15 @@ struct DecodeQuery {
 };
 
 struct KernelTable {
-  Isa isa;
-  const char* name;
+  Isa isa = Isa::sse2;
+  const char* name = "";
+  int float_lanes = 4;  // floats per vector register of the fp32 kernels
 
   GemmKernels f32;
   GemmKernels bf16;
   Bf16PackA bf16_pack_a;
   GemmKernels s8;
   S8QuantizeA s8_quantize_a;
-  int s8_levels;  // activations quantized to [−levels, levels]: 127, or 63 where a
-                  // 16-bit intermediate (vpmaddubsw) must not saturate
 
   int attention_query_tile;         // queries per tile (vector lanes × vectors)
   void (*attention_tile)(const AttentionTile&);
@@ -157,6 +161,11 @@ struct KernelTable {
   void (*bf16_scale_add_row)(const std::uint16_t* x, float scale, const float* add, float* y, index_t n);
   void (*s8_scale_add_row)(const std::int8_t* q, float factor, float scale, const float* add, float* y, index_t n);
   void (*f32_to_bf16_row)(const float* x, std::uint16_t* y, index_t n);  // nearest even
+
+  // Throughput probes (kernels/rate_probes.hpp): iterations × 24 vector FMAs, or × 24
+  // vdpbf16ps (null without AVX512_BF16).
+  float (*fma_probe)(std::int64_t iterations);
+  float (*bf16_dot_probe)(std::int64_t iterations) = nullptr;
 };
 
 // Tables compiled with each ISA's flags (kernels/isa_*.cpp).

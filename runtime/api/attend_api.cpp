@@ -1,9 +1,12 @@
 // The C++ API (include/attend/attend.hpp) over the runtime.
 #include <algorithm>
 #include <limits>
+#include <span>
 #include <thread>
 
 #include "attend/attend.hpp"
+#include "attention_maps.hpp"
+#include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
 #include "formats/model_conversion.hpp"
@@ -45,39 +48,8 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
   return r;
 }
 
-struct ThreadSplit {
-  int inter = 1, intra = 1;
-};
-
-// At most this many batches side by side when the split is chosen: each holds a
-// workspace (arena, KV caches) and streams the weights on its own.
-constexpr int kChosenInterThreadsMax = 4;
-
-// threads (all of them) = inter × intra; whichever is not given follows from the others
-// and the core count. Chosen: as many batches side by side as there are threads, up to
-// kChosenInterThreadsMax, because decoding's few-row GEMMs split poorly over threads —
-// on 2 cores, 2 batches × 1 thread beat 1 × 2 by 1.1–1.5× (docs/performance.md). A call
-// with a single batch still gets every thread (runtime/translator: a lone batch).
-ThreadSplit split_threads(const TranslatorOptions& o) {
-  if (o.threads < 0 || o.inter_threads < 0 || o.intra_threads < 0)
-    throw Error("threads = " + std::to_string(o.threads) + ", inter_threads = " + std::to_string(o.inter_threads) +
-                ", intra_threads = " + std::to_string(o.intra_threads) + ": each must be ≥ 0 (0: chosen)");
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int total = o.threads > 0 ? o.threads : cores;
-  if (total > 4096) throw Error("threads = " + std::to_string(total) + ": at most 4096 threads in all");
-  ThreadSplit s;
-  if (o.inter_threads > 0) {
-    s.inter = o.inter_threads;
-    s.intra = o.intra_threads > 0 ? o.intra_threads : std::max(1, total / s.inter);
-  } else if (o.intra_threads > 0) {
-    s.intra = o.intra_threads;
-    s.inter = std::max(1, total / s.intra);
-  } else {
-    s.intra = (total + kChosenInterThreadsMax - 1) / kChosenInterThreadsMax;
-    s.inter = std::max(1, total / s.intra);
-  }
-  return s;
-}
+// (thread_split.hpp: the translator's split is the encoders' too.)
+ThreadSplit split_threads(const TranslatorOptions& o) { return attend::split_threads(o.threads, o.inter_threads, o.intra_threads); }
 
 // The options as the runtime takes them: token strings resolved to target ids.
 runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Tokenizers& tokens,
@@ -140,6 +112,43 @@ void replace_unknowns(Hypothesis& h, const SourceView& source, std::int32_t unk,
   }
 }
 
+// Every head's attention of `source` producing `target` (runtime::Translator::
+// trace_attention), with the ids named as tokens.
+AttentionHeads trace_heads(const runtime::Translator& translator, const runtime::Tokenizers& tokenizers,
+                           std::span<const std::int32_t> source, std::span<const std::int32_t> target) {
+  runtime::AttentionCapture capture = translator.trace_attention(source, target);
+  AttentionHeads h;
+  if (!source.empty()) {  // an empty source is not run: no tokens either
+    h.source_ids.assign(source.begin(), source.end());
+    h.target_ids.assign(target.begin(), target.end());
+    if (!target.empty()) {
+      h.decoder_input_ids.push_back(translator.model().config().decoder_start_id);
+      h.decoder_input_ids.insert(h.decoder_input_ids.end(), target.begin(), target.end() - 1);
+    }
+  }
+  auto named = [&](const std::vector<std::int32_t>& ids, bool source_side) {
+    if (tokenizers.has_vocabulary()) return source_side ? tokenizers.source_tokens(ids) : tokenizers.decode_tokens(ids);
+    std::vector<std::string> out;
+    for (const std::int32_t id : ids) out.push_back(std::to_string(id));
+    return out;
+  };
+  h.source_tokens = named(h.source_ids, true);
+  h.target_tokens = named(h.target_ids, false);
+  h.decoder_input_tokens = named(h.decoder_input_ids, false);
+  h.encoder_self = maps_of(std::move(capture.encoder_self));
+  h.decoder_self = maps_of(std::move(capture.decoder_self));
+  h.cross = maps_of(std::move(capture.cross));
+  return h;
+}
+
+// The tokens a decode produced along a hypothesis, its end token included (the steps
+// return_attention_heads traces).
+std::vector<std::int32_t> produced(const runtime::Hypothesis& h, bool end_token_kept) {
+  std::vector<std::int32_t> out = h.tokens;
+  if (h.finished && !end_token_kept) out.push_back(h.end_token);
+  return out;
+}
+
 // The runtime's result as the API's: attention columns mapped to the caller's tokens,
 // unknown tokens replaced if asked, then text or tokens filled by `describe`.
 template <class Describe>
@@ -150,7 +159,7 @@ TranslationResult to_api(runtime::SentenceResult&& r, const SourceView& source, 
   for (auto& h : r.hypotheses) {
     Hypothesis a;
     a.ids = std::move(h.tokens);
-    a.score = h.score, a.log_prob = h.log_prob, a.finished = h.finished;
+    a.score = h.score, a.log_prob = h.log_prob, a.finished = h.finished, a.end_id = h.end_token;
     a.token_log_probs = std::move(h.token_log_probs);
     a.attention = std::move(h.attention);
     for (auto& row : a.attention) {  // as CTranslate2: specials out, cut tokens 0
@@ -271,6 +280,7 @@ Translator::Translator(const Model& model, const TranslatorOptions& options) : s
   const ThreadSplit split = split_threads(options);
   c.inter_threads = split.inter;
   c.threads = split.intra;
+  c.split_follows_batches = split.follows_batches;
   c.max_batch_size = options.max_batch_size;
   c.max_batch_tokens = options.max_batch_tokens;
   c.max_source_length = options.max_source_length > 0 ? options.max_source_length : model.max_positions();
@@ -287,6 +297,7 @@ const Model& Translator::model() const { return state_->model; }
 const TranslatorOptions& Translator::options() const { return state_->options; }
 int Translator::inter_threads() const { return state_->translator->config().inter_threads; }
 int Translator::intra_threads() const { return state_->translator->config().threads; }
+bool Translator::split_follows_work() const { return state_->translator->config().split_follows_batches; }
 std::int64_t Translator::max_source_length() const { return state_->translator->plan().limits().max_source_length; }
 std::string Translator::plan_description() const { return state_->translator->plan().describe(); }
 std::size_t Translator::arena_bytes() const { return state_->translator->plan().arena_bytes(); }
@@ -320,7 +331,15 @@ std::vector<TranslationResult> run_translation(const runtime::Translator& transl
     for (auto& ids : in.sources) truncate_ids(ids, limit, config.eos_id);
   }
   auto convert = [&](std::size_t i, runtime::SentenceResult&& r) {
-    return to_api(std::move(r), in.views[i], options, tokenizers, config.unk_id, describe);
+    // return_attention_heads: the best hypothesis traced again, only now (decoding never
+    // pays for it); an empty source, translated without the model, gets maps of 0 rows.
+    const bool trace = options.return_attention_heads && !r.non_finite && !r.hypotheses.empty();
+    const bool empty = runtime::is_empty_source(in.sources[i], config);
+    const std::vector<std::int32_t> outputs = trace && !empty ? produced(r.hypotheses[0], options.return_end_token) : std::vector<std::int32_t>{};
+    TranslationResult out = to_api(std::move(r), in.views[i], options, tokenizers, config.unk_id, describe);
+    if (trace)
+      out.attention_heads = trace_heads(translator, tokenizers, empty ? std::span<const std::int32_t>() : in.sources[i], outputs);
+    return out;
   };
   runtime::Translator::ResultSink sink;
   if (on_result) sink = [&](std::size_t i, runtime::SentenceResult&& r) { on_result(first_index + i, convert(i, std::move(r))); };
@@ -416,6 +435,11 @@ std::vector<TranslationResult> Translator::translate_tokens(const std::vector<st
   return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
     if (h.tokens.empty()) h.tokens = tok.decode_tokens(h.ids);
   }, on_result, first_index);
+}
+
+AttentionHeads Translator::attention_heads(const std::vector<std::int32_t>& source,
+                                           const std::vector<std::int32_t>& target) const {
+  return trace_heads(*state_->translator, state_->model.state_->tokenizers, source, target);
 }
 
 void Translator::set_profiling(bool on) const { state_->translator->set_profiling(on); }

@@ -2,13 +2,15 @@
 // everything: an exception becomes a status and a per-thread message.
 #include "attend/attend.h"
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <new>
-#include <stdexcept>
 #include <string>
 
 #include "attend/attend.hpp"
+#include "c_api_errors.hpp"
 
 struct attend_model {
   attend::Model model;
@@ -20,6 +22,8 @@ struct attend_translator {
 struct attend_result {
   std::vector<attend::TranslationResult> sentences;
   std::vector<std::vector<std::vector<float>>> attention;  // [sentence][hypothesis]: rows flattened
+  // [sentence]: attention_heads' source, target and decoder input tokens as C strings.
+  std::vector<std::array<std::vector<const char*>, 3>> head_tokens;
 
   explicit attend_result(std::vector<attend::TranslationResult> r) : sentences(std::move(r)) {
     for (const auto& sentence : sentences) {
@@ -28,6 +32,11 @@ struct attend_result {
         auto& rows = flat.emplace_back();
         for (const auto& row : h.attention) rows.insert(rows.end(), row.begin(), row.end());
       }
+      const attend::AttentionHeads& a = sentence.attention_heads;
+      auto& tokens = head_tokens.emplace_back();
+      for (int k = 0; k < 3; ++k)
+        for (const std::string& t : k == 0 ? a.source_tokens : k == 1 ? a.target_tokens : a.decoder_input_tokens)
+          tokens[k].push_back(t.c_str());
     }
   }
 };
@@ -41,33 +50,15 @@ attend_status fail(attend_status status, std::string message) {
   return status;
 }
 
-// A NULL the header promises ATTEND_ERROR_INVALID_ARGUMENT for, found inside an argument
-// (an entry of an array): every check of a pointer the caller passed throws this, so
-// that a NULL handle, a NULL array and a NULL entry of an array get the same status.
-struct InvalidArgument : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
+}  // namespace
 
-// `pointer` is not NULL, or InvalidArgument naming it ("attend_translate_ids: sources[3] is NULL").
-void require(const void* pointer, const char* function, const std::string& what) {
-  if (pointer == nullptr) throw InvalidArgument(std::string(function) + ": " + what + " is NULL");
-}
+// For the encoder C API (encoder_c_api.cpp): the same per-thread message.
+attend_status attend::c_api::fail(attend_status status, std::string message) { return ::fail(status, std::move(message)); }
 
-template <class F>
-attend_status guarded(F&& f) {
-  try {
-    f();
-    return ATTEND_OK;
-  } catch (const InvalidArgument& e) {
-    return fail(ATTEND_ERROR_INVALID_ARGUMENT, e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(ATTEND_ERROR_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(ATTEND_ERROR, e.what());
-  } catch (...) {
-    return fail(ATTEND_ERROR, "unknown error");
-  }
-}
+namespace {
+
+using attend::c_api::guarded;
+using attend::c_api::require;
 
 std::vector<std::string> split_spaces(const char* text) {
   std::vector<std::string> out;
@@ -272,6 +263,57 @@ const float* attend_result_attention(const attend_result* r, size_t sentence, si
   if (target_length) *target_length = any ? h->attention.size() : 0;
   if (source_length) *source_length = any ? h->attention[0].size() : 0;
   return any ? r->attention[sentence][k].data() : nullptr;
+}
+
+const float* attend_result_attention_heads(const attend_result* r, size_t sentence, const char* kind, size_t* layers,
+                                          size_t* heads, size_t* rows, size_t* columns) {
+  const attend::AttentionMaps* m = nullptr;
+  if (r != nullptr && sentence < r->sentences.size() && kind != nullptr) {
+    const attend::AttentionHeads& a = r->sentences[sentence].attention_heads;
+    if (std::strcmp(kind, "encoder_self") == 0) m = &a.encoder_self;
+    if (std::strcmp(kind, "decoder_self") == 0) m = &a.decoder_self;
+    if (std::strcmp(kind, "cross") == 0) m = &a.cross;
+  }
+  if (layers) *layers = m ? static_cast<size_t>(m->layers) : 0;
+  if (heads) *heads = m ? static_cast<size_t>(m->heads) : 0;
+  if (rows) *rows = m ? static_cast<size_t>(m->rows) : 0;
+  if (columns) *columns = m ? static_cast<size_t>(m->columns) : 0;
+  return m != nullptr && !m->weights.empty() ? m->weights.data() : nullptr;
+}
+
+const char* const* attend_result_attention_tokens(const attend_result* r, size_t sentence, const char* which,
+                                                  size_t* count) {
+  const std::vector<const char*>* tokens = nullptr;
+  if (r != nullptr && sentence < r->sentences.size() && which != nullptr) {
+    const auto& all = r->head_tokens[sentence];
+    if (std::strcmp(which, "source") == 0) tokens = &all[0];
+    if (std::strcmp(which, "target") == 0) tokens = &all[1];
+    if (std::strcmp(which, "decoder_input") == 0) tokens = &all[2];
+  }
+  if (count) *count = tokens ? tokens->size() : 0;
+  return tokens != nullptr && !tokens->empty() ? tokens->data() : nullptr;
+}
+
+attend_status attend_result_save_attention(const attend_result* r, size_t sentence, const char* path) {
+  if (r == nullptr || path == nullptr || sentence >= r->sentences.size())
+    return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_result_save_attention: NULL argument or sentence out of range");
+  return guarded([&] { attend::save_attention_npz(r->sentences[sentence].attention_heads, path); });
+}
+
+attend_status attend_attention_heads_ids(const attend_translator* t, const int32_t* source, size_t source_length,
+                                         const int32_t* target, size_t target_length, attend_result** out) {
+  if (t == nullptr || out == nullptr || (source == nullptr && source_length > 0) || (target == nullptr && target_length > 0))
+    return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_attention_heads_ids: NULL argument");
+  *out = nullptr;
+  return guarded([&] {
+    const std::vector<std::int32_t> src(source, source + source_length), tgt(target, target + target_length);
+    attend::TranslationResult r;
+    r.hypotheses.emplace_back().ids = tgt;
+    r.attention_heads = t->translator.attention_heads(src, tgt);
+    std::vector<attend::TranslationResult> one;
+    one.push_back(std::move(r));
+    *out = new attend_result(std::move(one));
+  });
 }
 
 void attend_result_free(attend_result* r) { delete r; }

@@ -65,6 +65,7 @@ struct Hypothesis {
   // ended with an end token that `tokens` leaves out (that token's log p comes last).
   std::vector<float> token_log_probs;
   bool finished = false;               // ended with an end token (not cut at max_length)
+  std::int32_t end_token = -1;         // finished: the end token (also when `tokens` leaves it out)
   // return_attention: per entry of `tokens` (and a trailing end token), the alignment
   // layer's cross-attention over the source positions given to the encoder.
   std::vector<std::vector<float>> attention;

@@ -59,6 +59,7 @@ void HypothesisStore::collect(std::int64_t sentence, std::int64_t n, bool keep_e
     h.token_log_probs.assign(log_probs_.begin() + begin, log_probs_.begin() + begin + s.length);
     h.log_prob = std::accumulate(h.token_log_probs.begin(), h.token_log_probs.end(), 0.0f);
     h.score = s.score, h.finished = s.ended;
+    if (s.ended) h.end_token = tokens_[begin + s.length - 1];
     out.hypotheses.push_back(std::move(h));
     traces.push_back(s.trace);
   }

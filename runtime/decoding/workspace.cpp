@@ -50,8 +50,8 @@ bool all_finite(const float* x, std::int64_t n) {
 
 Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
     : plan_(std::move(plan)),
-      arena_(plan_->arena_bytes()),
-      exec_(*plan_, arena_.data()),
+      memory_(plan_->arena_bytes(), plan_->steps().size()),
+      exec_(*plan_, memory_.arena()),
       T_(plan_->limits().max_target_length),
       vocab_(plan_->model().config().tgt_vocab_size),
       next_table_(plan_->limits().decoder_rows() * T_),
@@ -67,8 +67,7 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
       store_(plan_->limits().max_batch, plan_->limits().beam_size, T_),
       greedy_(plan_->limits().decoder_rows(), plan_->limits().threads),
       beam_(plan_->limits().decoder_rows(), plan_->limits().beam_size, plan_->limits().max_batch, plan_->limits().threads),
-      sampling_(vocab_),
-      step_seconds_(plan_->steps().size(), 0.0) {
+      sampling_(vocab_) {
   const std::int64_t R = plan_->limits().decoder_rows();
   for (int i = 0; i < 2; ++i) {
     live_[i].resize(R);
@@ -80,13 +79,13 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
 
 std::size_t Workspace::reserved_bytes() const {
   const std::int64_t R = plan_->limits().decoder_rows();
-  return arena_.bytes() + 2 * R * (sizeof(LiveRow) + T_ * 8) + next_table_.size() * 4 + next_.size() * sizeof(Selection) +
+  return memory_.arena_bytes() + 2 * R * (sizeof(LiveRow) + T_ * 8) + next_table_.size() * 4 + next_.size() * sizeof(Selection) +
          greedy_.best_.size() * 4 + beam_.top_ids_.size() * 8 + beam_.candidates_.size() * sizeof(Selection) +
          sampling_.probs_.size() * 8 + attention_rows_.size() * 4 + parents_.size() * 4;
 }
 
 void Workspace::reset_statistics() {
-  std::fill(step_seconds_.begin(), step_seconds_.end(), 0.0);
+  memory_.reset_step_seconds();
   search_seconds_ = 0;
   counters_ = {};
 }
@@ -125,7 +124,7 @@ void Workspace::validate(std::span<const SourceRef> batch, const DecodeOptions& 
                    " source tokens, more than the plan's max_batch_tokens ", l.batch_tokens());
 }
 
-std::int64_t Workspace::encode(std::span<const SourceRef> batch) {
+std::int64_t Workspace::encode(std::span<const SourceRef> batch, AttentionCapture* capture) {
   const auto& io = plan_->io();
   const ModelConfig& c = plan_->model().config();
   std::int64_t S = 1;
@@ -143,7 +142,9 @@ std::int64_t Workspace::encode(std::span<const SourceRef> batch) {
     counters_.source_tokens += n;
   }
   const std::int64_t B = static_cast<std::int64_t>(batch.size());
-  exec_.run(Phase::encoder, {B * S, B, S, 0}, profiling_ ? step_seconds_.data() : nullptr);
+  PhaseShape shape{B * S, B, S, 0};
+  shape.capture = capture;
+  exec_.run(Phase::encoder, shape, memory_.step_clock(profiling_));
   return S;
 }
 
@@ -366,6 +367,17 @@ std::int64_t Workspace::drop_non_finite(std::int64_t selected) {
   return kept;
 }
 
+void Workspace::write_step_inputs(std::int64_t t, std::int64_t r, std::int64_t pass) {
+  const auto& io = plan_->io();
+  exec_.buffer<std::int32_t>(io.target_positions)[r] = static_cast<std::int32_t>(plan_->model().config().position_offset + t);
+  // Inside CTranslate2's one-pass prefix its T5 bias shifts every query by the pass's
+  // length − 1 (an offset meant for one cached query), and (Marian) every embedding is zero.
+  exec_.buffer<std::int32_t>(io.query_positions)[r] = static_cast<std::int32_t>(t < pass ? t + pass - 1 : t);
+  exec_.buffer<std::int32_t>(io.zero_embedding)[r] = t < pass ? 1 : 0;
+  exec_.buffer<std::int32_t>(io.self_lengths)[r] = static_cast<std::int32_t>(t + 1);
+  exec_.buffer<std::int32_t>(io.self_rows)[r * T_ + t] = static_cast<std::int32_t>(r);  // this step's K/V slot
+}
+
 void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o, LogitsObserver* observer) {
   validate(batch, o);
   if (batch.empty()) return;
@@ -397,20 +409,10 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   for (std::int64_t t = 0; rows > 0; ++t) {
     step_ = t;
     for (std::int64_t b = 0; b < B; ++b) last_step_[b] = t + 1 == prefix_offset(static_cast<std::int32_t>(b)) + max_length;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      exec_.buffer<std::int32_t>(io.target_positions)[r] = static_cast<std::int32_t>(c.position_offset + t);
-      // Inside CTranslate2's one-pass prefix its T5 bias shifts every query by the pass's
-      // length − 1 (an offset meant for one cached query), and (Marian) every embedding
-      // is zero.
-      const std::int64_t pass = one_pass_steps(live_[cur_][r].sentence);
-      exec_.buffer<std::int32_t>(io.query_positions)[r] = static_cast<std::int32_t>(t < pass ? t + pass - 1 : t);
-      exec_.buffer<std::int32_t>(io.zero_embedding)[r] = t < pass ? 1 : 0;
-      exec_.buffer<std::int32_t>(io.self_lengths)[r] = static_cast<std::int32_t>(t + 1);
-      exec_.buffer<std::int32_t>(io.self_rows)[r * T_ + t] = static_cast<std::int32_t>(r);  // this step's K/V slot
-    }
+    for (std::int64_t r = 0; r < rows; ++r) write_step_inputs(t, r, one_pass_steps(live_[cur_][r].sentence));
     PhaseShape shape{rows, B, S, t};
     shape.alignment = attention_;
-    exec_.run(Phase::decoder, shape, profiling_ ? step_seconds_.data() : nullptr);
+    exec_.run(Phase::decoder, shape, memory_.step_clock(profiling_));
     const auto t0 = Clock::now();
     if (observer)
       observer->on_step(t, rows, exec_.buffer<std::int32_t>(io.cross_rows), exec_.buffer<float>(io.logits), vocab_);
@@ -428,6 +430,31 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   }
   ++counters_.batches;
   counters_.sentences += B;
+}
+
+void Workspace::trace_attention(std::span<const std::int32_t> source, std::span<const std::int32_t> outputs,
+                                AttentionCapture& capture) {
+  const auto& io = plan_->io();
+  const ModelConfig& c = plan_->model().config();
+  const auto S = static_cast<std::int64_t>(source.size()), steps = static_cast<std::int64_t>(outputs.size());
+  if (S < 1 || S > plan_->limits().max_source_length || steps > T_)
+    throw error_of("internal: a trace of ", S, " source tokens and ", steps, " outputs does not fit the workspace");
+  capture.encoder_self.reset(c.encoder_layers, c.num_heads, S, S);
+  capture.decoder_self.reset(c.decoder_layers, c.num_heads, steps, steps);
+  capture.cross.reset(c.decoder_layers, c.num_heads, steps, S);
+  const SourceRef ref{source, {}, 0};
+  encode({&ref, 1}, &capture);
+  // One row, decoding sentence 0: the start token, then each output in turn.
+  exec_.buffer<std::int32_t>(io.target_tokens)[0] = c.decoder_start_id;
+  exec_.buffer<std::int32_t>(io.cross_rows)[0] = 0;
+  exec_.buffer<std::int32_t>(io.cross_lengths)[0] = static_cast<std::int32_t>(S);
+  for (std::int64_t t = 0; t < steps; ++t) {
+    write_step_inputs(t, 0, 0);
+    PhaseShape shape{1, 1, S, t};
+    shape.capture = &capture;
+    exec_.run(Phase::decoder, shape);
+    exec_.buffer<std::int32_t>(io.target_tokens)[0] = outputs[t];
+  }
 }
 
 void Workspace::result(std::int64_t b, SentenceResult& out) const {

@@ -1,4 +1,5 @@
-// Per-call state for decoding with a shared plan: the arena, the live rows and their
+// Per-call state for decoding with a shared plan: the arena (PlanMemory, the piece every
+// model kind's workspace holds), and the decoding loop's own — the live rows and their
 // histories, the search scratch and the registered hypotheses — all reserved when the
 // workspace is created (attention histories: when a decode first asks for them), so the
 // decode loop allocates nothing. One workspace per thread; any number of workspaces can
@@ -16,6 +17,7 @@
 #include "decoding/logits_rules.hpp"
 #include "decoding/search.hpp"
 #include "plan/execution_plan.hpp"
+#include "plan/plan_memory.hpp"
 #include "plan/plan_executor.hpp"
 
 namespace attend::runtime {
@@ -40,10 +42,18 @@ class Workspace final : private Finisher {
   // if its logits were not finite: SentenceResult::non_finite).
   void result(std::int64_t b, SentenceResult& out) const;
 
+  // Every layer and head's attention of `source` producing `outputs` (the tokens a decode
+  // gave, a final end token included): the source through the encoder, then the decoder
+  // teacher-forced, one step per output — the plan, kernels and caches a decode uses,
+  // each attention step also writing its weights into `capture` (sized here). The
+  // caller checks the source and outputs against the plan's limits and vocabularies.
+  void trace_attention(std::span<const std::int32_t> source, std::span<const std::int32_t> outputs,
+                       AttentionCapture& capture);
+
   // Profiling: seconds per plan step (indexed like plan().steps()) and for the search,
   // summed over decode() calls while enabled.
   void set_profiling(bool on) { profiling_ = on; }
-  std::span<const double> step_seconds() const { return step_seconds_; }
+  std::span<const double> step_seconds() const { return memory_.step_seconds(); }
   double search_seconds() const { return search_seconds_; }
   const DecodeCounters& counters() const { return counters_; }
   void reset_statistics();
@@ -52,7 +62,12 @@ class Workspace final : private Finisher {
 
  private:
   void validate(std::span<const SourceRef> batch, const DecodeOptions& options) const;
-  std::int64_t encode(std::span<const SourceRef> batch);  // returns the padded length
+  // Returns the padded length; `capture`: see trace_attention.
+  std::int64_t encode(std::span<const SourceRef> batch, AttentionCapture* capture = nullptr);
+  // Row r's decoder inputs for step t besides its token: its position, the query position
+  // and zero embedding of CTranslate2's one-pass prefix (`pass` steps of it; 0: none),
+  // the keys it sees, its cache slot.
+  void write_step_inputs(std::int64_t t, std::int64_t r, std::int64_t pass);
   void start_rows(std::span<const SourceRef> batch, std::int64_t draws);
   void prepare_attention(std::int64_t rows, std::int64_t source_length);
   void record_attention(std::int64_t step, std::int64_t rows);
@@ -81,7 +96,7 @@ class Workspace final : private Finisher {
   std::int64_t registered(std::int32_t sentence) const override { return registered_[sentence]; }
 
   std::shared_ptr<const ExecutionPlan> plan_;
-  ops::AlignedBuffer arena_;
+  PlanMemory memory_;  // the arena the plan runs in (attention caches included)
   PlanExecutor exec_;
   std::int64_t T_;  // max target length = history length
   std::int64_t vocab_;
@@ -127,7 +142,6 @@ class Workspace final : private Finisher {
   SamplingScratch sampling_;
 
   bool profiling_ = false;
-  std::vector<double> step_seconds_;
   double search_seconds_ = 0;
   DecodeCounters counters_;
 };

@@ -30,4 +30,8 @@ Ct2Model read_ct2_model(const std::string& dir);
 
 std::shared_ptr<const Model> load_ct2_model(const std::string& dir, const LoadOptions& options);
 
+// CTranslate2's activation ids (common_spec.Activation); throws attend::Error naming
+// `origin` for one attend does not implement.
+ops::Activation activation_from_ct2(std::int64_t id, const std::string& origin);
+
 }  // namespace attend::runtime

@@ -54,9 +54,19 @@ void attach_int8_scales(SafetensorsHeader& h, const std::string& origin) {
   for (const auto& [name, _] : h.scales) h.tensors.erase(name + "_scale");
 }
 
+// Bytes per element of the integer dtypes a Hugging Face file may hold beside its
+// weights (buffers such as BERT's position_ids), or 0 for any other dtype.
+std::uint64_t integer_dtype_size(const std::string& s) {
+  if (s == "I64" || s == "U64") return 8;
+  if (s == "I32" || s == "U32") return 4;
+  if (s == "I16" || s == "U16") return 2;
+  if (s == "U8" || s == "BOOL") return 1;
+  return 0;
+}
+
 }  // namespace
 
-SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::string& origin) {
+SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::string& origin, bool integer_buffers) {
   if (file.size() < 8) throw error_of(origin, ": too short for a safetensors file (", file.size(), " bytes)");
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(file[i]);
@@ -97,7 +107,9 @@ SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::
 
     TensorRecord t;
     t.name = name;
-    t.dtype = parse_dtype(entry["dtype"].get<std::string>(), origin, name);
+    const std::string dtype = entry["dtype"].get<std::string>();
+    const std::uint64_t integer_size = integer_buffers ? integer_dtype_size(dtype) : 0;
+    if (integer_size == 0) t.dtype = parse_dtype(dtype, origin, name);
     std::uint64_t elements = 1;
     for (const auto& d : shape) {
       const std::uint64_t dim = as_count(d, origin, name, "a dimension");
@@ -112,9 +124,15 @@ SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::
     if (end > data_size)
       throw error_of(origin, ": tensor '", name, "' ends at byte ", end, " of a ", data_size,
                      "-byte data section: the file is truncated or corrupt");
-    if (end - begin != elements * dtype_size(t.dtype))
+    const std::uint64_t element_size = integer_size ? integer_size : dtype_size(t.dtype);
+    if (end - begin != elements * element_size)
       throw error_of(origin, ": tensor '", name, "' has ", end - begin, " bytes but shape ", t.shape_string(), " of ",
-                     dtype_name(t.dtype), " needs ", elements * dtype_size(t.dtype));
+                     integer_size ? dtype : dtype_name(t.dtype), " needs ", elements * element_size);
+    if (integer_size) {  // not a weight: named, checked, never read
+      out.integer_tensors[name] = dtype;
+      ranges.emplace_back(begin, end);
+      continue;
+    }
     t.offset = out.data_offset + begin;
     t.data = file.data() + t.offset;
     ranges.emplace_back(begin, end);
@@ -128,8 +146,8 @@ SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::
   return out;
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path)
-    : file_(path), header_(parse_safetensors({file_.data(), file_.size()}, path)) {}
+SafetensorsFile::SafetensorsFile(const std::string& path, bool integer_buffers)
+    : file_(path), header_(parse_safetensors({file_.data(), file_.size()}, path, integer_buffers)) {}
 
 const TensorRecord* SafetensorsFile::find(const std::string& name) const {
   const auto it = header_.tensors.find(name);

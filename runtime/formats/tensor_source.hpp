@@ -44,6 +44,15 @@ class TensorSource {
   virtual void acquire(const TensorRecord&) const {}
   // The model has copied or packed this tensor; its bytes will not be read again.
   virtual void release(const TensorRecord&) const {}
+  // The model reads this tensor in place, now and then (an embedding table): its bytes
+  // stay readable, but its pages may leave this process's memory until touched again
+  // (a mapped file's are re-read from the page cache), so a check that read them all
+  // does not keep them all resident.
+  virtual void evict(const TensorRecord&) const {}
+  // The model is built: every page of the source's files may leave this process (tensors
+  // read in place come back as they are read). Where the page cache holds a file in large
+  // folios, reading a 1 KiB bias maps 2 MiB that no per-tensor release can drop.
+  virtual void evict_all() const {}
   virtual std::size_t total_bytes() const = 0;
 };
 

@@ -29,6 +29,7 @@ class TypedTensorSource final : public TensorSource {
   const TensorRecord* find(const std::string& name) const override;
   std::vector<std::string> names() const override { return base_->names(); }
   std::size_t total_bytes() const override { return base_->total_bytes(); }
+  void evict_all() const override { base_->evict_all(); }
 
  private:
   struct Converted {

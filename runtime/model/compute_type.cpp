@@ -1,5 +1,7 @@
 #include "model/compute_type.hpp"
 
+#include <cstdio>
+
 #include "attend/error.hpp"
 #include "attend/options.hpp"
 
@@ -18,23 +20,19 @@ ComputeType make(ops::WeightType t, std::string reason) {
   return c;
 }
 
-// What the kernels on this ISA are, for the reason: a type without native instructions
-// runs on emulating kernels, which the user should know.
-std::string kernel_note(ops::WeightType t, ops::Isa isa) {
-  std::string note = std::string(" (kernel ") + ops::gemm_kernel_name(isa, t);
-  if (t == ops::WeightType::s8 && isa < ops::Isa::avx512_vnni)
-    note += isa >= ops::Isa::avx2 ? ", no AVX512_VNNI: vpmaddubsw with 7-bit activations" : ", scalar: slow";
-  if (t == ops::WeightType::bf16 && isa < ops::Isa::avx512_bf16) note += ", no AVX512_BF16: widened to fp32, slower than float32";
-  return note + ")";
+std::string rate(double gflops) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", gflops);
+  return text;
 }
 
-ComputeType stored_type(DType stored, ops::Isa isa) {
+ComputeType stored_type(DType stored, const CpuGemmSpeed& cpu) {
   switch (stored) {
     case DType::i8: return make(ops::WeightType::s8, "default: the model stores int8 weights");
     case DType::bf16:
-      if (isa >= ops::Isa::avx512_bf16) return make(ops::WeightType::bf16, "default: the model stores bfloat16 weights");
-      return make(ops::WeightType::f32, std::string("default: the model stores bfloat16 weights, but ") + ops::isa_name(isa) +
-                                            " has no AVX512_BF16, where float32 is faster");
+      if (cpu.bf16_faster) return make(ops::WeightType::bf16, "default: the model stores bfloat16 weights");
+      return make(ops::WeightType::f32, "default: the model stores bfloat16 weights, but " + cpu.bf16_evidence +
+                                            ": float32 is faster here");
     case DType::f16: return make(ops::WeightType::f32, "default: the model stores float16 weights, computed in float32 on CPUs");
     case DType::f32: break;
   }
@@ -43,12 +41,34 @@ ComputeType stored_type(DType stored, ops::Isa isa) {
 
 }  // namespace
 
-ComputeType resolve_compute_type(const std::string& requested, DType stored, ops::Isa isa) {
+CpuGemmSpeed measure_cpu_gemm_speed(ops::Isa isa) {
+  CpuGemmSpeed cpu;
+  cpu.isa = isa;
+  if (isa < ops::Isa::avx512_bf16) {
+    cpu.bf16_evidence = std::string(ops::isa_name(isa)) + " has no AVX512_BF16 (bf16 is widened to fp32)";
+    return cpu;
+  }
+  const ops::DotRates r = ops::measured_dot_rates();
+  cpu.bf16_faster = r.bf16_dot_gflops >= 0.75 * r.f32_fma_gflops;
+  cpu.bf16_evidence = "vdpbf16ps runs " + rate(r.bf16_dot_gflops) + " GFLOP/s per core against the fp32 FMA's " +
+                      rate(r.f32_fma_gflops);
+  return cpu;
+}
+
+void name_kernel(ComputeType& c, ops::Isa isa) {
+  std::string note = std::string(" (kernel ") + ops::gemm_kernel_name(isa, c.gemm_weights);
+  if (c.gemm_weights == ops::WeightType::s8 && isa < ops::Isa::avx2) note += ", scalar: slow";
+  c.reason += note + ")";
+}
+
+ComputeType resolve_compute_type(const std::string& requested, DType stored, const CpuGemmSpeed& cpu) {
   ComputeType c;
   if (requested == "default" || requested.empty()) {
-    c = stored_type(stored, isa);
+    c = stored_type(stored, cpu);
   } else if (requested == "auto") {
-    c = isa >= ops::Isa::avx2 ? make(ops::WeightType::s8, "auto: int8 is the fastest this CPU runs")
+    // int8's dot products run at 2× (vpmaddubsw) to 4× (vpdpbusd) the FMA's rate on a
+    // quarter of the bytes: the fastest on every CPU with an 8-bit multiply-add.
+    c = cpu.isa >= ops::Isa::avx2 ? make(ops::WeightType::s8, "auto: int8 is the fastest this CPU runs")
                               : make(ops::WeightType::f32, "auto: float32 (this CPU has no 8-bit multiply-add)");
   } else if (requested == "float32") {
     c = make(ops::WeightType::f32, "asked for");
@@ -57,13 +77,13 @@ ComputeType resolve_compute_type(const std::string& requested, DType stored, ops
   } else if (requested == "int8_bfloat16") {
     c = make(ops::WeightType::s8, "asked for int8_bfloat16: int8 GEMMs, float32 between them (attend has no bf16 elementwise ops)");
   } else if (requested == "bfloat16") {
-    c = make(ops::WeightType::bf16, "asked for");
+    c = make(ops::WeightType::bf16, cpu.bf16_faster ? "asked for"
+                                                    : "asked for, but slower than float32 here: " + cpu.bf16_evidence);
   } else if (requested == "float16" || requested == "int8_float16" || requested == "int16") {
     throw OptionError("compute_type", "'" + requested + "'", std::string("not available on CPUs in attend; use one of: ") + kAccepted);
   } else {
     throw OptionError("compute_type", "'" + requested + "'", std::string("unknown; use one of: ") + kAccepted);
   }
-  c.reason += kernel_note(c.gemm_weights, isa);
   return c;
 }
 

@@ -41,8 +41,24 @@ struct ComputeType {
 // accepted names. Overrides c.kv_cache and says so in c.reason.
 void resolve_kv_cache_type(const std::string& requested, ComputeType& c);
 
+// What the chooser knows of the CPU (docs/model-format.md#compute-types has the rule).
+struct CpuGemmSpeed {
+  ops::Isa isa = ops::Isa::sse2;  // the kernels that will run
+  // Native bf16 dot products (AVX512_BF16) at ≥ 3/4 of the fp32 FMA's FLOP rate: then
+  // bf16 weights (half the bytes) compute faster than fp32; below, slower.
+  bool bf16_faster = false;
+  std::string bf16_evidence;      // the measured rates, for the reasons
+};
+// For `isa` on this CPU, from ops::measured_dot_rates().
+CpuGemmSpeed measure_cpu_gemm_speed(ops::Isa isa);
+
 // `stored`: the dtype of the model's GEMM weights. Throws attend::Error naming the
-// accepted names for an unknown or unsupported one (float16, int16: not on CPU).
-ComputeType resolve_compute_type(const std::string& requested, DType stored, ops::Isa isa);
+// accepted names for an unknown or unsupported one (float16, int16: not on CPU). A pure
+// function of its arguments, so any CPU can be described to it.
+ComputeType resolve_compute_type(const std::string& requested, DType stored, const CpuGemmSpeed& cpu);
+
+// Appends the GEMM kernel that runs on `isa` (this CPU's) to c.reason, with a note
+// where it emulates the type.
+void name_kernel(ComputeType& c, ops::Isa isa);
 
 }  // namespace attend::runtime

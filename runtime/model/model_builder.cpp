@@ -7,187 +7,16 @@
 #include <cstdint>
 #include <map>
 #include <set>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "attend/error.hpp"
 #include "attend/ops/bf16.hpp"
 #include "attend/ops/embedding.hpp"
 #include "model/model.hpp"
 #include "model/relative_positions.hpp"
+#include "model/weight_reader.hpp"
 
 namespace attend::runtime {
 namespace {
-
-// How GEMM weights are packed: element type and the kernels' ISA.
-struct Packing {
-  ops::WeightType type = ops::WeightType::f32;
-  ops::Isa isa = ops::Isa::sse2;
-};
-
-// Hands out tensors by name, checking each against the shape the configuration
-// implies, and remembers which were used so leftovers can be reported.
-class WeightReader {
- public:
-  WeightReader(const TensorSource& source, const ModelConfig& config) : source_(source) {
-    for (auto& [name, shape] : expected_tensors(config)) expected_[name] = shape;
-  }
-
-  // The tensor, its data made if its source makes tensors on demand.
-  const TensorRecord& record(const std::string& name) {
-    const TensorRecord& t = described(name);
-    used_.insert(name);
-    source_.acquire(t);
-    return t;
-  }
-
-  // The tensor's stored dtype, without reading it.
-  DType stored_dtype(const std::string& name) const { return described(name).dtype; }
-
-  // Every tensor present with its shape — checked before any table is built or weight
-  // packed, so a broken directory fails at once, however large its configuration.
-  void check_all() const {
-    for (const auto& [name, shape] : expected_) checked(name, shape);
-  }
-
-  // The tensor as fp32, checked finite; its source pages are released afterwards unless
-  // `keep_source` (the tensor is read again).
-  std::vector<float> floats(const std::string& name, bool keep_source = false) {
-    const TensorRecord& t = record(name);
-    std::vector<float> v = to_f32(t);
-    check_finite(name, v.data(), v.size());
-    if (!keep_source) source_.release(t);
-    return v;
-  }
-
-  Linear linear(const std::string& name, bool bias, const Packing& p) {
-    Linear l;
-    l.weight = weight(name + ".weight", p);
-    if (bias) l.bias = floats(name + ".bias");
-    return l;
-  }
-
-  // A GEMM weight packed as p.type: int8 stored and int8 asked packs the stored q and
-  // scales as they are (no dequantize–requantize round trip); anything else goes
-  // through fp32. `keep_source`: the tensor is read again (a tied embedding table).
-  ops::PackedWeight weight(const std::string& name, const Packing& p, bool keep_source = false) {
-    const TensorRecord& t = record(name);
-    if (t.dtype == DType::i8 && p.type == ops::WeightType::s8) {
-      ops::PackedWeight w = ops::pack_weight_s8(int8_view(t), t.scales, p.isa);
-      if (!keep_source) source_.release(t);
-      return w;
-    }
-    std::vector<float> converted;
-    ops::PackedWeight w = ops::pack_weight(fp32_matrix(name, t, converted), p.type, p.isa);
-    if (!keep_source) source_.release(t);
-    return w;
-  }
-
-  // The 2-D tensor as an fp32 matrix, checked finite: over the source's own bytes when
-  // they are aligned F32 (no copy: a 32000 × 512 weight would otherwise be held twice
-  // while packed), else converted into `converted`.
-  ops::ConstMatrix fp32_matrix(const std::string& name, const TensorRecord& t, std::vector<float>& converted) const {
-    const float* data = reinterpret_cast<const float*>(t.data);
-    if (t.dtype != DType::f32 || reinterpret_cast<std::uintptr_t>(t.data) % alignof(float) != 0) {
-      converted = to_f32(t);
-      data = converted.data();
-    }
-    check_finite(name, data, static_cast<size_t>(t.elements()));
-    return {data, t.shape[0], t.shape[1]};
-  }
-
-  static ops::MatrixView<const std::int8_t> int8_view(const TensorRecord& t) {
-    return {reinterpret_cast<const std::int8_t*>(t.data), t.shape[0], t.shape[1]};
-  }
-
-  LayerNormWeights norm(const std::string& name, NormType type) {
-    if (type == NormType::rms_norm) return {floats(name + ".weight"), {}};
-    return {floats(name + ".weight"), floats(name + ".bias")};
-  }
-
-  // A table of `type` (ComputeType::embedding_tables; fp32 for positions), from the
-  // tensor as it is stored where it can be: fp32 read in place when the file holds
-  // aligned F32; int8 and bf16 stored and asked kept as they are (CTranslate2's int8
-  // embeddings with their scales: no dequantize–requantize); anything else through fp32.
-  Table table(const std::string& name, ops::WeightType type) {
-    const TensorRecord& t = record(name);
-    const std::int64_t rows = t.shape[0], cols = t.shape[1];
-    const auto n = static_cast<size_t>(t.elements());
-    if (t.dtype == DType::f32 && type == ops::WeightType::f32 &&
-        reinterpret_cast<std::uintptr_t>(t.data) % alignof(float) == 0) {
-      const float* data = reinterpret_cast<const float*>(t.data);
-      check_finite(name, data, n);
-      return Table(data, rows, cols);
-    }
-    try {
-      if (t.dtype == DType::i8 && type == ops::WeightType::s8) {
-        const auto* q = reinterpret_cast<const std::int8_t*>(t.data);
-        Table kept(std::vector<std::int8_t>(q, q + n), t.scales, rows, cols);
-        source_.release(t);
-        return kept;
-      }
-      if (t.dtype == DType::bf16 && type == ops::WeightType::bf16) {
-        std::vector<std::uint16_t> bits(n);
-        std::memcpy(bits.data(), t.data, n * sizeof(std::uint16_t));  // any alignment
-        for (size_t i = 0; i < n; ++i) check_finite(name, ops::float_from_bf16(bits[i]), i);
-        source_.release(t);
-        return Table(std::move(bits), rows, cols);
-      }
-      if (type == ops::WeightType::f32) return Table(floats(name), rows, cols);  // not F32, or unaligned
-      std::vector<float> converted;
-      Table narrowed = Table::narrowed(fp32_matrix(name, t, converted), type);
-      source_.release(t);
-      return narrowed;
-    } catch (const Error& e) {
-      throw error_of(source_.origin(), ": tensor '", name, "': ", e.what());
-    }
-  }
-
-  void check_finite(const std::string& name, const float* v, size_t n) const {
-    for (size_t i = 0; i < n; ++i) check_finite(name, v[i], i);
-  }
-  void check_finite(const std::string& name, float v, size_t at) const {
-    if (!std::isfinite(v)) throw error_of(source_.origin(), ": tensor '", name, "' has a non-finite value (", v, ") at index ", at);
-  }
-
-  // Tensors in the source that the configuration does not use.
-  std::vector<std::string> unexpected() const {
-    std::vector<std::string> out;
-    for (const std::string& n : source_.names())
-      if (!used_.count(n)) out.push_back(n);
-    return out;
-  }
-
-  std::int64_t parameters() const {
-    std::int64_t n = 0;
-    for (const std::string& name : used_) n += source_.find(name)->elements();
-    return n;
-  }
-
- private:
-  const TensorRecord& described(const std::string& name) const {
-    const auto want = expected_.find(name);
-    if (want == expected_.end()) throw error_of("internal: tensor '", name, "' is not implied by the configuration");
-    return checked(name, want->second);
-  }
-  const TensorRecord& checked(const std::string& name, const std::vector<std::int64_t>& shape) const {
-    const TensorRecord* t = source_.find(name);
-    if (t == nullptr) throw error_of(source_.origin(), ": missing tensor '", name, "' (expected shape ", shape_string(shape), ")");
-    if (t->shape != shape)
-      throw error_of(source_.origin(), ": tensor '", name, "' has shape ", t->shape_string(), ", the configuration implies ",
-                     shape_string(shape));
-    return *t;
-  }
-  static std::string shape_string(const std::vector<std::int64_t>& s) {
-    TensorRecord t;
-    t.shape = s;
-    return t.shape_string();
-  }
-  const TensorSource& source_;
-  std::map<std::string, std::vector<std::int64_t>> expected_;
-  std::set<std::string> used_;
-};
 
 Table sinusoidal_table(const ModelConfig& c) {
   const std::int64_t rows = c.position_offset + c.max_positions;
@@ -233,17 +62,6 @@ Linear stacked_cross_kv(WeightReader& r, const ModelConfig& c, const Packing& p)
   return out;
 }
 
-// Loading frees what it converted and generated (a vocabulary-sized fp32 tensor is
-// 62.5 MiB), but glibc keeps freed heap memory resident for reuse once its threshold
-// for returning blocks to the system has risen past their size: measured on the base
-// preset, 10 MiB of an int8 model's 190 MiB peak. Handing it back makes the resident
-// memory the model's.
-void return_freed_memory() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
 // The dtype the model stores its GEMM weights in (the first layer's self-attention).
 DType stored_gemm_type(const TensorSource& source, const ModelConfig& c) {
   const std::string first = (c.encoder_layers > 0 ? tensor_names::encoder_layer(0) : tensor_names::decoder_layer(0)) +
@@ -262,11 +80,14 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   m->isa_ = options.isa;
   m->source_ = source;
   const ModelConfig& c = m->config_;
-  m->compute_type_ = resolve_compute_type(options.compute_type, stored_gemm_type(*source, c), options.isa);
+  // (The bf16 rates are measured only where the CPU has AVX512_BF16, once a process.)
+  m->compute_type_ = resolve_compute_type(options.compute_type, stored_gemm_type(*source, c),
+                                          measure_cpu_gemm_speed(options.isa));
+  name_kernel(m->compute_type_, options.isa);
   resolve_kv_cache_type(options.kv_cache_type, m->compute_type_);
   const Packing packing{m->compute_type_.gemm_weights, options.isa};
   const bool bias = c.linear_bias;
-  WeightReader r(*source, c);
+  WeightReader r(*source, expected_tensors(c));
   r.check_all();
 
   // The vocabulary-sized tensors first, while little else is held: a source that makes
@@ -335,12 +156,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   m->cross_kv = stacked_cross_kv(r, c, packing);
   if (c.decoder_final_norm) m->decoder_norm = r.norm("decoder.layer_norm", nt);
 
-  if (const auto extra = r.unexpected(); !extra.empty()) {
-    std::string list;
-    for (size_t i = 0; i < extra.size() && i < 5; ++i) list += (i ? ", '" : "'") + extra[i] + "'";
-    throw error_of(source->origin(), ": ", extra.size(), " unexpected tensor(s) the configuration does not use: ", list,
-                   extra.size() > 5 ? ", …" : "");
-  }
+  r.reject_unexpected();
 
   report.parameters = r.parameters();
   report.checks.push_back("every tensor the configuration implies is present, with the implied shape");
@@ -350,7 +166,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
                           ops::isa_name(packing.isa) + " (" + ops::gemm_kernel_name(packing.isa, packing.type) + ")");
   report.checks.push_back(std::string("token embedding tables held as ") + ops::weight_type_name(table_type));
   m->report_ = std::move(report);
-  return_freed_memory();
+  return_freed_memory(*source);
   return m;
 }
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "plan/arena_planner.hpp"
+#include "plan/plan_text.hpp"
 #include "attend/error.hpp"
 #include "attend/ops/isa.hpp"
 
@@ -357,25 +358,6 @@ std::shared_ptr<const ExecutionPlan> ExecutionPlan::compile(std::shared_ptr<cons
   limits.validate(model->config());
   return PlanBuilder(std::move(model), limits).build();
 }
-
-namespace {
-std::string human_bytes(double b) {
-  char s[32];
-  if (b >= 1 << 30) std::snprintf(s, sizeof s, "%.2f GiB", b / (1 << 30));
-  else if (b >= 1 << 20) std::snprintf(s, sizeof s, "%.2f MiB", b / (1 << 20));
-  else if (b >= 1 << 10) std::snprintf(s, sizeof s, "%.1f KiB", b / (1 << 10));
-  else std::snprintf(s, sizeof s, "%.0f B", b);
-  return s;
-}
-std::string human_count(double v) {
-  char s[32];
-  if (v >= 1e9) std::snprintf(s, sizeof s, "%.2fG", v / 1e9);
-  else if (v >= 1e6) std::snprintf(s, sizeof s, "%.2fM", v / 1e6);
-  else if (v >= 1e3) std::snprintf(s, sizeof s, "%.1fk", v / 1e3);
-  else std::snprintf(s, sizeof s, "%.0f", v);
-  return s;
-}
-}  // namespace
 
 std::string ExecutionPlan::describe() const {
   const ModelConfig& c = model_->config();

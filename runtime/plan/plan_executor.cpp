@@ -11,6 +11,7 @@
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
 #include "attend/ops/softmax.hpp"
+#include "attend/error.hpp"
 
 namespace attend::runtime {
 
@@ -84,6 +85,17 @@ void PlanExecutor::run(Phase phase, const PhaseShape& shape, double* step_second
   }
 }
 
+void PlanExecutor::capture(const PlanStep& s, const PhaseShape& shape, const ops::AttentionArgs& args) const {
+  if (shape.batch != 1) throw error_of("internal: attention is captured for one sentence, not a batch of ", shape.batch);
+  ops::attention_weights(args, shape.capture->encoder_self.layer(s.layer), s.threads);
+}
+
+void PlanExecutor::capture(const PlanStep& s, const PhaseShape& shape, const ops::DecodeAttentionArgs& args) const {
+  if (shape.rows != 1) throw error_of("internal: attention is captured for one decoder row, not ", shape.rows);
+  AttentionMaps& maps = s.kind == StepKind::self_attention ? shape.capture->decoder_self : shape.capture->cross;
+  ops::attention_decode_weights(args, maps.layer(s.layer, shape.step), maps.columns, s.threads);
+}
+
 void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
   const Model& model = plan_.model();
   const ModelConfig& c = model.config();
@@ -144,6 +156,7 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       a.scale = c.attention_scale;
       a.positions = relative_positions(c, model.encoder_position_bias, model.encoder[s.layer].relative);
       ops::attention(a, threads);
+      if (shape.capture != nullptr) capture(s, shape, a);
       return;
     }
     case StepKind::cache_store: {
@@ -208,6 +221,7 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
         a.kv_lengths = buffer<std::int32_t>(io.cross_lengths);
       }
       ops::attention_decode(a, threads);
+      if (shape.capture != nullptr) capture(s, shape, a);
       return;
     }
     case StepKind::alignment: {

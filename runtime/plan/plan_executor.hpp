@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "attend/ops/attention.hpp"
+#include "plan/attention_capture.hpp"
 #include "plan/execution_plan.hpp"
 
 namespace attend::runtime {
@@ -17,6 +18,10 @@ struct PhaseShape {
   std::int64_t source_length = 0;  // padded source length of the batch
   std::int64_t step = 0;           // decoder: index of the token being produced
   bool alignment = false;          // decoder: also run the alignment step (attention probabilities)
+  // Every attention step also writes every head's weights here (one sentence, one
+  // decoder row; decoder step `step` is row `step` of the decoder's maps). Null: not
+  // asked, the steps run as they always do.
+  AttentionCapture* capture = nullptr;
 };
 
 class PlanExecutor {
@@ -41,6 +46,9 @@ class PlanExecutor {
 
  private:
   void run_step(const PlanStep& s, const PhaseShape& shape) const;
+  // The weights of the attention step `s` has just run with `args`, into shape.capture.
+  void capture(const PlanStep& s, const PhaseShape& shape, const ops::AttentionArgs& args) const;
+  void capture(const PlanStep& s, const PhaseShape& shape, const ops::DecodeAttentionArgs& args) const;
   ops::Matrix matrix(const Operand& o, std::int64_t rows) const;
   // Layer `layer`'s cross-attention keys or values: each row reads its sentence's rows.
   ops::KvCacheView cross_view(std::int64_t layer, bool values, const PhaseShape& shape) const;

@@ -15,9 +15,10 @@ BatchWorkers::~BatchWorkers() {
   for (std::thread& t : threads_) t.join();
 }
 
-void BatchWorkers::run(std::int64_t tasks, const std::function<void(std::int64_t, int)>& task) {
+void BatchWorkers::run(std::int64_t tasks, const std::function<void(std::int64_t, int)>& task, int use) {
   if (tasks <= 0) return;
-  if (threads_.empty() || tasks == 1) {  // nothing to share: no hand-over cost
+  if (use <= 0 || use > workers()) use = workers();
+  if (use == 1 || tasks == 1) {  // nothing to share: no hand-over cost
     for (std::int64_t i = 0; i < tasks; ++i) task(i, 0);
     return;
   }
@@ -33,6 +34,7 @@ void BatchWorkers::run(std::int64_t tasks, const std::function<void(std::int64_t
     task_ = &task;
     tasks_ = tasks;
     next_ = 0;
+    taking_ = use;
     error_ = nullptr;
     busy_ = static_cast<int>(threads_.size());
     ++generation_;
@@ -72,7 +74,7 @@ void BatchWorkers::work(int worker) {
       if (stop_) return;
       seen = generation_;
     }
-    take_tasks(worker);
+    if (worker < taking_) take_tasks(worker);
     std::lock_guard<std::mutex> lock(mutex_);
     if (--busy_ == 0) done_.notify_one();
   }

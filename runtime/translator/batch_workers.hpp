@@ -33,8 +33,9 @@ class BatchWorkers {
   // in increasing i. The first exception stops the hand-out of further tasks and is
   // rethrown here once every running task has ended. One run at a time has the helper
   // threads: a caller that finds them busy runs its tasks alone, on its own thread, as
-  // worker 0 (so several calling threads still work in parallel and none waits).
-  void run(std::int64_t tasks, const std::function<void(std::int64_t task, int worker)>& task);
+  // worker 0 (so several calling threads still work in parallel and none waits). Only
+  // workers [0, use) take tasks (use ≤ 0: all of them).
+  void run(std::int64_t tasks, const std::function<void(std::int64_t task, int worker)>& task, int use = 0);
 
  private:
   void work(int worker);
@@ -47,6 +48,7 @@ class BatchWorkers {
   std::condition_variable wake_, done_;
   const std::function<void(std::int64_t, int)>* task_ = nullptr;
   std::int64_t tasks_ = 0, next_ = 0;
+  int taking_ = 0;                // workers [0, taking_) take tasks in the current run
   std::uint64_t generation_ = 0;  // bumped per run: workers wake once per run
   int busy_ = 0;                  // helper threads still inside the current run
   std::exception_ptr error_;

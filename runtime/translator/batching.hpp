@@ -11,6 +11,8 @@ namespace attend::runtime {
 struct BatchLimits {
   std::int64_t max_sentences = 32;
   std::int64_t max_tokens = 0;  // padded source tokens (sentences × longest); 0: no cap
+  bool packed = false;          // max_tokens counts real tokens (the sum of the lengths): an
+                                // encoder that packs its batches pads nothing
 };
 
 // Indices into `lengths`, grouped: sentences sorted by length (ties by index), each batch

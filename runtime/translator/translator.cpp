@@ -209,10 +209,18 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   }
   for (const std::int64_t n : lengths) longest = std::max(longest, n);
 
-  if (!workers_ || batches.size() == 1) {
-    // A lone batch gets every thread: inter_threads × intra_threads compute threads on
-    // one batch, so a single call is not slowed by a split made for throughput.
-    const int threads = workers_ ? config_.threads * config_.inter_threads : config_.threads;
+  // Batches side by side, and compute threads each: a lone batch gets every thread (a
+  // single call is not slowed by a split made for throughput); a split that follows the
+  // work gives each of min(batches, inter_threads) batches an equal share.
+  const int all_threads = config_.threads * config_.inter_threads;
+  const std::int64_t batch_count = static_cast<std::int64_t>(batches.size());
+  const int side_by_side = !workers_ || batch_count == 1 ? 1
+                           : config_.split_follows_batches
+                               ? static_cast<int>(std::min<std::int64_t>(config_.inter_threads, batch_count))
+                               : config_.inter_threads;
+  const int threads_each = config_.split_follows_batches ? std::max(1, all_threads / side_by_side) : config_.threads;
+  if (side_by_side == 1) {
+    const int threads = workers_ ? all_threads : config_.threads;
     std::unique_ptr<Workspace> w = acquire(largest, longest, threads);
     try {
       for (const auto& batch : batches) decode_batch(*w, batch, sources, prefixes, options, ids, results, sink);
@@ -252,9 +260,9 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return cost[a] > cost[b]; });
   try {
     workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
-      if (!held[worker]) held[worker] = acquire(largest, longest, config_.threads);
+      if (!held[worker]) held[worker] = acquire(largest, longest, threads_each);
       decode_batch(*held[worker], batches[order[t]], sources, prefixes, options, ids, results, serial);
-    });
+    }, side_by_side);
   } catch (...) {
     release_all();
     throw;
@@ -290,9 +298,51 @@ void Translator::decode_batch(Workspace& w, std::span<const std::int64_t> batch,
   }
 }
 
+AttentionCapture Translator::trace_attention(std::span<const std::int32_t> source,
+                                             std::span<const std::int32_t> outputs) const {
+  const ModelConfig& c = model().config();
+  const PlanLimits& limits = plan_->limits();
+  const auto S = static_cast<std::int64_t>(source.size()), T = static_cast<std::int64_t>(outputs.size());
+  if (S > limits.max_source_length)
+    throw error_of("attention: the source has ", S, " tokens, more than max_source_length ", limits.max_source_length);
+  if (T > limits.max_target_length)
+    throw error_of("attention: the target has ", T, " tokens, more than max_target_length ", limits.max_target_length);
+  for (std::int64_t k = 0; k < S; ++k)
+    if (source[k] < 0 || source[k] >= c.src_vocab_size)
+      throw error_of("attention: source token ", k, " has id ", source[k], ", outside the source vocabulary [0, ",
+                     c.src_vocab_size, ")");
+  for (std::int64_t k = 0; k < T; ++k)
+    if (outputs[k] < 0 || outputs[k] >= c.tgt_vocab_size)
+      throw error_of("attention: target token ", k, " has id ", outputs[k], ", outside the target vocabulary [0, ",
+                     c.tgt_vocab_size, ")");
+  AttentionCapture capture;
+  if (S == 0) {
+    capture.encoder_self.reset(c.encoder_layers, c.num_heads, 0, 0);
+    capture.decoder_self.reset(c.decoder_layers, c.num_heads, 0, 0);
+    capture.cross.reset(c.decoder_layers, c.num_heads, 0, 0);
+    return capture;
+  }
+  std::unique_ptr<Workspace> w = acquire(1, S, workers_ ? config_.threads * config_.inter_threads : config_.threads);
+  try {
+    w->trace_attention(source, outputs, capture);
+  } catch (...) {
+    release(std::move(w));
+    throw;
+  }
+  release(std::move(w));
+  return capture;
+}
+
 std::size_t Translator::idle_workspaces() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return idle_.size();
+}
+
+std::vector<int> Translator::idle_workspace_threads() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<int> threads;
+  for (const auto& w : idle_) threads.push_back(w->plan().limits().threads);
+  return threads;
 }
 
 std::size_t Translator::idle_workspace_bytes() const {

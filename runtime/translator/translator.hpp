@@ -30,7 +30,11 @@ namespace attend::runtime {
 
 struct TranslatorConfig {
   int threads = 1;                      // compute threads per batch (intra_threads)
-  int inter_threads = 1;                // batches decoded at once by one call
+  int inter_threads = 1;                // batches decoded at once by one call (at most)
+  // The split follows the work: a call with B batches decodes min(B, inter_threads) of
+  // them side by side, each with inter_threads × threads / that many compute threads.
+  // Otherwise the split is fixed (a call's lone batch still gets every thread).
+  bool split_follows_batches = false;
   std::int64_t max_batch_size = 32;     // sentences per batch
   std::int64_t max_batch_tokens = 0;    // padded source tokens per batch (0: no cap beyond the plan's)
   std::int64_t max_source_length = 256; // longer sources are rejected (the CLI truncates first)
@@ -82,6 +86,12 @@ class Translator {
                                         std::span<const std::vector<std::int32_t>> prefixes = {},
                                         SentenceIds ids = {}, const ResultSink& sink = {}) const;
 
+  // Every layer and head's attention of `source` producing `outputs` (Workspace::
+  // trace_attention), on a workspace of the pool with all the translator's threads.
+  // Throws attend::Error naming the limit or the id at fault. An empty source is not run:
+  // every map has 0 rows and columns, as an empty source is translated without the model.
+  AttentionCapture trace_attention(std::span<const std::int32_t> source, std::span<const std::int32_t> outputs) const;
+
   const ExecutionPlan& plan() const { return *plan_; }
   const TranslatorConfig& config() const { return config_; }
   const Model& model() const { return plan_->model(); }
@@ -103,6 +113,7 @@ class Translator {
   std::shared_ptr<const ExecutionPlan> plan_for(std::int64_t sentences, std::int64_t source_length, int threads) const;
   // The workspaces waiting for a call, and the memory they hold.
   std::size_t idle_workspaces() const;
+  std::vector<int> idle_workspace_threads() const;  // each idle workspace's compute threads
   std::size_t idle_workspace_bytes() const;
 
  private:

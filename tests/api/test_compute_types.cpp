@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -142,8 +144,17 @@ TEST_CASE("compute types: attend convert --compute-type writes a model that load
   for (const std::string type : {"int8", "bfloat16"}) {
     const std::string dir = out + "/" + type;
     attend::convert_model(kModels + "ct2-aren-transliteration", dir, type);
-    const attend::Model converted = attend::Model::load(dir);
-    CHECK(converted.info().compute_type == type);  // default: the stored type
+    // default: the stored type — except a bf16 model where bf16 would be slower than
+    // float32 (no AVX512_BF16, or one slower than the FMA), which must say so.
+    const attend::ModelInfo stored = attend::Model::load(dir).info();
+    INFO(stored.compute_type_reason);
+    if (type == "bfloat16" && stored.compute_type == "float32") {
+      CHECK_THAT(stored.compute_type_reason, Catch::Contains("stores bfloat16") && Catch::Contains("float32 is faster"));
+    } else {
+      CHECK(stored.compute_type == type);
+    }
+    const attend::Model converted = attend::Model::load(dir, {.isa = "", .compute_type = type});
+    CHECK(converted.info().compute_type == type);
     // The GEMM weights and the token embedding tables are written in the narrow type,
     // everything else as it was.
     for (const attend::TensorInfo& t : converted.info().tensors) {
@@ -242,3 +253,59 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
 }
 
 }  // namespace
+
+// int8 computes the same bits on every ISA (ops: exact int32 sums, every other kernel
+// width-independent — kernels/simd.hpp), so a model's int8 translations, scores and
+// attention are identical whatever the CPU: each ISA this machine runs, forced through
+// LoadOptions::isa, against the best one. CTranslate2's int8 model.bin (its stored
+// weights) and the fp32 model quantized at load; greedy with scores, beam search with
+// n-best and attention, and seeded sampling.
+TEST_CASE("compute types: int8 gives bit-identical translations, scores and attention on every ISA", "[compute-type]") {
+  const std::vector<std::string> isas = {"avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"};
+  const std::vector<Tokens> sources(cases().sources.begin(), cases().sources.begin() + 60);
+  std::vector<attend::TranslationOptions> settings(3);
+  settings[0].max_length = 48;
+  settings[1].beam_size = 4, settings[1].num_hypotheses = 3, settings[1].return_attention = true;
+  settings[2].sampling_topk = 5, settings[2].temperature = 1.5f, settings[2].seed = 7;
+  auto same_bits = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  for (const auto& [dir, type] : {std::pair<std::string, std::string>{"ct2-aren-transliteration-int8", "default"},
+                                  {"ct2-aren-transliteration", "int8"}}) {
+    std::vector<std::vector<attend::TranslationResult>> first;
+    std::string first_isa;
+    int ran = 0;
+    for (const std::string& isa : isas) {
+      std::optional<attend::Model> model;
+      try {
+        model = attend::Model::load(kModels + dir, {.isa = isa, .compute_type = type});
+      } catch (const attend::Error&) {
+        continue;  // this CPU cannot run it
+      }
+      REQUIRE(model->info().compute_type == "int8");
+      ++ran;
+      const attend::Translator translator(*model, {.threads = 2});
+      std::vector<std::vector<attend::TranslationResult>> results;
+      for (const auto& options : settings) results.push_back(translator.translate_tokens(sources, options));
+      if (first.empty()) {
+        first = std::move(results);
+        first_isa = isa;
+        continue;
+      }
+      std::int64_t differences = 0;
+      for (size_t s = 0; s < settings.size(); ++s)
+        for (size_t i = 0; i < sources.size(); ++i) {
+          const auto &a = results[s][i].hypotheses, &b = first[s][i].hypotheses;
+          REQUIRE(a.size() == b.size());
+          for (size_t h = 0; h < a.size(); ++h) {
+            differences += a[h].tokens != b[h].tokens || !same_bits(a[h].score, b[h].score) ||
+                           a[h].token_log_probs.size() != b[h].token_log_probs.size() ||
+                           a[h].attention != b[h].attention;
+            for (size_t t = 0; t < std::min(a[h].token_log_probs.size(), b[h].token_log_probs.size()); ++t)
+              differences += !same_bits(a[h].token_log_probs[t], b[h].token_log_probs[t]);
+          }
+        }
+      INFO(dir << ": " << isa << " against " << first_isa);
+      CHECK(differences == 0);
+    }
+    CHECK(ran >= 2);  // every x86-64 CPU runs sse2 and at least one more here (CI machines have AVX2)
+  }
+}

@@ -150,7 +150,7 @@ TEST_CASE("translate: decoded line breaks and control characters are escaped, ne
   for (const auto& l : forced_lines) CHECK(l.rfind("a\\nb c\\r\\nd e\\u2028f g\\x1Bh", 0) == 0);
 }
 
-TEST_CASE("translate: non-finite scores are reported by line, written as empty lines; --strict stops there", "[cli][lines]") {
+TEST_CASE("translate: non-finite scores are reported by line, written as empty lines, --strict stops there", "[cli][lines]") {
   const std::string input = "\nThe quick fox.\n\nA cat.\n";
   const auto r = run_attend({"translate", "-m", kOverflowModel, "--max-length", "5"}, input);
   CHECK(r.status == 0);
@@ -206,7 +206,7 @@ TEST_CASE("translate: non-finite scores are reported in every mode, at the first
     }
 }
 
-TEST_CASE("translate: blank lines of Unicode spaces are empty lines; --scores keeps empty lines empty", "[cli][lines]") {
+TEST_CASE("translate: blank lines of Unicode spaces are empty lines, --scores keeps empty lines empty", "[cli][lines]") {
   const std::string input = "\xC2\xA0\n\xE3\x80\x80\n\xE2\x80\x8B\n\n \t \nThe fox.\n";
   const auto r = run_attend({"translate", "-m", kModel, "--max-length", "5", "--scores"}, input);
   REQUIRE(r.status == 0);
@@ -254,7 +254,7 @@ TEST_CASE("translate --input-format ids: one policy for every bad id, the source
   CHECK(many.status == 0);
 }
 
-TEST_CASE("translate: vocabularies with CRLF line ends work; mostly unknown input is never silent", "[cli][input]") {
+TEST_CASE("translate: vocabularies with CRLF line ends work, mostly unknown input is never silent", "[cli][input]") {
   const std::string input = "آ ت ز م و ن\nآ ت ش ي س و ن\n";
   const auto lf = run_attend({"translate", "-m", kCt2Model, "--input-format", "tokens", "-q"}, input);
   REQUIRE(lf.status == 0);

@@ -51,7 +51,7 @@ OpCase gemm_case(Rng& rng, index_t M, index_t N, index_t K, const GemmVariant& v
     ops::GemmEpilogue ep;
   };
   auto s = std::make_shared<State>();
-  const int levels = ops::s8_activation_levels(isa);
+  constexpr int levels = ops::kS8ActivationLevels;
   s->a = Buffer2D(M, K, v.pad);
   s->w = Buffer2D(N, K);
   s->bias = Buffer2D(1, N);
@@ -82,6 +82,7 @@ OpCase gemm_case(Rng& rng, index_t M, index_t N, index_t K, const GemmVariant& v
         s->w_factor[j] = 1.0f / scales[j];
       }
       s->packed = ops::pack_weight_s8({s->wq.data(), N, K}, scales.data(), isa);
+      for (auto& q : s->wq) q = std::max<std::int8_t>(q, -127);  // packing reads −128 as −127
     } else {
       s->packed = ops::pack_weight(s->w.view(), ops::WeightType::s8, isa);
       ops::reference::quantize_rows(s->w.view(), 127, s->wq.data(), s->w_factor.data());
@@ -115,7 +116,7 @@ OpCase gemm_case(Rng& rng, index_t M, index_t N, index_t K, const GemmVariant& v
     if (v.residual_in_c) s->c.copy_from(s->residual);
     ops::gemm(s->a.view(), s->packed, s->c.view(), s->ep, threads);
   };
-  c.reference = [s, v, levels] {
+  c.reference = [s, v] {
     const ops::ConstMatrix residual = v.residual ? ops::ConstMatrix(s->residual.view()) : ops::ConstMatrix{};
     const index_t M = s->a.rows(), N = s->w.rows(), K = s->a.cols();
     switch (v.type) {
@@ -203,6 +204,12 @@ void typed_test_cases(Rng& rng, ops::Isa isa, ops::WeightType type, std::vector<
 }
 
 }  // namespace
+
+std::vector<OpCase> typed_gemm_cases(Rng& rng, ops::WeightType type, ops::Isa isa) {
+  std::vector<OpCase> out;
+  typed_test_cases(rng, isa, type, out);
+  return out;
+}
 
 std::vector<OpCase> gemm_cases(Rng& rng, CaseScale scale, ops::Isa isa) {
   std::vector<OpCase> out;

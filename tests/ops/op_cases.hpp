@@ -55,5 +55,8 @@ std::vector<OpCase> gemm_cases(Rng& rng, CaseScale scale, ops::Isa isa);
 std::vector<OpCase> attention_cases(Rng& rng, CaseScale scale);
 std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale);
 std::vector<OpCase> all_op_cases(Rng& rng, CaseScale scale, ops::Isa isa);
+// The test-scale GEMM cases of one weight type packed for `isa`: the same shapes and
+// inputs for every ISA given the same rng state.
+std::vector<OpCase> typed_gemm_cases(Rng& rng, ops::WeightType type, ops::Isa isa);
 
 }  // namespace attend::test

@@ -45,7 +45,7 @@ double rms(const std::vector<double>& v) {
 //   bf16: |Δx| ≤ 2⁻⁹·|x| per element, so |Δc| ≤ (2⁻⁸ + 2⁻¹⁸)·Σ|a·w|.
 // Both plus 1e-5·Σ|a·w| for the fp32 arithmetic. Typical errors, on activations
 // U(−1, 1) and weights N(0, 0.05²), K = 512 (measured): s8 0.84% (7-bit activations
-// 1.08%) and bf16 0.22% of the outputs' RMS; checked at 2% / 3% / 0.5%.
+// 1.08%) and bf16 0.22% of the outputs' RMS; checked at 2% / 0.5%.
 TEST_CASE("bf16 and s8 GEMMs are within their error bounds of fp32", "[ops][gemm][accuracy]") {
   Rng rng(test_seed() ^ 4242);
   const index_t M = 64, N = 300, K = 512;
@@ -59,7 +59,7 @@ TEST_CASE("bf16 and s8 GEMMs are within their error bounds of fp32", "[ops][gemm
     for (ops::Isa isa : isas_with_own_kernel(type)) {
       const ops::PackedWeight packed = ops::pack_weight(w.view(), type, isa);
       ops::gemm(a.view(), packed, got.view(), {}, 2);
-      const int levels = ops::s8_activation_levels(isa);
+      constexpr int levels = ops::kS8ActivationLevels;
       std::vector<double> errors, values;
       double worst_ratio = 0;
       for (index_t i = 0; i < M; ++i) {
@@ -83,7 +83,7 @@ TEST_CASE("bf16 and s8 GEMMs are within their error bounds of fp32", "[ops][gemm
         }
       }
       const double relative_rms = rms(errors) / rms(values);
-      const double typical = type == ops::WeightType::bf16 ? 0.005 : levels == 127 ? 0.02 : 0.03;
+      const double typical = type == ops::WeightType::bf16 ? 0.005 : 0.02;
       INFO(ops::gemm_kernel_name(isa, type) << ": worst error / bound " << worst_ratio << ", RMS error / RMS output "
                                             << relative_rms);
       CHECK(worst_ratio <= 1.0);
@@ -107,7 +107,8 @@ TEST_CASE("s8 packing keeps CTranslate2's int8 weights exactly", "[ops][gemm][pa
     ops::unpack_weight(p.view(), back.view());
     int mismatches = 0;
     for (index_t j = 0; j < N; ++j)
-      for (index_t k = 0; k < K; ++k) mismatches += back.at(j, k) != float(q[j * K + k]) * (1.0f / scales[j]);
+      for (index_t k = 0; k < K; ++k)  // (a −128, never written by CTranslate2, is read as −127)
+        mismatches += back.at(j, k) != float(std::max<std::int8_t>(q[j * K + k], -127)) * (1.0f / scales[j]);
     INFO(ops::isa_name(isa));
     CHECK(mismatches == 0);
   }

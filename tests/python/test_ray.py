@@ -7,6 +7,7 @@ Skipped (by run_pytest.sh, with a message) only when Ray could not be installed.
 """
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -16,9 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from conftest import assert_same_output, cli_translate, name_corpus
+from conftest import CLI, assert_same_output, cli_translate, name_corpus
 
 ray = pytest.importorskip("ray", reason="Ray could not be installed from PyPI")
 
@@ -204,3 +206,89 @@ def test_map_batches_with_ray_data(cluster, translit, corpus, cli):
     finally:
         ray.shutdown()
     assert got == cli_translate(translit, corpus[1], "--input-format", "tokens")
+
+
+# ---- encoder-only models: attend.ray.Embed and `python -m attend.ray embed` ----
+
+ENCODER = Path(__file__).resolve().parents[2] / "tests/data/encoders/bert"
+
+
+def id_corpus(lines: int, seed: int) -> list:
+    """Lines of token ids of the bert fixture ([CLS] … [SEP]), 0 to 60 tokens between."""
+    rng = random.Random(seed)
+    return [" ".join(["2"] + [str(rng.randint(5, 61)) for _ in range(rng.randint(0, 60))] + ["3"]) for _ in range(lines)]
+
+
+def cli_embed(source) -> np.ndarray:
+    """`attend embed` on one machine: the rows the cluster's output must equal."""
+    out = source.with_suffix(".reference.npy")
+    subprocess.run([str(CLI), "embed", "-m", str(ENCODER), "--input-format", "ids", "-i", str(source), "-o", str(out),
+                    "-q"], check=True)
+    return np.load(out)
+
+
+def run_embed(address, inputs, output, *flags, wait=True):
+    command = [sys.executable, "-m", "attend.ray", "embed", "--address", address, "-m", str(ENCODER),
+               "--input-format", "ids", "-i", *map(str, inputs), "-o", str(output), *flags]
+    if not wait:
+        return subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+def test_embed_cli_one_npy_row_per_line_and_restartable(cluster, tmp_path, cli):
+    address, _ = cluster
+    sources = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    sources[0].write_text("\n".join(id_corpus(1500, 1)) + "\n")
+    sources[1].write_text("\n".join(id_corpus(700, 2)))  # no final newline
+    out = tmp_path / "out"
+    run = run_embed(address, sources, out, "--shard-lines", "400", "--actors", "2")
+    assert run.returncode == 0, run.stderr
+    for s in sources:
+        got = np.load(out / (s.name + ".npy"))
+        expected = cli_embed(s)
+        assert got.shape == expected.shape == (len(s.read_text().splitlines()), 32)
+        # Shards form other batches than the CLI's chunks: the GEMMs may round a sum the
+        # other way (tests/encoder/test_encoder_fixtures.cpp, batching).
+        np.testing.assert_allclose(got, expected, atol=1e-5)
+    again = run_embed(address, sources, out, "--shard-lines", "400", "--actors", "2")
+    assert again.returncode == 0 and again.stderr.count("is complete: skipped") == 2, again.stderr
+
+
+def test_embed_a_killed_worker_loses_and_repeats_no_line(cluster, tmp_path, cli):
+    address, temp = cluster
+    source = tmp_path / "big.txt"
+    source.write_text("\n".join(id_corpus(40000, 3)) + "\n")
+    out = tmp_path / "out"
+    job = run_embed(address, [source], out, "--shard-lines", "200", "--actors", "2", wait=False)
+    killed, seen = None, []
+    for line in job.stderr:
+        seen.append(line)
+        if killed is None and "lines (" in line and not line.startswith("attend.ray: 0/"):
+            table = processes()
+            victims = [p for p in our_processes(temp) if table.get(p, (0, ""))[1].startswith("ray::Embed")]
+            assert victims, "no ray::Embed worker process found"
+            os.kill(victims[0], signal.SIGKILL)
+            killed = victims[0]
+    assert job.wait(timeout=300) == 0, "".join(seen)
+    assert killed is not None, "".join(seen)
+    np.testing.assert_allclose(np.load(out / "big.txt.npy"), cli_embed(source), atol=1e-5)
+
+
+def test_embed_map_batches_with_ray_data(cluster, tmp_path, cli):
+    import attend.ray
+
+    address, _ = cluster
+    source = tmp_path / "lines.txt"
+    source.write_text("\n".join(id_corpus(300, 4)) + "\n")
+    ray.init(address=address, log_to_driver=False)
+    try:
+        context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True
+        ds = ray.data.read_text(str(source), drop_empty_lines=False)
+        ds = ds.map_batches(attend.ray.Embed, fn_constructor_args=(str(ENCODER),),
+                            fn_constructor_kwargs={"input_format": "ids"}, concurrency=2, batch_size=64, num_cpus=1)
+        rows = ds.take_all()
+    finally:
+        ray.shutdown()
+    got = np.stack([r["embedding"] for r in rows])
+    np.testing.assert_allclose(got, cli_embed(source), atol=1e-5)

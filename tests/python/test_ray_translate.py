@@ -18,6 +18,8 @@ NOT_ON_RAY = {
     "--preset": "a built-in random model has nothing to translate across machines",
     "--output": "outputs are OUTPUT_DIR/<input name> (-o is --output-dir)",
     "--attention": "one JSON file per run does not shard; Translate returns no attention",
+    "--attention-all": "a few chosen lines' every head: a look at one model, not a corpus job",
+    "--attention-lines": "(goes with --attention-all)",
     "--strict": "lines are repaired as by default; a cluster job does not stop at one bad line",
     "--quiet": "progress goes to stderr once a second",
     "--inter-threads": "actors are the unit of parallelism (--actors)",

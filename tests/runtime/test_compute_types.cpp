@@ -23,7 +23,12 @@ using ops::Isa;
 using ops::WeightType;
 
 TEST_CASE("compute types: names, aliases, the stored type and the CPU decide", "[runtime][compute-type]") {
-  const Isa best = Isa::avx512_bf16;
+  // CPUs described to the chooser (a pure function): none needs to be this one.
+  const CpuGemmSpeed best{Isa::avx512_bf16, true, "vdpbf16ps runs 180 GFLOP/s per core against the fp32 FMA's 180"};
+  const CpuGemmSpeed slow_bf16{Isa::avx512_bf16, false, "vdpbf16ps runs 87 GFLOP/s per core against the fp32 FMA's 180"};
+  const CpuGemmSpeed vnni{Isa::avx512_vnni, false, "avx512_vnni has no AVX512_BF16 (bf16 is widened to fp32)"};
+  const CpuGemmSpeed avx2{Isa::avx2, false, "avx2 has no AVX512_BF16 (bf16 is widened to fp32)"};
+  const CpuGemmSpeed sse2{Isa::sse2, false, "sse2 has no AVX512_BF16 (bf16 is widened to fp32)"};
   CHECK(resolve_compute_type("float32", DType::i8, best).gemm_weights == WeightType::f32);
   CHECK(resolve_compute_type("int8", DType::f32, best).gemm_weights == WeightType::s8);
   CHECK(resolve_compute_type("int8_float32", DType::f32, best).name == "int8");
@@ -32,31 +37,54 @@ TEST_CASE("compute types: names, aliases, the stored type and the CPU decide", "
   CHECK(mixed.name == "int8");
   CHECK_THAT(mixed.reason, Catch::Contains("int8_bfloat16"));
 
-  // default: what the model stores, as far as the CPU runs it natively.
+  // default: what the model stores, as far as it is faster than float32 here.
   CHECK(resolve_compute_type("default", DType::f32, best).name == "float32");
   CHECK(resolve_compute_type("default", DType::i8, best).name == "int8");
-  CHECK(resolve_compute_type("default", DType::i8, Isa::sse2).name == "int8");  // still int8, said to be slow
-  CHECK_THAT(resolve_compute_type("default", DType::i8, Isa::sse2).reason, Catch::Contains("scalar"));
+  CHECK(resolve_compute_type("default", DType::i8, sse2).name == "int8");  // still int8 (said to be slow: name_kernel)
   CHECK(resolve_compute_type("default", DType::bf16, best).name == "bfloat16");
-  const ComputeType bf16_without = resolve_compute_type("default", DType::bf16, Isa::avx512_vnni);
-  CHECK(bf16_without.name == "float32");
-  CHECK_THAT(bf16_without.reason, Catch::Contains("no AVX512_BF16"));
+  for (const CpuGemmSpeed& cpu : {slow_bf16, vnni, avx2}) {
+    const ComputeType bf16_slower = resolve_compute_type("default", DType::bf16, cpu);
+    CHECK(bf16_slower.name == "float32");
+    CHECK_THAT(bf16_slower.reason, Catch::Contains(cpu.bf16_evidence) && Catch::Contains("float32 is faster"));
+  }
   CHECK(resolve_compute_type("default", DType::f16, best).name == "float32");
 
   // auto: the fastest here.
   CHECK(resolve_compute_type("auto", DType::f32, best).name == "int8");
-  CHECK(resolve_compute_type("auto", DType::f32, Isa::avx2).name == "int8");
-  CHECK(resolve_compute_type("auto", DType::f32, Isa::sse2).name == "float32");
+  CHECK(resolve_compute_type("auto", DType::f32, avx2).name == "int8");
+  CHECK(resolve_compute_type("auto", DType::f32, sse2).name == "float32");
 
-  // Every reason names the kernel that runs.
-  CHECK_THAT(resolve_compute_type("int8", DType::f32, best).reason, Catch::Contains("avx512vnni"));
-  CHECK_THAT(resolve_compute_type("bfloat16", DType::f32, Isa::avx2).reason, Catch::Contains("slower than float32"));
+  // bfloat16 asked for where it is slower: it runs, and says so.
+  const ComputeType asked_slow = resolve_compute_type("bfloat16", DType::f32, slow_bf16);
+  CHECK(asked_slow.name == "bfloat16");
+  CHECK_THAT(asked_slow.reason, Catch::Contains("slower than float32") && Catch::Contains("87 GFLOP/s"));
+  CHECK_THAT(resolve_compute_type("bfloat16", DType::f32, avx2).reason, Catch::Contains("slower than float32"));
+  CHECK(resolve_compute_type("bfloat16", DType::f32, best).reason == "asked for");
+
+  // The kernel that runs is named, on this CPU's ISAs.
+  for (Isa isa : ops::available_isas()) {
+    ComputeType c = resolve_compute_type("int8", DType::f32, best);
+    name_kernel(c, isa);
+    CHECK_THAT(c.reason, Catch::Contains(ops::gemm_kernel_name(isa, WeightType::s8)));
+    if (isa == Isa::sse2) CHECK_THAT(c.reason, Catch::Contains("scalar"));
+  }
+  // The measured rates: both positive where the CPU has AVX512_BF16, and the verdict follows them.
+  const CpuGemmSpeed here = measure_cpu_gemm_speed(ops::available_isas().front());
+  INFO(here.bf16_evidence);
+  if (here.isa == Isa::avx512_bf16) {
+    const ops::DotRates r = ops::measured_dot_rates();
+    CHECK(r.f32_fma_gflops > 0);
+    CHECK(r.bf16_dot_gflops > 0);
+    CHECK(here.bf16_faster == (r.bf16_dot_gflops >= 0.75 * r.f32_fma_gflops));
+  } else {
+    CHECK_FALSE(here.bf16_faster);
+  }
 
   // The attention caches: bf16 beside int8 and bfloat16 GEMMs, f32 beside float32; asked for.
   CHECK(resolve_compute_type("float32", DType::f32, best).kv_cache == ops::KvType::f32);
   CHECK(resolve_compute_type("int8", DType::f32, best).kv_cache == ops::KvType::bf16);
   CHECK(resolve_compute_type("bfloat16", DType::f32, best).kv_cache == ops::KvType::bf16);
-  CHECK(resolve_compute_type("default", DType::bf16, Isa::avx512_vnni).kv_cache == ops::KvType::f32);  // runs float32
+  CHECK(resolve_compute_type("default", DType::bf16, vnni).kv_cache == ops::KvType::f32);  // runs float32
   ComputeType asked = resolve_compute_type("int8", DType::f32, best);
   resolve_kv_cache_type("float32", asked);
   CHECK(asked.kv_cache == ops::KvType::f32);

@@ -3,6 +3,7 @@
 // configuration is huge but whose tensors are missing fails before anything is built.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -140,6 +141,35 @@ TEST_CASE("a model declaring a huge shape with its tensors missing fails before 
   weights.close();
   CHECK_THROWS_WITH(load_model(dir.string()), Contains("model.safetensors: missing tensor"));
   fs::remove_all(dir);
+}
+
+
+TEST_CASE("translator: a split that follows the work puts min(batches, threads) batches side by side", "[translator][threads]") {
+  TranslatorConfig fixed;
+  fixed.max_batch_size = 2, fixed.max_source_length = 64, fixed.max_target_length = 16;
+  TranslatorConfig follows = fixed;
+  follows.inter_threads = 4, follows.threads = 1, follows.split_follows_batches = true;
+  DecodeOptions o;
+  o.max_length = 6;
+  auto sentences = [](std::size_t n) {
+    std::vector<std::vector<std::int32_t>> s;
+    for (std::size_t i = 0; i < n; ++i) s.push_back({5, 6, static_cast<std::int32_t>(7 + i % 9)});
+    return s;
+  };
+  // 2 batches: 2 side by side with 2 threads each; 8 batches: up to 4 × 1; 1 batch: all 4.
+  // (How many workers take a batch is up to timing: each that does holds a workspace of
+  // its share of the threads.)
+  for (const auto& [count, most, threads] : {std::tuple<std::size_t, std::size_t, int>{4, 2, 2}, {16, 4, 1}, {2, 1, 4}}) {
+    const Translator t(tiny_model(), follows);
+    const auto got = t.translate(sentences(count), o);
+    const auto serial = Translator(tiny_model(), fixed).translate(sentences(count), o);
+    INFO(count << " sentences in batches of 2");
+    const std::vector<int> held = t.idle_workspace_threads();
+    CHECK(!held.empty());
+    CHECK(held.size() <= most);
+    CHECK(std::count(held.begin(), held.end(), threads) == static_cast<std::ptrdiff_t>(held.size()));
+    for (std::size_t i = 0; i < count; ++i) CHECK(got[i].hypotheses[0].tokens == serial[i].hypotheses[0].tokens);
+  }
 }
 
 }  // namespace attend::runtime

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "bench_workload.hpp"
@@ -16,6 +17,7 @@
 #include "flag_checks.hpp"
 #include "model_choice.hpp"
 #include "process_stats.hpp"
+#include "text_input.hpp"
 
 namespace attend::cli {
 namespace {
@@ -56,7 +58,104 @@ std::vector<Share> time_shares(const std::vector<attend::StepProfile>& profile) 
   return out;
 }
 
+// An encoder-only model (attend::Encoder): sentences embedded in batches formed by
+// tokens (packed, sorted by length), sentences/s and tokens/s, where the time goes.
+int run_encoder_bench(const BenchArgs& args) {
+  const LengthRange lengths = parse_length_range(args.src_len);
+  attend::EncoderOptions o;
+  o.isa = args.model.isa, o.compute_type = args.model.compute_type;
+  o.threads = args.threads, o.inter_threads = args.inter_threads, o.intra_threads = args.intra_threads;
+  o.max_batch_size = args.batch;
+  o.max_batch_tokens = 1 << 20;  // batches by --batch sentences, as sentence-transformers forms them
+  const auto load_start = std::chrono::steady_clock::now();
+  const attend::Encoder encoder(args.model.directory, o);
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  const attend::EncoderInfo info = encoder.encoder_info();
+  Sentences sentences;
+  if (args.input.empty()) {
+    if (lengths.max > info.max_length)
+      throw UsageError("--src-len " + args.src_len + ": at most the model's " + std::to_string(info.max_length) + " tokens");
+    std::mt19937_64 rng(args.model.seed);
+    std::uniform_int_distribution<std::int64_t> length(lengths.min, lengths.max);
+    std::uniform_int_distribution<std::int32_t> id(0, static_cast<std::int32_t>(info.vocabulary_size - 1));
+    for (std::int64_t i = 0; i < args.sentences; ++i) {
+      std::vector<std::int32_t> s(static_cast<size_t>(length(rng)));
+      for (auto& t : s) t = id(rng);
+      sentences.push_back(std::move(s));
+    }
+  } else {
+    LineReader reader(args.input, "input");
+    for (std::vector<std::string> lines; !(lines = reader.read(4096)).empty();)
+      for (const std::string& line : lines)
+        if (!args.sentences_given || static_cast<std::int64_t>(sentences.size()) < args.sentences)
+          sentences.push_back(encoder.tokenize(line).ids);
+  }
+  std::int64_t tokens = 0;
+  for (const auto& s : sentences) tokens += static_cast<std::int64_t>(s.size());
+  for (std::int64_t i = 0; i < args.warmup; ++i)
+    encoder.embed_ids(Sentences(sentences.begin(), sentences.begin() + std::min<std::ptrdiff_t>(args.batch, sentences.size())));
+  encoder.reset_profile();
+  encoder.set_profiling(true);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::int64_t pass = 0; pass < args.repeat; ++pass) encoder.embed_ids(sentences);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  encoder.set_profiling(false);
+  std::vector<attend::StepProfile> profile;
+  for (const auto& p : encoder.profile()) profile.push_back({p.phase, p.kind, p.name, p.seconds});
+  const auto shares = time_shares(profile);
+  const double passes = static_cast<double>(args.repeat), worker_seconds = seconds * encoder.inter_threads();
+  const attend::ModelInfo model = encoder.info();
+
+  nlohmann::ordered_json j;
+  j["model"] = args.model.directory, j["architecture"] = info.architecture, j["parameters"] = model.parameters;
+  j["isa"] = model.isa, j["compute_type"] = model.compute_type, j["compute_type_reason"] = model.compute_type_reason;
+  j["threads"] = encoder.inter_threads() * encoder.intra_threads();
+  j["inter_threads"] = encoder.inter_threads(), j["intra_threads"] = encoder.intra_threads();
+  j["workload"] = {{"sentences", sentences.size()}, {"source", args.input.empty() ? "synthetic ids, lengths " + args.src_len : args.input},
+                   {"tokens", tokens}, {"batch", args.batch}, {"passes", args.repeat}};
+  j["load_seconds"] = load_seconds;
+  j["seconds"] = seconds;
+  j["sentences_per_second"] = static_cast<double>(sentences.size()) * passes / seconds;
+  j["tokens_per_second"] = static_cast<double>(tokens) * passes / seconds;
+  j["peak_rss_mib"] = peak_rss_mib();
+  auto& breakdown = j["time_by_step"] = nlohmann::ordered_json::array();
+  double profiled = 0;
+  for (const auto& s : shares) {
+    profiled += s.seconds;
+    breakdown.push_back({{"phase", s.phase}, {"kind", s.kind}, {"name", s.name}, {"steps", s.steps}, {"seconds", s.seconds},
+                         {"percent", 100 * s.seconds / worker_seconds}});
+  }
+  const double other = std::max(0.0, worker_seconds - profiled);
+  breakdown.push_back({{"phase", "other"}, {"kind", "other"}, {"name", "tokenizing ids, batching and API overhead"},
+                       {"steps", 0}, {"seconds", other}, {"percent", 100 * other / worker_seconds}});
+  if (args.json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("attend bench: %s (%s) — %.1f M parameters, %s kernels, %s, %d thread(s): %d batch(es) at once × %d\n",
+              args.model.directory.c_str(), info.architecture.c_str(), static_cast<double>(model.parameters) / 1e6,
+              model.isa.c_str(), model.compute_type.c_str(), encoder.inter_threads() * encoder.intra_threads(),
+              encoder.inter_threads(), encoder.intra_threads());
+  std::printf("workload: %zu sentences (%s, %lld tokens), batches of %lld sorted by length, packed; %lld pass(es)\n",
+              sentences.size(), j["workload"]["source"].get<std::string>().c_str(), static_cast<long long>(tokens),
+              static_cast<long long>(args.batch), static_cast<long long>(args.repeat));
+  std::printf("compute type: %s — %s\n", model.compute_type.c_str(), model.compute_type_reason.c_str());
+  std::printf("model loaded in %.3f s\n\n", load_seconds);
+  std::printf("  sentences/s         %10.1f\n", j["sentences_per_second"].get<double>());
+  std::printf("  tokens/s            %10.0f\n", j["tokens_per_second"].get<double>());
+  std::printf("  peak RSS (MiB)      %10.1f\n", peak_rss_mib());
+  std::printf("  measured time (s)   %10.2f\n\ntime by plan step (summed over layers, %% of measured time × batches at once):\n", seconds);
+  for (const auto& b : breakdown) {
+    const double percent = b["percent"].get<double>();
+    if (percent < 0.1) continue;
+    std::printf("  %5.1f%%  %-10s %-17s %s\n", percent, b["phase"].get<std::string>().c_str(), b["kind"].get<std::string>().c_str(),
+                b["name"].get<std::string>().c_str());
+  }
+  return 0;
+}
+
 int run_bench(const BenchArgs& args) {
+  if (!args.model.directory.empty() && attend::is_encoder_model(args.model.directory)) return run_encoder_bench(args);
   const LengthRange lengths = parse_length_range(args.src_len);
   if (args.tgt_len < 1) throw UsageError("--tgt-len must be ≥ 1");
 
@@ -103,7 +202,13 @@ int run_bench(const BenchArgs& args) {
   const auto batches = length_sorted_batches(sentences, args.batch);
   // One call per batch gives each batch's latency; with several batches at once
   // (inter-threads > 1) a call must hold many batches, and only the pass is timed.
-  const int inter = translator.inter_threads();
+  // The split this workload runs: a split that follows the work puts min(batches, threads)
+  // batches side by side, the threads shared among them.
+  const int all_threads = translator.inter_threads() * translator.intra_threads();
+  const int inter = translator.split_follows_work()
+                        ? static_cast<int>(std::min<std::size_t>(translator.inter_threads(), batches.size()))
+                        : translator.inter_threads();
+  const int intra = translator.split_follows_work() ? std::max(1, all_threads / inter) : translator.intra_threads();
   auto run_batches = [&](std::size_t first, std::size_t count, std::int64_t& generated) {
     Sentences sources;
     for (std::size_t b = first; b < first + count; ++b)
@@ -137,7 +242,7 @@ int run_bench(const BenchArgs& args) {
   for (double s : latencies) seconds += s;
   const double passes = static_cast<double>(args.repeat);
   const auto info = model.info();
-  const int threads = inter * translator.intra_threads();
+  const int threads = inter * intra;
   const auto shares = time_shares(translator.profile());
   double profiled = 0;
   for (const auto& s : shares) profiled += s.seconds;
@@ -151,7 +256,8 @@ int run_bench(const BenchArgs& args) {
   j["kv_cache_type"] = info.kv_cache_type;
   j["threads"] = threads;
   j["inter_threads"] = inter;
-  j["intra_threads"] = translator.intra_threads();
+  j["intra_threads"] = intra;
+  j["split_follows_work"] = translator.split_follows_work();
   j["workload"] = {{"sentences", sentences.size()},
                    {"source", args.input.empty() ? "synthetic" : args.input},
                    {"source_tokens", source_tokens},
@@ -191,9 +297,9 @@ int run_bench(const BenchArgs& args) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("attend bench: %s — %.1f M parameters, %s kernels, %d thread(s): %d batch(es) at once × %d\n",
+  std::printf("attend bench: %s — %.1f M parameters, %s kernels, %d thread(s): %d batch(es) at once × %d%s\n",
               args.model.describe().c_str(), static_cast<double>(info.parameters) / 1e6, info.isa.c_str(), threads, inter,
-              translator.intra_threads());
+              intra, translator.split_follows_work() ? " (the split follows the work)" : "");
   std::printf("workload: %zu sentences (%s, %lld source tokens), %lld generated tokens each, %s, batches of %lld "
               "(%zu per pass), %lld warm-up batch(es), %lld pass(es)\n",
               sentences.size(), args.input.empty() ? ("synthetic, lengths " + args.src_len).c_str() : args.input.c_str(),
@@ -241,7 +347,7 @@ Command add_bench_command(CLI::App& parent) {
   app->add_option("--tgt-len", args->tgt_len, "Generated tokens per sentence (exactly)")->check(at_least(1))->capture_default_str();
   app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(at_least(1))->capture_default_str();
   app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
-  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0: chosen for the cores)")->check(at_least(0))->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--warmup", args->warmup, "Untimed batches before measuring")->check(at_least(0))->capture_default_str();
   app->add_option("--repeat", args->repeat, "Timed passes over the workload")->check(at_least(1))->capture_default_str();

@@ -19,6 +19,10 @@ Command add_bench_command(CLI::App& parent);
 Command add_plan_command(CLI::App& parent);
 Command add_inspect_command(CLI::App& parent);
 Command add_convert_command(CLI::App& parent);
+// Encoder-only models (encoder_commands.cpp).
+Command add_embed_command(CLI::App& parent);
+Command add_classify_command(CLI::App& parent);
+Command add_tokenize_command(CLI::App& parent);
 
 // A usage error found after parsing (e.g. flags that contradict each other): exit 2.
 struct UsageError : std::runtime_error {

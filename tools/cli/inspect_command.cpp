@@ -23,7 +23,7 @@ void print_text(const attend::ModelInfo& i) {
               static_cast<double>(i.parameters) / 1e6, static_cast<double>(i.parameters) * 4 / (1 << 20));
   std::printf("kernels:     %s\n", i.isa.c_str());
   std::printf("compute:     %s — %s\n", i.compute_type.c_str(), i.compute_type_reason.c_str());
-  std::printf("kv caches:   %s\n", i.kv_cache_type.c_str());
+  if (!i.kv_cache_type.empty()) std::printf("kv caches:   %s\n", i.kv_cache_type.c_str());
   std::printf("text:        %s\n", i.text_tokenizer.empty() ? "(no SentencePiece model)" : i.text_tokenizer.c_str());
   std::printf("tokens:      %s\n", i.vocabulary.empty() ? "(no vocabulary)" : i.vocabulary.c_str());
   std::printf("\nconfig:\n%s\n", nlohmann::json::parse(i.config_json).dump(2).c_str());
@@ -42,7 +42,10 @@ Command add_inspect_command(CLI::App& parent) {
   args->model.add_flags(*app, "");
   app->add_flag("--json", args->json, "Print as one JSON object");
   return {app, [args] {
-            const attend::ModelInfo i = args->model.load().info();
+            const bool encoder = !args->model.directory.empty() && attend::is_encoder_model(args->model.directory);
+            attend::EncoderOptions eo;
+            eo.isa = args->model.isa, eo.compute_type = args->model.compute_type;
+            const attend::ModelInfo i = encoder ? attend::Encoder(args->model.directory, eo).info() : args->model.load().info();
             if (!args->json) {
               print_text(i);
               return 0;

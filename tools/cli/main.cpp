@@ -16,7 +16,17 @@ int main(int argc, char** argv) {
   app.footer("Run `attend COMMAND --help` for a command's flags.\n");
 
   const std::vector<Command> commands = {add_translate_command(app), add_bench_command(app), add_plan_command(app),
-                                         add_inspect_command(app), add_convert_command(app)};
+                                         add_inspect_command(app), add_convert_command(app), add_embed_command(app),
+                                         add_classify_command(app), add_tokenize_command(app)};
+  // An unknown command is an error even beside --help (CLI11 would print the help and exit 0).
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const Command& c : commands) known = known || c.app->get_name() == argv[1];
+    if (!known) {
+      std::fprintf(stderr, "attend: unknown command '%s'\nRun `attend --help` for the commands.\n", argv[1]);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

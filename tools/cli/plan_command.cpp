@@ -30,6 +30,15 @@ Command add_plan_command(CLI::App& parent) {
   app->add_option("--beam", l.max_beam_size, "Beam size")->check(at_least(1))->capture_default_str();
   app->add_option("-t,--threads", l.threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
   return {app, [args] {
+            if (!args->model.directory.empty() && attend::is_encoder_model(args->model.directory)) {
+              // Encoders: batches of --max-batch sequences, --max-batch-tokens packed tokens.
+              attend::EncoderOptions eo;
+              eo.isa = args->model.isa, eo.compute_type = args->model.compute_type, eo.threads = args->limits.threads;
+              eo.max_batch_size = args->limits.max_batch_size;
+              if (args->limits.max_batch_tokens > 0) eo.max_batch_tokens = args->limits.max_batch_tokens;
+              std::printf("%s", attend::Encoder(args->model.directory, eo).plan_description().c_str());
+              return 0;
+            }
             const attend::Model model = args->model.load();
             std::optional<attend::Translator> translator;
             try {

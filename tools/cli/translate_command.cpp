@@ -1,11 +1,13 @@
 // attend translate: batch inference over a text (or token, or id) file, streamed in
 // chunks so memory stays flat whatever the input's size, output in input order and
 // flushed as soon as it is ready.
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "attention_heads_output.hpp"
 #include "commands.hpp"
 #include "flag_checks.hpp"
 #include "model_choice.hpp"
@@ -30,7 +32,7 @@ constexpr std::size_t kMaxChunkLines = 4096;
 struct TranslateArgs {
   ModelChoice model;
   std::string input = "-", output = "-", input_format = "text", output_format;
-  std::string target_prefix, target_prefix_file, attention_file;
+  std::string target_prefix, target_prefix_file, attention_file, attention_all, attention_lines;
   DecodingFlags decoding;
   bool scores = false, strict = false, quiet = false;
   int threads = 0, inter_threads = 0, intra_threads = 0;
@@ -76,11 +78,15 @@ class Translation {
   std::string output_for(std::uint64_t line, const attend::TranslationResult* result) const;
   std::string attention_for(std::uint64_t line, const std::vector<std::int32_t>& source,
                             const attend::TranslationResult* result) const;
+  // --attention-all: the chosen line's every head, traced along its best hypothesis.
+  void write_attention_heads(std::uint64_t line, const std::vector<std::int32_t>& source,
+                             const attend::TranslationResult* result);
   void print_summary(double seconds) const;
 
   const TranslateArgs& args_;
   std::optional<attend::Model> model_;
   std::optional<attend::Translator> translator_;
+  std::optional<AttentionHeadsOutput> attention_heads_;
   attend::TranslationOptions options_;
   Format output_format_ = Format::text;
   std::vector<std::int32_t> common_prefix_;
@@ -96,6 +102,9 @@ void Translation::check_usage() const {
     throw UsageError("--target-prefix and --target-prefix-file exclude each other");
   if (o.replace_unknowns && output_format_ == Format::ids)
     throw UsageError("--replace-unknowns writes source tokens: use --output-format text or tokens");
+  if (args_.attention_all.empty() != args_.attention_lines.empty())
+    throw UsageError(args_.attention_all.empty() ? "--attention-lines needs --attention-all FILE_OR_DIRECTORY"
+                                                 : "--attention-all needs --attention-lines (e.g. 3,7 or 0-4 or all)");
   if (args_.target_prefix_file == "-" && args_.input == "-")
     throw UsageError("--target-prefix-file - and the input would both read standard input: give one of them as a file (-i FILE)");
 }
@@ -173,6 +182,21 @@ std::string Translation::attention_for(std::uint64_t line, const std::vector<std
   return j.dump() + "\n";
 }
 
+// Only now, after the line is translated: ordinary translation never pays for it. The
+// output it traces ends with the end token (the step that ended it); an empty line,
+// which is not run, gets maps of 0 rows; a line whose scores were not finite, its
+// encoder's only.
+void Translation::write_attention_heads(std::uint64_t line, const std::vector<std::int32_t>& source,
+                                        const attend::TranslationResult* result) {
+  std::vector<std::int32_t> target;
+  if (result != nullptr && !result->non_finite) {
+    const attend::Hypothesis& best = result->hypotheses.at(0);
+    target = best.ids;
+    if (best.finished && !options_.return_end_token) target.push_back(best.end_id);
+  }
+  attention_heads_->write(line, translator_->attention_heads(source, target));
+}
+
 int Translation::run() {
   const Format input_format = parse_format(args_.input_format);
   output_format_ = args_.output_format.empty() ? input_format : parse_format(args_.output_format);
@@ -186,6 +210,7 @@ int Translation::run() {
   OrderedOutput output(out.stream(), out.label());
   std::optional<OrderedOutput> attention;
   if (attention_out) attention.emplace(attention_out->stream(), attention_out->label());
+  if (!args_.attention_all.empty()) attention_heads_.emplace(args_.attention_all, args_.attention_lines);
   try {
     model_ = args_.model.load();
     options_ = args_.decoding.options;
@@ -233,6 +258,7 @@ int Translation::run() {
     lines.print_warnings(stderr);
     out.commit();
     if (attention_out) attention_out->commit();
+    if (attention_heads_) attention_heads_->finish(reader.lines_read());
     if (!args_.quiet) print_summary(progress.seconds());
   } catch (...) {
     out.abandon(output.written(), "attend translate");
@@ -307,12 +333,14 @@ void Translation::translate_chunk(const std::vector<std::string>& text, const st
   // A sentence whose scores were not finite gets an empty line and a warning; under
   // --strict the run stops there, after the lines before it.
   std::uint64_t first_non_finite = std::numeric_limits<std::uint64_t>::max();
+  std::vector<std::pair<std::size_t, attend::TranslationResult>> chosen;  // --attention-all's lines of the chunk
   translator_->translate_ids(sources, options_, prefixes,
                              [&](std::size_t line, attend::TranslationResult&& r) {
                                const std::size_t i = line - first;
                                if (empty[i]) {  // empty in, empty out
                                  output.put(line, output_for(line, nullptr));
                                  if (attention) attention->put(line, attention_for(line, {}, nullptr));
+                                 if (attention_heads_ && attention_heads_->wants(line)) chosen.emplace_back(i, std::move(r));
                                  ++totals_.lines, ++totals_.empty;
                                  return;
                                }
@@ -326,10 +354,13 @@ void Translation::translate_chunk(const std::vector<std::string>& text, const st
                                totals_.generated += r.hypotheses[0].ids.size();
                                output.put(line, output_for(line, &r));
                                if (attention) attention->put(line, attention_for(line, sources[i], &r));
+                               if (attention_heads_ && attention_heads_->wants(line)) chosen.emplace_back(i, std::move(r));
                                progress.update(++totals_.lines, totals_.generated);
                              },
                              first);
   progress.update(totals_.lines, totals_.generated);
+  std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [i, r] : chosen) write_attention_heads(first + i, sources[i], empty[i] ? nullptr : &r);
   if (args_.strict && first_non_finite != std::numeric_limits<std::uint64_t>::max())
     throw attend::Error(at_line(first_non_finite + 1) + "the model produced NaN or infinite scores (--strict)");
   if (rejected) std::rethrow_exception(rejected);
@@ -371,11 +402,17 @@ Command add_translate_command(CLI::App& parent) {
   app->add_option("--attention", args->attention_file,
                   "Write each line's attention (best hypothesis: target x source tokens) to FILE as JSON lines "
                   "{line, source, target, score, attention}; tools/plot_attention.py draws them");
+  app->add_option("--attention-all", args->attention_all,
+                  "Write every layer and head's attention (encoder self, decoder self, cross; best hypothesis) of the "
+                  "--attention-lines to PATH: a directory of line-N.npz, or one FILE.npz for one line; "
+                  "tools/plot_attention.py and tools/attention_view.py draw them");
+  app->add_option("--attention-lines", args->attention_lines,
+                  "The 0-based input lines --attention-all writes: 3,7 or 0-4,9 or all");
   app->add_flag("--scores", args->scores, "Prefix each output with its score");
   app->add_flag("--strict", args->strict, "Reject invalid UTF-8, out-of-vocabulary ids and over-long lines instead of repairing them");
   app->add_flag("-q,--quiet", args->quiet, "No progress bar and no summary");
   app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
-  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0: chosen for the cores)")->check(at_least(0))->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
   app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
   app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(at_least(0))->capture_default_str();

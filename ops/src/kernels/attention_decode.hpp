@@ -13,19 +13,17 @@
 
 namespace attend::ops::ATTEND_ISA_NS {
 
+// Σ a·b in SlotSums' order over 16 slots (the register path's key_products agree).
 template <class A, class E>
 inline float dot(const float* a, const E* b, index_t n) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>;
-  V acc0(0.0f), acc1(0.0f);
+  SlotSums<A, 16> sums;
   index_t c = 0;
-  for (; c + 2 * W <= n; c += 2 * W) {
-    acc0 = xsimd::fma(V::load_unaligned(a + c), load_widened<A>(b + c), acc0);
-    acc1 = xsimd::fma(V::load_unaligned(a + c + W), load_widened<A>(b + c + W), acc1);
-  }
-  for (; c + W <= n; c += W) acc0 = xsimd::fma(V::load_unaligned(a + c), load_widened<A>(b + c), acc0);
-  if (c < n) acc1 = xsimd::fma(load_partial<A>(a + c, n - c, 0.f), load_widened_partial<A>(b + c, n - c), acc1);
-  return hsum<A>(acc0 + acc1);
+  for (; c + W <= n; c += W) sums.at(c) = fmadd<A>(V::load_unaligned(a + c), load_widened<A>(b + c), sums.at(c));
+  if (c < n)
+    sums.at(c) = fmadd<A>(load_partial<A>(a + c, n - c, 0.f), load_widened_partial<A>(b + c, n - c), sums.at(c));
+  return sums.total();
 }
 
 // y[0, n) = y·scale + p·x ; y is 64-byte aligned scratch padded to whole vectors.
@@ -35,9 +33,9 @@ inline void scale_axpy(float* y, float scale, float p, const E* x, index_t n) {
   constexpr int W = kLanes<A>;
   index_t c = 0;
   for (; c + W <= n; c += W)
-    xsimd::fma(V(p), load_widened<A>(x + c), V::load_aligned(y + c) * V(scale)).store_aligned(y + c);
+    fmadd<A>(V(p), load_widened<A>(x + c), V::load_aligned(y + c) * V(scale)).store_aligned(y + c);
   if (c < n)
-    xsimd::fma(V(p), load_widened_partial<A>(x + c, n - c), V::load_aligned(y + c) * V(scale)).store_aligned(y + c);
+    fmadd<A>(V(p), load_widened_partial<A>(x + c, n - c), V::load_aligned(y + c) * V(scale)).store_aligned(y + c);
 }
 
 // Turns a tile's scaled scores s[0, n) into exp2(s − m_new) in place and returns their
@@ -46,19 +44,19 @@ template <class A>
 inline float exponentiate_tile(float* s, index_t n, float m_new) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>;
-  V sum(0.0f);
+  SlotSums<A, 16> sum;
   index_t j = 0;
   for (; j + W <= n; j += W) {
     const V p = exp2_nonpositive<A>(V::load_aligned(s + j) - V(m_new));
     p.store_aligned(s + j);
-    sum += p;
+    sum.add(j, p);
   }
   if (j < n) {
     const V p = exp2_nonpositive<A>(load_partial<A>(s + j, n - j, -kInf) - V(m_new));
     store_partial<A>(s + j, p, n - j);
-    sum += p;
+    sum.add(j, p);
   }
-  return hsum<A>(sum);
+  return sum.total();
 }
 
 // Cached keys and values of one row lie a whole position apart (the cache is
@@ -111,11 +109,17 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
     }
     if (j0 == 0)
       for (index_t j = 0; j < std::min<index_t>(W, known); ++j) prefetch_vector(kdata + koff[j], d);
+    // q·k in dot()'s order: head dim c in slot c mod 16 (part v mod P of the vectors),
+    // the parts folded by halves into one vector, which sum_each folds on.
     auto key_products = [&](index_t j) {
+      constexpr int P = 16 / W;
       const E* k = kdata + koff[j];
-      V acc = q[0] * load(k, 0);
-      for (int v = 1; v < NV; ++v) acc = xsimd::fma(q[v], load(k, v), acc);
-      return acc;
+      V acc[P];
+      for (int p = 0; p < P; ++p) acc[p] = p < NV ? q[p] * load(k, p) : V(-0.0f);
+      for (int v = P; v < NV; ++v) acc[v % P] = fmadd<A>(q[v], load(k, v), acc[v % P]);
+      for (int n = P / 2; n >= 1; n /= 2)
+        for (int p = 0; p < n; ++p) acc[p] += acc[p + n];
+      return acc[0];
     };
     // W keys at a time, reduced together (~3 vector ops per key instead of a ~8-op
     // horizontal sum each); a last partial group is padded with zero products.
@@ -143,7 +147,7 @@ void attention_decode_registers(const detail::DecodeQuery& dq) {
     for (int v = 0; v < NV; ++v) o[v] *= V(alpha);
     for (index_t j = 0; j < jn; ++j) {
       const E* val = vdata + voff[j];
-      for (int v = 0; v < NV; ++v) o[v] = xsimd::fma(V(s[j]), load(val, v), o[v]);
+      for (int v = 0; v < NV; ++v) o[v] = fmadd<A>(V(s[j]), load(val, v), o[v]);
     }
     m = m_new;
   }
@@ -171,10 +175,13 @@ void attention_decode_scratch(const detail::DecodeQuery& dq) {
   [[maybe_unused]] const index_t rd = kPositions ? pos->max_distance : 0, nd = 2 * rd + 1;
   [[maybe_unused]] auto relative_index = [&](index_t j) { return std::clamp(j - dq.q_position, -rd, rd) + rd; };
 
+  // q pre-scaled, as the register path scales it, so both give the same scores.
   const float qscale = dq.scale * kLog2e;
+  alignas(64) float q[detail::kMaxHeadDim];
+  for (index_t c = 0; c < d; ++c) q[c] = dq.q[c] * qscale;
   if constexpr (kPositions) {
     if (pos->keys)
-      for (index_t c = 0; c < nd; ++c) qk_rel[c] = dot<A>(dq.q, pos->keys + c * d, d) * qscale;
+      for (index_t c = 0; c < nd; ++c) qk_rel[c] = dot<A>(q, pos->keys + c * d, d);
     if (pos->values) std::fill(w_rel, w_rel + nd, 0.0f);
   }
   float m = -kInf, l = 0.0f;
@@ -184,7 +191,7 @@ void attention_decode_scratch(const detail::DecodeQuery& dq) {
     prefetch_keys<E>(*dq.v, dq.row, dq.head, j0, j0 + jn, d);
     float mt = -kInf;
     for (index_t j = 0; j < jn; ++j) {
-      s[j] = dot<A>(dq.q, dq.k->at<E>(dq.row, j0 + j, dq.head), d) * qscale;
+      s[j] = dot<A>(q, dq.k->at<E>(dq.row, j0 + j, dq.head), d);
       if constexpr (kPositions) {
         const index_t at = relative_index(j0 + j);
         if (dq.position_bias) s[j] += dq.position_bias[at] * kLog2e;

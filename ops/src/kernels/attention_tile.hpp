@@ -48,7 +48,7 @@ inline void attention_scores(float* st, const float* qt, const float* k, index_t
     for (int j = 0; j < JR; ++j) {
       const V kb(kp[j][c]);
 #pragma GCC unroll 4
-      for (int v = 0; v < QV; ++v) acc[j][v] = xsimd::fma(kb, q[v], acc[j][v]);
+      for (int v = 0; v < QV; ++v) acc[j][v] = fmadd<A>(kb, q[v], acc[j][v]);
     }
   }
 #pragma GCC unroll 16
@@ -77,7 +77,7 @@ inline void attention_accumulate(float* ot, const float* st, const float* v, ind
     for (int c = 0; c < CR; ++c) {
       const V vb(vr[c]);
 #pragma GCC unroll 4
-      for (int w = 0; w < QV; ++w) acc[c][w] = xsimd::fma(vb, p[w], acc[c][w]);
+      for (int w = 0; w < QV; ++w) acc[c][w] = fmadd<A>(vb, p[w], acc[c][w]);
     }
   }
 #pragma GCC unroll 16
@@ -228,7 +228,7 @@ void attention_tile(const detail::AttentionTile& t) {
         p.store_aligned(s);
         sum += p;
       }
-      l[v] = xsimd::fma(l[v], alpha[v], sum);
+      l[v] = fmadd<A>(l[v], alpha[v], sum);
     }
 
     if constexpr (kPositions)

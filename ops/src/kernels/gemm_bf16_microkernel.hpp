@@ -124,7 +124,7 @@ void bf16_gemm_tile(const detail::GemmTile& t) {
         for (int r = 0; r < MR; ++r) {
           const V av(ar[r * detail::kGemmAStride + half]);
 #pragma GCC unroll 8
-          for (int v = 0; v < NV; ++v) acc[u][r][v] = xsimd::fma(av, bv[v], acc[u][r][v]);
+          for (int v = 0; v < NV; ++v) acc[u][r][v] = multiply_add<A>(av, bv[v], acc[u][r][v]);
         }
       }
     }

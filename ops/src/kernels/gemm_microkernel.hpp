@@ -132,7 +132,7 @@ void gemm_tile(const detail::GemmTile& t) {
       for (int r = 0; r < MR; ++r) {
         const V ar(a[r * S + u]);
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) acc[u][r][v] = xsimd::fma(ar, bv[v], acc[u][r][v]);
+        for (int v = 0; v < NV; ++v) acc[u][r][v] = multiply_add<A>(ar, bv[v], acc[u][r][v]);
       }
     }
     a += KU;
@@ -146,7 +146,7 @@ void gemm_tile(const detail::GemmTile& t) {
     for (int r = 0; r < MR; ++r) {
       const V ar(a[r * S]);
 #pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[0][r][v] = xsimd::fma(ar, bv[v], acc[0][r][v]);
+      for (int v = 0; v < NV; ++v) acc[0][r][v] = multiply_add<A>(ar, bv[v], acc[0][r][v]);
     }
     ++a;
     b += NR;

@@ -1,24 +1,27 @@
 // The int8 GEMM micro-kernels and the activation quantizer.
 //
-// Weights are int8 per output row (CTranslate2's scheme), stored as u8 = q + 128 in
-// panels of [K/4][NR][4]: one 32-bit lane holds 4 consecutive k of one column, the
-// operand layout of vpdpbusd (u8 × s8, 4 products summed into an int32 lane).
-// Activations are quantized per row at run time to s8 and packed as [K/4][mr][4], so a
-// row's 4 k are one 32-bit broadcast. The shift is removed once per row:
-//   Σ_k a_q·(b_q + 128) = Σ_k a_q·b_q + 128·Σ_k a_q,
-// so each accumulator starts at −128·Σ_k a_q (row_offset) and ends exact.
+// Weights are int8 per output row (CTranslate2's scheme), in panels of [K/4][NR][4]: one
+// 32-bit lane holds 4 consecutive k of one column. Activations are quantized per row at
+// run time to s8 in [−127, 127] — the same values on every ISA — and packed as
+// [K/4][mr][4], so a row's 4 k are one 32-bit broadcast. Every kernel sums the products
+// exactly in int32, so the sums, and everything computed from them, are identical
+// whatever the ISA: a model's int8 outputs do not depend on the CPU.
 //
-// Why s8 activations and u8 weights rather than the reverse: the kernels are equally
-// fast either way (both operands are registers: vpdpbusd with an embedded {1to16}
-// broadcast ran at 0.3 TOP/s against 1.0 TOP/s with a separate vpbroadcastd on this
-// Zen 5), but this way one packing and one correction serve every kernel: vpmaddubsw
-// (also u8 × s8) cannot saturate its 16-bit pair sums when activations stay within
-// ±63 (2·255·63 = 32130 < 32767), and the correction is the same 128·Σ a_q.
-//
-// Dot products, per ISA:
-//   vnni     vpdpbusd: one instruction per 64 products (AVX512_VNNI)
-//   maddubs  vpmaddubsw + vpmaddwd(·, 1) + vpaddd (AVX-512BW, AVX2): exact for |a_q| ≤ 63
-//   scalar   plain int32 arithmetic (SSE2, the portable path)
+// Dot products, per ISA (the weight panel's encoding follows the kernel, see
+// detail::GemmKernels::s8_weight_offset):
+//   vnni   vpdpbusd (u8 × s8, 4 products summed into an int32 lane, no saturation):
+//          weights stored as u8 = q + 128; each accumulator starts at −128·Σ_k a_q
+//          (row_offset), since Σ a_q·(q + 128) = Σ a_q·q + 128·Σ a_q.
+//   sign   AVX2 and AVX-512BW have only vpmaddubsw (u8 × s8 → pairs summed in *16* bits,
+//          saturating): weights stored as s8 and the sign moved onto them,
+//          |a_q| · (sign(a_q)·q), so each pair sum is within 2·127·127 = 32258 < 32767;
+//          then vpmaddwd(·, 1) widens the pairs into the int32 lanes. One more op per
+//          product vector than an unsigned-weight maddubs, none more on the multiply
+//          ports, and full 8-bit activations (the 7-bit shortcut — activations within
+//          ±63 against u8 weights — lost accuracy and made results ISA-dependent).
+//   scalar plain int32 arithmetic (SSE2, the portable path), on the sign encoding.
+// Weights are within ±127 (CTranslate2's scheme never writes −128; packing reads a −128
+// as −127, so that negating it cannot overflow).
 #pragma once
 
 #include <cstdint>
@@ -34,7 +37,9 @@ namespace attend::ops::ATTEND_ISA_NS {
 #if defined(__AVX512VNNI__)
 struct S8DotVnni512 {
   using Vec = __m512i;
-  static Vec dot(Vec acc, Vec b_u8, Vec a_s8) {
+  static constexpr int kWeightOffset = 128;  // u8 = q + 128
+  static constexpr bool kAbsA = false;       // reads no |a|
+  static Vec dot(Vec acc, Vec b_u8, Vec a_s8, Vec) {
     // Inline assembly: GCC 12 wraps the intrinsic's tied accumulator in register copies
     // once a tile holds more than ~12 accumulators (2× slower).
     __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b_u8), "v"(a_s8));
@@ -43,18 +48,29 @@ struct S8DotVnni512 {
 };
 #endif
 #if defined(__AVX512BW__)
-struct S8DotMaddubs512 {
+struct S8DotSign512 {
   using Vec = __m512i;
-  static Vec dot(Vec acc, Vec b_u8, Vec a_s8) {
-    return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(b_u8, a_s8), _mm512_set1_epi16(1)));
+  static constexpr int kWeightOffset = 0;  // s8
+  static constexpr bool kAbsA = true;      // |a|, quantized beside a (no vpabsb per row)
+  static Vec dot(Vec acc, Vec b_s8, Vec a_s8, Vec a_abs) {
+    // AVX-512 has no vpsignb: negate the weights under the mask of negative activations
+    // (a zero activation's |a| = 0 zeroes its products either way). The mask is per row,
+    // computed once for the row's NV vectors.
+    const __m512i signed_b = _mm512_mask_sub_epi8(b_s8, _mm512_movepi8_mask(a_s8), _mm512_setzero_si512(), b_s8);
+    const __m512i pairs = _mm512_maddubs_epi16(a_abs, signed_b);
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, _mm512_set1_epi16(1)));
   }
 };
 #endif
 #if defined(__AVX2__)
-struct S8DotMaddubs256 {
+struct S8DotSign256 {
   using Vec = __m256i;
-  static Vec dot(Vec acc, Vec b_u8, Vec a_s8) {
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(b_u8, a_s8), _mm256_set1_epi16(1)));
+  static constexpr int kWeightOffset = 0;  // s8
+  static constexpr bool kAbsA = true;      // |a|, quantized beside a (a vpabsb per row took a
+                                           // multiply-port slot on Intel: −15%)
+  static Vec dot(Vec acc, Vec b_s8, Vec a_s8, Vec a_abs) {
+    const __m256i pairs = _mm256_maddubs_epi16(a_abs, _mm256_sign_epi8(b_s8, a_s8));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
   }
 };
 #endif
@@ -107,7 +123,7 @@ void s8_gemm_tile(const detail::GemmTile& t) {
   VI acc[KU][MR][NV];
 #pragma GCC unroll 64
   for (int r = 0; r < MR; ++r) {
-    const VI start = s8_broadcast(-t.row_offset[r], VI{});
+    const VI start = s8_broadcast(Dot::kWeightOffset != 0 ? -t.row_offset[r] : 0, VI{});
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
       acc[0][r][v] = start;
@@ -116,6 +132,7 @@ void s8_gemm_tile(const detail::GemmTile& t) {
     }
   }
   const char* a = static_cast<const char*>(t.a);
+  const char* a_abs = static_cast<const char*>(t.a_abs);
   const char* b = static_cast<const char*>(t.b);
   const index_t groups = t.kc / 4;
   auto step = [&](int u, index_t g) __attribute__((always_inline)) {
@@ -125,8 +142,9 @@ void s8_gemm_tile(const detail::GemmTile& t) {
 #pragma GCC unroll 64
     for (int r = 0; r < MR; ++r) {
       const VI av = s8_broadcast(load_s32(a + (g * MR + r) * 4), VI{});
+      const VI abs_av = Dot::kAbsA ? s8_broadcast(load_s32(a_abs + (g * MR + r) * 4), VI{}) : av;
 #pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[u][r][v] = Dot::dot(acc[u][r][v], bv[v], av);
+      for (int v = 0; v < NV; ++v) acc[u][r][v] = Dot::dot(acc[u][r][v], bv[v], av, abs_av);
     }
   };
   index_t g = 0;
@@ -168,11 +186,9 @@ template <class A, int MR, int NV>
 void s8_gemm_tile_scalar(const detail::GemmTile& t) {
   constexpr int W = kLanes<A>;
   constexpr int NR = NV * W;
-  std::int32_t acc[MR][NR];
-  for (int r = 0; r < MR; ++r)
-    for (int j = 0; j < NR; ++j) acc[r][j] = -t.row_offset[r];
+  std::int32_t acc[MR][NR] = {};
   const auto* a = static_cast<const std::int8_t*>(t.a);
-  const auto* b = static_cast<const std::uint8_t*>(t.b);
+  const auto* b = static_cast<const std::int8_t*>(t.b);
   for (index_t g = 0; g < t.kc / 4; ++g, a += MR * 4, b += NR * 4)
     for (int r = 0; r < MR; ++r)
       for (int j = 0; j < NR; ++j)
@@ -196,13 +212,15 @@ void s8_gemm_tile_scalar(const detail::GemmTile& t) {
 // Dot = void: the scalar kernel.
 template <class A, class Dot, int MR, int NV>
 detail::GemmKernels s8_gemm_kernels(const char* name) {
-  return make_gemm_kernels<MR>(NV * kLanes<A>, name, []<int R>() {
+  detail::GemmKernels k = make_gemm_kernels<MR>(NV * kLanes<A>, name, []<int R>() {
     if constexpr (std::is_void_v<Dot>) {
       return &s8_gemm_tile_scalar<A, R, NV>;
     } else {
       return &s8_gemm_tile<A, Dot, R, NV, kKUnroll<R, NV>>;
     }
   });
+  if constexpr (!std::is_void_v<Dot>) k.s8_weight_offset = Dot::kWeightOffset, k.s8_abs_a = Dot::kAbsA;
+  return k;
 }
 
 // ---- quantizing activations (see detail::S8QuantizeA) -------------------------------

@@ -4,6 +4,7 @@
 #define ATTEND_ISA_NS isa_avx512_bf16
 #include "kernels/extension_arch.hpp"
 #include "kernels/gemm_bf16_microkernel.hpp"
+#include "kernels/rate_probes.hpp"
 
 namespace attend::ops::detail {
 const KernelTable& avx512_bf16_kernels() {
@@ -14,6 +15,7 @@ const KernelTable& avx512_bf16_kernels() {
     t.name = "avx512_bf16";
     t.bf16 = isa_avx512_bf16::bf16_gemm_kernels<A, true, 14, 2>("bf16_f32_gemm_14x32_avx512bf16");
     t.bf16_pack_a = &isa_avx512_bf16::bf16_pack_a<A, true>;
+    t.bf16_dot_probe = &isa_avx512_bf16::bf16_dot_probe;
     return t;
   }();
   return table;

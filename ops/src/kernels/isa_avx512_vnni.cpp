@@ -13,7 +13,6 @@ const KernelTable& avx512_vnni_kernels() {
     t.name = "avx512_vnni";
     t.s8 = isa_avx512_vnni::s8_gemm_kernels<isa_avx512_vnni::avx512_extension, isa_avx512_vnni::S8DotVnni512, 14, 2>(
         "qd8_f32_qc8w_gemm_14x32_avx512vnni");
-    t.s8_levels = 127;  // int32 accumulation: nothing to saturate
     return t;
   }();
   return table;

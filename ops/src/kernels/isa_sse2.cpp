@@ -14,7 +14,6 @@ const KernelTable& sse2_kernels() {
     t.bf16_pack_a = &isa_sse2::bf16_pack_a<A, false>;
     t.s8 = isa_sse2::s8_gemm_kernels<A, void, 4, 2>("qd8_f32_qc8w_gemm_4x8_scalar");
     t.s8_quantize_a = &isa_sse2::s8_quantize_a<A>;
-    t.s8_levels = 127;
     return t;
   }();
   return table;

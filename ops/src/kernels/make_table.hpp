@@ -8,6 +8,7 @@
 #include "kernels/gemm_bf16_microkernel.hpp"
 #include "kernels/gemm_microkernel.hpp"
 #include "kernels/gemm_s8_microkernel.hpp"
+#include "kernels/rate_probes.hpp"
 #include "kernels/row_kernels.hpp"
 
 namespace attend::ops::ATTEND_ISA_NS {
@@ -20,6 +21,7 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   detail::KernelTable t{};
   t.isa = isa;
   t.name = name;
+  t.float_lanes = kLanes<A>;
   t.f32 = f32_gemm_kernels<A, MR, NV>(gemm_kernel_name);
   t.attention_query_tile = QV * kLanes<A>;
   t.attention_tile = &attention_tile<A, QV, R>;
@@ -37,6 +39,7 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   t.bf16_scale_add_row = &bf16_scale_add_row<A>;
   t.s8_scale_add_row = &s8_scale_add_row<A>;
   t.f32_to_bf16_row = &f32_to_bf16_row<A>;
+  t.fma_probe = &fma_probe<A>;
   return t;
 }
 

@@ -1,8 +1,9 @@
 // Row kernels: normalisation, activation, softmax, scale-add. Each streams its row a
 // small number of times; rows of a transformer (≤ tens of KB) stay in L1/L2 between
 // passes, so they run near memory speed when the passes themselves are cheap:
-// reductions keep four independent accumulators (one would wait on the add/max
-// latency at every vector), and exponentials use the non-positive-argument exp2.
+// reductions keep independent accumulators (one would wait on the add/max latency at
+// every vector) — for sums, the slots of SlotSums, so every ISA sums in the same order —
+// and exponentials use the non-positive-argument exp2.
 #pragma once
 
 #include <algorithm>
@@ -70,34 +71,44 @@ inline void for_each_output(float* y, index_t n, bool stream, const F& value) {
   if (c < n) store_partial<A>(y + c, value(c, n - c), n - c);
 }
 
-// Reduction pass: combine(acc, value(c, w)) over the row with four accumulators.
-// value() must return the reduction's neutral element in lanes ≥ w of the tail.
-template <class A, class Value, class Combine>
-inline vfloat<A> reduce_row(index_t n, const vfloat<A>& neutral, const Value& value, const Combine& combine) {
+// Sets the lanes at and past `w` to `fill` (only the partial tail of a row has any).
+template <class A>
+inline vfloat<A> keep_first(const vfloat<A>& v, index_t w, float fill = -0.0f) {
+  using V = vfloat<A>;
+  return w == kLanes<A> ? v : xsimd::select(lane_index<A>(0.f) < V(static_cast<float>(w)), v, V(fill));
+}
+
+// Σ over the row of value(c, w) in SlotSums' order (64 slots: four 16-lane chains).
+// The lanes of the tail past the row's end are set to −0, so value() may leave anything
+// there.
+template <class A, class Value>
+inline float sum_row(index_t n, const Value& value) {
   constexpr int W = kLanes<A>;
-  vfloat<A> a0 = neutral, a1 = neutral, a2 = neutral, a3 = neutral;
+  SlotSums<A, 64> sums;
+  index_t c = 0;
+  for (; c + 64 <= n; c += 64)
+#pragma GCC unroll 16
+    for (int p = 0; p < 64 / W; ++p) sums.part[p] += value(c + p * W, index_t{W});
+  for (; c + W <= n; c += W) sums.add(c, value(c, index_t{W}));
+  if (c < n) sums.add(c, keep_first<A>(value(c, n - c), n - c));
+  return sums.total();
+}
+
+// The row's maximum, four vectors at a time (the order of a maximum does not matter).
+template <class A>
+inline float row_max(const float* x, index_t n) {
+  using V = vfloat<A>;
+  constexpr int W = kLanes<A>;
+  V a0(-kInf), a1(-kInf), a2(-kInf), a3(-kInf);
   index_t c = 0;
   for (; c + 4 * W <= n; c += 4 * W) {
-    a0 = combine(a0, value(c, index_t{W}));
-    a1 = combine(a1, value(c + W, index_t{W}));
-    a2 = combine(a2, value(c + 2 * W, index_t{W}));
-    a3 = combine(a3, value(c + 3 * W, index_t{W}));
+    a0 = xsimd::max(a0, V::load_unaligned(x + c));
+    a1 = xsimd::max(a1, V::load_unaligned(x + c + W));
+    a2 = xsimd::max(a2, V::load_unaligned(x + c + 2 * W));
+    a3 = xsimd::max(a3, V::load_unaligned(x + c + 3 * W));
   }
-  for (; c + W <= n; c += W) a0 = combine(a0, value(c, index_t{W}));
-  if (c < n) a1 = combine(a1, value(c, n - c));
-  return combine(combine(a0, a1), combine(a2, a3));
-}
-
-template <class A>
-inline vfloat<A> add(const vfloat<A>& a, const vfloat<A>& b) {
-  return a + b;
-}
-
-// Zeroes the lanes at and past `w` (only the partial tail of a row has any).
-template <class A>
-inline vfloat<A> keep_first(const vfloat<A>& v, index_t w) {
-  using V = vfloat<A>;
-  return w == kLanes<A> ? v : xsimd::select(lane_index<A>(0.f) < V(static_cast<float>(w)), v, V(0.f));
+  for (; c < n; c += W) a0 = xsimd::max(a0, load_n<A>(x + c, n - c, -kInf));
+  return hmax<A>(xsimd::max(xsimd::max(a0, a1), xsimd::max(a2, a3)));
 }
 
 // s = x + residual, written to dst (returns the row the later passes read).
@@ -118,26 +129,27 @@ void layer_norm_row(const float* x, const float* residual, float* sum_out, float
   const float* s = add_residual<A>(x, residual, sum_out ? sum_out : y, n);
   // Statistics in one pass over d = s − s[0]. Shifting by one of the row's own values
   // keeps d exact and small for rows with a large mean and a small spread, and keeps
-  // E[d]² within a few σ² of E[d²], so var = E[d²] − E[d]² does not cancel away.
+  // E[d]² within a few σ² of E[d²], so var = E[d²] − E[d]² does not cancel away. Both
+  // sums in SlotSums' order (32 slots: two 16-lane chains each).
   const V shift(s[0]);
-  V s0(0.f), s1(0.f), q0(0.f), q1(0.f);
+  SlotSums<A, 32> sum_d, sum_dd;
   index_t c = 0;
-  for (; c + 2 * W <= n; c += 2 * W) {
-    const V d0 = V::load_unaligned(s + c) - shift, d1 = V::load_unaligned(s + c + W) - shift;
-    s0 += d0;
-    s1 += d1;
-    q0 = xsimd::fma(d0, d0, q0);
-    q1 = xsimd::fma(d1, d1, q1);
-  }
+  for (; c + 32 <= n; c += 32)
+#pragma GCC unroll 8
+    for (int p = 0; p < 32 / W; ++p) {
+      const V d = V::load_unaligned(s + c + p * W) - shift;
+      sum_d.part[p] += d;
+      sum_dd.part[p] = fmadd<A>(d, d, sum_dd.part[p]);
+    }
   for (; c < n; c += W) {
     const index_t w = std::min<index_t>(W, n - c);
     const V d = keep_first<A>(load_n<A>(s + c, w) - shift, w);
-    s0 += d;
-    q0 = xsimd::fma(d, d, q0);
+    sum_d.add(c, d);
+    sum_dd.at(c) = fmadd<A>(d, d, sum_dd.at(c));
   }
   const float inv_n = 1.0f / static_cast<float>(n);
-  const float mean_d = hsum<A>(s0 + s1) * inv_n;
-  const float var = std::max(hsum<A>(q0 + q1) * inv_n - mean_d * mean_d, 0.0f);
+  const float mean_d = sum_d.total() * inv_n;
+  const float var = std::max(sum_dd.total() * inv_n - mean_d * mean_d, 0.0f);
   const V mu(mean_d), inv(1.0f / std::sqrt(var + eps));
   for_each_output<A>(y, n, stream, [&](index_t c, index_t w) {
     V out = ((load_n<A>(s + c, w) - shift) - mu) * inv * load_n<A>(gamma + c, w);
@@ -151,14 +163,11 @@ void rms_norm_row(const float* x, const float* residual, float* sum_out, float* 
                   const float* gamma, float eps, index_t n, bool stream) {
   using V = vfloat<A>;
   const float* s = add_residual<A>(x, residual, sum_out ? sum_out : y, n);
-  const V sq = reduce_row<A>(
-      n, V(0.f),
-      [&](index_t c, index_t w) {
-        const V v = load_n<A>(s + c, w);
-        return v * v;
-      },
-      add<A>);
-  const V inv(1.0f / std::sqrt(hsum<A>(sq) / static_cast<float>(n) + eps));
+  const float sq = sum_row<A>(n, [&](index_t c, index_t w) {
+    const V v = load_n<A>(s + c, w);
+    return v * v;
+  });
+  const V inv(1.0f / std::sqrt(sq / static_cast<float>(n) + eps));
   for_each_output<A>(y, n, stream,
                      [&](index_t c, index_t w) { return load_n<A>(s + c, w) * inv * load_n<A>(gamma + c, w); });
 }
@@ -182,26 +191,15 @@ __attribute__((flatten)) void activation_row(Activation a, const float* x, float
 }
 
 template <class A>
-inline float row_max(const float* x, index_t n) {
-  using V = vfloat<A>;
-  return hmax<A>(reduce_row<A>(
-      n, V(-kInf), [&](index_t c, index_t w) { return load_n<A>(x + c, w, -kInf); },
-      [](const V& a, const V& b) { return xsimd::max(a, b); }));
-}
-
-template <class A>
 void softmax_row(const float* x, float* y, index_t n) {
   using V = vfloat<A>;
   const V mx(row_max<A>(x, n));
-  const V sum = reduce_row<A>(
-      n, V(0.f),
-      [&](index_t c, index_t w) {
-        const V e = exp_nonpositive<A>(load_n<A>(x + c, w, -kInf) - mx);  // tail lanes: e^−inf = 0
-        store_n<A>(y + c, e, w);
-        return e;
-      },
-      add<A>);
-  const V inv(1.0f / hsum<A>(sum));
+  const float sum = sum_row<A>(n, [&](index_t c, index_t w) {
+    const V e = exp_nonpositive<A>(load_n<A>(x + c, w, -kInf) - mx);
+    store_n<A>(y + c, e, w);
+    return e;
+  });
+  const V inv(1.0f / sum);
   for_each_vector<A>(n, [&](index_t c, index_t w) { store_n<A>(y + c, load_n<A>(y + c, w) * inv, w); });
 }
 
@@ -209,10 +207,9 @@ template <class A>
 void log_softmax_row(const float* x, float* y, index_t n) {
   using V = vfloat<A>;
   const float mx = row_max<A>(x, n);
-  const V sum = reduce_row<A>(
-      n, V(0.f), [&](index_t c, index_t w) { return exp_nonpositive<A>(load_n<A>(x + c, w, -kInf) - V(mx)); },
-      add<A>);
-  const V lse(mx + std::log(hsum<A>(sum)));
+  const float sum =
+      sum_row<A>(n, [&](index_t c, index_t w) { return exp_nonpositive<A>(load_n<A>(x + c, w, -kInf) - V(mx)); });
+  const V lse(mx + std::log(sum));
   for_each_vector<A>(n, [&](index_t c, index_t w) { store_n<A>(y + c, load_n<A>(x + c, w) - lse, w); });
 }
 

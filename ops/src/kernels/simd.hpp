@@ -3,6 +3,17 @@
 // Included only by the isa_*.cpp translation units, each compiled with its own ISA
 // flags and inside its own namespace (ATTEND_ISA_NS), so no symbol compiled for one
 // ISA can be picked by the linker for another.
+//
+// Every ISA computes the same bits. Apart from the fp32 and bf16 GEMMs (whose K order
+// and fused products follow the micro-kernel), a kernel's result does not depend on the
+// vector width or the instruction set, so a model gives identical outputs on any CPU
+// (ATTEND_ISA included). Three rules make it so:
+//   - products are fused where the code says fmadd and nowhere else: the kernels are
+//     compiled with -ffp-contract=off, and SSE2, which has no FMA, computes fmadd
+//     exactly in double precision (fma_exact_sse2);
+//   - sums across lanes follow one order whatever the width: SlotSums and
+//     sum_by_halves below;
+//   - no hardware estimates (rcpps, rcp14ps differ): divisions are divisions.
 #pragma once
 
 #ifndef ATTEND_ISA_NS
@@ -35,10 +46,129 @@ inline constexpr int kLanes = static_cast<int>(vfloat<A>::size);
 inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kInf = std::numeric_limits<float>::infinity();
 
-template <class A>
-inline float hsum(const vfloat<A>& v) {
-  return xsimd::hadd(v);
+// ---- fused multiply-add, exact on every ISA ----------------------------------------
+
+#if !defined(__FMA__)
+// a·b + c rounded once, for 4 floats without an FMA unit: the product is exact in
+// double (24 + 24 bits ≤ 53); the double sum is rounded to odd (rounded to nearest,
+// then, if that was inexact and its last bit is even, moved one ulp towards the exact
+// value, which TwoSum gives), and rounding that to float is then the correctly rounded
+// fused result (Boldo & Melquiond: round-to-odd in p + 2 bits or more, then to nearest
+// in p bits, is rounding to nearest once). ~30 instructions: only SSE2 pays it.
+inline __m128d round_to_odd_sum_sse2(__m128d p, __m128d c) {
+  const __m128d s = _mm_add_pd(p, c);
+  const __m128d bp = _mm_sub_pd(s, c), bc = _mm_sub_pd(s, bp);
+  const __m128d e = _mm_add_pd(_mm_sub_pd(p, bp), _mm_sub_pd(c, bc));  // p + c − s, exactly
+  const __m128i bits = _mm_castpd_si128(s);
+  // Inexact, finite, and an even last bit: those lanes move one ulp towards e.
+  const __m128i even = _mm_shuffle_epi32(_mm_cmpeq_epi32(_mm_and_si128(bits, _mm_set_epi32(0, 1, 0, 1)), _mm_setzero_si128()),
+                                         _MM_SHUFFLE(2, 2, 0, 0));
+  const __m128d finite = _mm_cmplt_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), s), _mm_set1_pd(std::numeric_limits<double>::infinity()));
+  const __m128i move = _mm_and_si128(even, _mm_castpd_si128(_mm_and_pd(_mm_cmpneq_pd(e, _mm_setzero_pd()), finite)));
+  // Away from zero (bits + 1) when e has the sign of s, towards it (bits − 1) otherwise.
+  const __m128i opposite = _mm_shuffle_epi32(_mm_srai_epi32(_mm_xor_si128(bits, _mm_castpd_si128(e)), 31), _MM_SHUFFLE(3, 3, 1, 1));
+  const __m128i step = _mm_or_si128(opposite, _mm_set_epi32(0, 1, 0, 1));  // −1 or +1 as int64
+  return _mm_castsi128_pd(_mm_add_epi64(bits, _mm_and_si128(move, step)));
 }
+inline __m128 fma_exact_sse2(__m128 a, __m128 b, __m128 c) {
+  auto half = [](__m128 x, __m128 y, __m128 z) {
+    return _mm_cvtpd_ps(round_to_odd_sum_sse2(_mm_mul_pd(_mm_cvtps_pd(x), _mm_cvtps_pd(y)), _mm_cvtps_pd(z)));
+  };
+  const __m128 lo = half(a, b, c);
+  const __m128 hi = half(_mm_movehl_ps(a, a), _mm_movehl_ps(b, b), _mm_movehl_ps(c, c));
+  return _mm_movelh_ps(lo, hi);
+}
+#endif
+
+// a·b + c and c − a·b with one rounding, on every ISA.
+// (Not xsimd::fma: xsimd 8.1 has no AVX-512 one, and its generic a·b + c is two
+// roundings once contraction is off.)
+template <class A>
+ATTEND_VECTOR_MATH vfloat<A> fmadd(const vfloat<A>& a, const vfloat<A>& b, const vfloat<A>& c) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes<A> == 16) return _mm512_fmadd_ps(a, b, c);
+#endif
+#if defined(__FMA__)
+  if constexpr (kLanes<A> == 8) return _mm256_fmadd_ps(a, b, c);
+  if constexpr (kLanes<A> == 4) return _mm_fmadd_ps(a, b, c);
+#else
+  static_assert(kLanes<A> == 4, "without FMA only the 4-lane SSE2 path exists");
+  return fma_exact_sse2(a, b, c);
+#endif
+}
+template <class A>
+ATTEND_VECTOR_MATH vfloat<A> fnmadd(const vfloat<A>& a, const vfloat<A>& b, const vfloat<A>& c) {
+  return fmadd<A>(-a, b, c);
+}
+// a·b + c, fused where the ISA has an FMA, else a multiply and an add: only for the fp32
+// and bf16 GEMMs, whose results follow their micro-kernel anyway and which SSE2 should
+// not run at the exact emulation's speed.
+template <class A>
+ATTEND_VECTOR_MATH vfloat<A> multiply_add(const vfloat<A>& a, const vfloat<A>& b, const vfloat<A>& c) {
+#if defined(__FMA__)
+  return fmadd<A>(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+// ---- sums in one order whatever the width --------------------------------------------
+
+// The lanes of v summed by halves — lane l + lane l + W/2, down to one — which is how a
+// sum of 16 slots continues once the wider ISAs have folded their extra lanes.
+template <class A>
+inline float sum_by_halves(const vfloat<A>& v) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes<A> == 16) {
+    const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+    const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+    const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+    return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (kLanes<A> == 8) {
+    const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+    return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+  }
+#endif
+  if constexpr (kLanes<A> == 4) {
+    const __m128 h2 = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+  }
+}
+
+// Sums over a row in the canonical order: element i goes to slot i mod S (S a multiple
+// of 16: enough independent chains to hide the add latency), each slot summed in
+// increasing i, then the S slots folded by halves (slot l + slot l + S/2) down to one.
+// A W-lane ISA keeps the slots as S/W vectors: vector p holds slots [pW, pW + W).
+// Lanes past a row's end must hold −0, the additive identity (x + −0 = x for every x,
+// −0 included), so that the slots a wider vector touches with padding keep their bits.
+template <class A, int S>
+struct SlotSums {
+  static constexpr int W = kLanes<A>, P = S / W;
+  static_assert(S % 16 == 0 && P >= 1, "S is a multiple of the widest vector");
+  vfloat<A> part[P];
+
+  SlotSums() {
+#pragma GCC unroll 16
+    for (auto& p : part) p = vfloat<A>(-0.0f);
+  }
+  // Part of the vector that holds row elements [c, c + W) (c a multiple of W).
+  vfloat<A>& at(index_t c) { return part[(c / W) % P]; }
+  void add(index_t c, const vfloat<A>& v) { at(c) += v; }
+  float total() const {
+    vfloat<A> p[P];
+#pragma GCC unroll 16
+    for (int i = 0; i < P; ++i) p[i] = part[i];
+#pragma GCC unroll 16
+    for (int n = P / 2; n >= 1; n /= 2)
+#pragma GCC unroll 16
+      for (int i = 0; i < n; ++i) p[i] += p[i + n];
+    return sum_by_halves<A>(p[0]);
+  }
+};
 
 template <class A>
 inline float hmax(const vfloat<A>& v) {
@@ -49,10 +179,10 @@ inline float hmax(const vfloat<A>& v) {
   return m;
 }
 
-// out[i] = Σ lanes of rows[i], for all lanes rows at once: ~3 vector ops per row
-// instead of a full horizontal sum each. xsimd 8.1's AVX-512 haddp returns wrong sums
-// (its lane order is off), so AVX-512 has its own fold: 512 → 256 → 128 → 64 → 32-bit
-// halves, then one permute back to row order.
+// out[i] = Σ lanes of rows[i] by halves (sum_by_halves' order), for all lanes rows at
+// once: ~3 vector ops per row instead of a full horizontal sum each. AVX-512 folds
+// 512 → 256 → 128 → 64 → 32-bit halves, then one permute back to row order; AVX2 the
+// same from 256 bits; SSE2 one row at a time.
 template <class A>
 inline vfloat<A> sum_each(const vfloat<A>* rows) {
 #if defined(__AVX512F__)
@@ -74,7 +204,23 @@ inline vfloat<A> sum_each(const vfloat<A>* rows) {
     return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15), s4);
   }
 #endif
-  return xsimd::haddp(rows);
+#if defined(__AVX__)
+  if constexpr (kLanes<A> == 8) {
+    __m256 s1[4], s2[2];
+    for (int i = 0; i < 4; ++i)  // rows i and i+4: their 128-bit halves added
+      s1[i] = _mm256_add_ps(_mm256_permute2f128_ps(rows[i], rows[i + 4], 0x20), _mm256_permute2f128_ps(rows[i], rows[i + 4], 0x31));
+    for (int i = 0; i < 2; ++i)  // lanes l + l+2 of rows (i, i+4) and (i+2, i+6)
+      s2[i] = _mm256_add_ps(_mm256_shuffle_ps(s1[i], s1[i + 2], _MM_SHUFFLE(1, 0, 1, 0)),
+                            _mm256_shuffle_ps(s1[i], s1[i + 2], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m256 s3 = _mm256_add_ps(_mm256_shuffle_ps(s2[0], s2[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                    _mm256_shuffle_ps(s2[0], s2[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    // s3 holds rows 0 2 1 3 | 4 6 5 7.
+    return _mm256_permutevar8x32_ps(s3, _mm256_setr_epi32(0, 2, 1, 3, 4, 6, 5, 7));
+  }
+#endif
+  alignas(64) float out[kLanes<A>];
+  for (int i = 0; i < kLanes<A>; ++i) out[i] = sum_by_halves<A>(rows[i]);
+  return vfloat<A>::load_aligned(out);
 }
 
 // Partial vectors use the ISA's masked loads and stores where it has them: building a
@@ -236,9 +382,9 @@ ATTEND_VECTOR_MATH vfloat<A> exp2_nonpositive(const vfloat<A>& x) {
   const V f = x - n;
   // q(f) = c1 + c2·f + c3·f² + c4·f³ + c5·f⁴ in Estrin form: 3 dependent steps, not 5.
   const V f2 = f * f;
-  const V q = xsimd::fma(f2, xsimd::fma(f2, V(0.0013264723f), xsimd::fma(V(0.0096715130f), f, V(0.055507336f))),
-                         xsimd::fma(V(0.24022242f), f, V(0.69314700f)));
-  const V p = xsimd::fma(f, q, V(1.0f));
+  const V q = fmadd<A>(f2, fmadd<A>(f2, V(0.0013264723f), fmadd<A>(V(0.0096715130f), f, V(0.055507336f))),
+                         fmadd<A>(V(0.24022242f), f, V(0.69314700f)));
+  const V p = fmadd<A>(f, q, V(1.0f));
 #if defined(__AVX512F__)
   // scalef applies 2^n in one op and the mask zeroes x < −126 (and −inf, whose f is
   // NaN): 9 vector ops instead of 14. Vector ops share the FMA ports on AVX-512, so this
@@ -249,19 +395,6 @@ ATTEND_VECTOR_MATH vfloat<A> exp2_nonpositive(const vfloat<A>& x) {
   VI e = xsimd::to_int(n) + VI(127);
   e <<= 23;
   return xsimd::select(x >= V(-126.0f), p * xsimd::bitwise_cast<V>(e), V(0.0f));
-}
-
-// 1/d: a hardware estimate refined by one Newton step (r·(2 − d·r), ≤ 1 ulp) where the
-// ISA has one, instead of a division, whose throughput would bound the activations.
-template <class A>
-ATTEND_VECTOR_MATH vfloat<A> reciprocal(const vfloat<A>& d) {
-  using V = vfloat<A>;
-  if constexpr (std::is_base_of_v<xsimd::avx, A> || std::is_base_of_v<xsimd::avx512f, A>) {
-    const V r = xsimd::reciprocal(d);
-    return r * xsimd::fnma(d, r, V(2.0f));
-  } else {
-    return V(1.0f) / d;
-  }
 }
 
 // e^x for x ≤ 0 (−inf → 0), through exp2_nonpositive.
@@ -276,7 +409,7 @@ template <class A>
 ATTEND_VECTOR_MATH vfloat<A> sigmoid(const vfloat<A>& y) {
   using V = vfloat<A>;
   const V e = exp_nonpositive<A>(-xsimd::abs(y));
-  const V inv = reciprocal<A>(V(1.0f) + e);
+  const V inv = V(1.0f) / (V(1.0f) + e);
   return xsimd::select(y >= V(0.0f), inv, e * inv);
 }
 
@@ -291,18 +424,18 @@ ATTEND_VECTOR_MATH vfloat<A> sigmoid(const vfloat<A>& y) {
 template <class A>
 ATTEND_VECTOR_MATH vfloat<A> gelu_erf(const vfloat<A>& x) {
   using V = vfloat<A>;
-  const V t = reciprocal<A>(xsimd::fma(xsimd::abs(x), V(0.35355339059327376f), V(1.0f)));
+  const V t = V(1.0f) / fmadd<A>(xsimd::abs(x), V(0.35355339059327376f), V(1.0f));
   // P'(t) = Σ c_i·t^i, i = 0…9, in Estrin form (4 dependent levels instead of 9): these
   // chains, not the FMA count, bound the throughput of element-wise activations.
   const V t2 = t * t, t4 = t2 * t2, t8 = t4 * t4;
-  const V p01 = xsimd::fma(V(1.4427292f), t, V(-2.82574822f));
-  const V p23 = xsimd::fma(V(0.139630057f), t, V(0.539700616f));
-  const V p45 = xsimd::fma(V(0.402321582f), t, V(-0.26875686f));
-  const V p67 = xsimd::fma(V(2.14747446f), t, V(-1.63775315f));
-  const V p89 = xsimd::fma(V(0.246517298f), t, V(-1.18611495f));
-  const V p03 = xsimd::fma(p23, t2, p01), p47 = xsimd::fma(p67, t2, p45);
-  const V p = xsimd::fma(p89, t8, xsimd::fma(p47, t4, p03));
-  const V xh = x * (t * exp2_nonpositive<A>(xsimd::fnma(x * x, V(0.5f * kLog2e), p)));
+  const V p01 = fmadd<A>(V(1.4427292f), t, V(-2.82574822f));
+  const V p23 = fmadd<A>(V(0.139630057f), t, V(0.539700616f));
+  const V p45 = fmadd<A>(V(0.402321582f), t, V(-0.26875686f));
+  const V p67 = fmadd<A>(V(2.14747446f), t, V(-1.63775315f));
+  const V p89 = fmadd<A>(V(0.246517298f), t, V(-1.18611495f));
+  const V p03 = fmadd<A>(p23, t2, p01), p47 = fmadd<A>(p67, t2, p45);
+  const V p = fmadd<A>(p89, t8, fmadd<A>(p47, t4, p03));
+  const V xh = x * (t * exp2_nonpositive<A>(fnmadd<A>(x * x, V(0.5f * kLog2e), p)));
   return xsimd::select(x >= V(0.0f), x - xh, xh);
 }
 
@@ -317,7 +450,7 @@ ATTEND_VECTOR_MATH vfloat<A> activate(Activation a, const vfloat<A>& x) {
     case Activation::gelu:
       return gelu_erf<A>(x);
     case Activation::gelu_tanh:  // 0.5·x·(1 + tanh(u)) = x·σ(2u), no cancellation for x < 0
-      return x * sigmoid<A>(V(2.0f * 0.79788456080286536f) * xsimd::fma(V(0.044715f) * x, x * x, x));
+      return x * sigmoid<A>(V(2.0f * 0.79788456080286536f) * fmadd<A>(V(0.044715f) * x, x * x, x));
     case Activation::silu:
       return x * sigmoid<A>(x);
     case Activation::gelu_sigmoid:

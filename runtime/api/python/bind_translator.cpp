@@ -83,9 +83,12 @@ void bind_results(nb::module_& m) {
       .def_ro("log_prob", &H::log_prob, "Σ token_log_probs.")
       .def_ro("token_log_probs", &H::token_log_probs, "One per id, then the end token's if finished and left out.")
       .def_ro("finished", &H::finished, "Ended with end-of-sequence (not cut at max_length).")
+      .def_ro("end_id", &H::end_id, "finished: the end token it ended with (also when ids leave it out); else -1.")
       .def_ro("attention", &H::attention, "return_attention: [target token][source token].");
   nb::class_<attend::TranslationResult>(m, "TranslationResult", "The hypotheses of one source, best first.")
-      .def_ro("hypotheses", &attend::TranslationResult::hypotheses, "Best first.");
+      .def_ro("hypotheses", &attend::TranslationResult::hypotheses, "Best first.")
+      .def_ro("attention_heads", &attend::TranslationResult::attention_heads,
+              "return_attention_heads: every layer and head along hypotheses[0] (AttentionHeads).");
   using S = attend::ScoringResult;
   nb::class_<S>(m, "ScoringResult", "Log-probabilities of a given target.")
       .def_ro("ids", &S::ids, "The target as scored, end-of-sequence excluded.")
@@ -198,6 +201,16 @@ void bind_translator(nb::module_& m) {
             return translating([&] { return t.score_tokens(sources, targets); });
           },
           nb::arg("sources"), nb::arg("targets"), "score_ids with vocabulary tokens in and out.")
+      .def(
+          "attention_heads",
+          [](const attend::Translator& t, nb::handle source, nb::handle target) {
+            const Ids src = IdRows(nb::make_tuple(source), "source").vectors();
+            const Ids tgt = IdRows(nb::make_tuple(target), "target").vectors();
+            return translating([&] { return t.attention_heads(src[0], tgt[0]); });
+          },
+          nb::arg("source"), nb::arg("target"),
+          "Every layer and head's attention along a given output: source ids through the encoder, the decoder "
+          "teacher-forced over target ids (end them with the end token to see the step that ends it).")
       .def(
           "validate", [](const attend::Translator& t, const TranslationOptions& options) { translating([&] { t.validate(options); }); },
           nb::arg("options"), "Raises ValueError naming the option if these options cannot be used with this translator.")

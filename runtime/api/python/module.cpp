@@ -147,5 +147,7 @@ NB_MODULE(_attend, m) {
       "a quantized model then loads without quantizing. Raises RuntimeError naming the directory at fault.");
   bind_option_specs(m);
   bind_model(m);
+  bind_attention_heads(m);
   bind_translator(m);
+  bind_encoder(m);
 }

@@ -8,9 +8,10 @@
 //         it and sums the products in fp32.
 //   s8    int8 per output row, CTranslate2's scheme: scale[n] = 127 / max_k |w[n][k]|,
 //         q = round(w·scale), w ≈ q / scale. The GEMM quantizes each row of A the same
-//         way at run time (to ±s8_activation_levels), sums exactly in int32 and
-//         dequantizes in the epilogue. CTranslate2's int8 weights pack as they are
-//         (pack_weight_s8): no dequantize–requantize round trip.
+//         way at run time (to ±127), sums exactly in int32 and dequantizes in the
+//         epilogue — on every ISA, so the s8 GEMM's outputs are bit-identical whatever
+//         the CPU. CTranslate2's int8 weights pack as they are (pack_weight_s8): no
+//         dequantize–requantize round trip.
 // N is cut into panels NR columns wide (zero-padded), each panel k-major, so its K×NR
 // elements are contiguous. f32 and bf16 panels hold every k, so their K blocking is a
 // run-time choice of the GEMM; s8 is never K-blocked (its int32 sums must see all of K).
@@ -83,9 +84,8 @@ std::size_t packed_weight_bytes(index_t n, index_t k, WeightType type, Isa isa);
 index_t packed_weight_floats(index_t n, index_t k, Isa isa);
 // Largest K an s8 weight may have: int32 sums of K products of ≤ 128·127 stay exact.
 inline constexpr index_t kMaxS8K = index_t{1} << 17;
-// s8 GEMMs quantize each row of A to [−levels, levels]: 127, or 63 on ISAs whose
-// 8-bit multiply-add (vpmaddubsw: avx512 without VNNI, avx2) has 16-bit intermediates.
-int s8_activation_levels(Isa isa);
+// s8 GEMMs quantize each row of A to [−127, 127], on every ISA.
+inline constexpr int kS8ActivationLevels = 127;
 
 // Packs w = [N, K] (nn.Linear layout) as f32.
 PackedWeight pack_weight(ConstMatrix w, Isa isa = active_isa());
@@ -95,8 +95,9 @@ PackedWeight pack_weight(ConstMatrix w, WeightType type, Isa isa = active_isa())
 // Packs w = [K, N] (the transposed layout: C = A·W) as f32.
 PackedWeight pack_weight_kn(ConstMatrix w, Isa isa = active_isa());
 // Packs CTranslate2's int8 weights as they are: q = [N, K], ct2_scales[N] with
-// w ≈ q / scale (each > 0; +inf marks an all-zero row). Throws attend::Error naming
-// the first bad scale.
+// w ≈ q / scale (each > 0; +inf marks an all-zero row). A q of −128, which
+// CTranslate2's quantizer never writes, is read as −127 (the kernels negate weights).
+// Throws attend::Error naming the first bad scale.
 PackedWeight pack_weight_s8(MatrixView<const std::int8_t> q, const float* ct2_scales, Isa isa = active_isa());
 // CTranslate2's int8 quantization of w = [N, K], for writing quantized models:
 // ct2_scales[j] = 127 / max_k |w[j][k]| (1 for an all-zero row), q[j][k] =

@@ -42,4 +42,16 @@ void set_isa(Isa isa);  // throws attend::Error if the machine cannot run `isa`
 // Names of the kernels behind an ISA, e.g. "f32_gemm_14x32_avx512", for logs and plans.
 std::string isa_kernel_summary(Isa isa);
 
+// One core's measured rates of the GEMMs' dot-product instructions, in GFLOP/s (a
+// product and its sum count 2): the fp32 FMA of the best ISA this CPU has, and the bf16
+// dot product (vdpbf16ps, 0 without AVX512_BF16). Measured once per process, on first
+// call (~2 ms), best of several short runs of each, alternated. Whether bf16 weights
+// compute faster than fp32 depends on these, not on the ISA alone: vdpbf16ps gives the
+// FMA's FLOP rate on AMD Zen 4, half of it on Intel's cores.
+struct DotRates {
+  double f32_fma_gflops = 0;
+  double bf16_dot_gflops = 0;
+};
+DotRates measured_dot_rates();
+
 }  // namespace attend::ops

@@ -17,6 +17,7 @@ translates releases the GIL, so Python threads sharing a translator run in paral
 """
 
 from ._attend import (  # noqa: F401  (re-exported)
+    AttentionHeads,
     Hypothesis,
     Model,
     ModelInfo,
@@ -38,11 +39,13 @@ from .results import (  # noqa: F401
     TranslationResult,
 )
 from .translator import Translator, set_random_seed  # noqa: F401
+from .encoder import Encoder, EncoderForwardOutput, SentenceEncoder  # noqa: F401  (encoder-only models)
 
 __version__: str = version()
 
 __all__ = [
     "AsyncScoringResult",
+    "AttentionHeads",
     "AsyncTranslationResult",
     "GenerationStepResult",
     "Hypothesis",
@@ -58,6 +61,9 @@ __all__ = [
     "Translator",
     "TranslatorOptions",
     "convert_model",
+    "Encoder",
+    "EncoderForwardOutput",
+    "SentenceEncoder",
     "reads_in_place",
     "set_random_seed",
     "version",

@@ -1,4 +1,9 @@
-"""attend.ray: translating a corpus across the machines of a Ray cluster.
+"""attend.ray: translating (and embedding) a corpus across the machines of a Ray cluster.
+
+Encoder-only models: ``attend.ray.Embed`` for ``map_batches`` (column ``text`` in,
+``embedding`` out), and ``python -m attend.ray embed -m DIR -i FILE… -o OUTDIR`` (one
+``OUTDIR/<name>.npy`` per input, float32 [lines, dim], row i = line i; restartable
+shards, as for translate).
 
 Two ways in (``pip install .[ray]``):
 
@@ -301,6 +306,53 @@ class Translate:
         raise TypeError(f"Translate takes a dict of arrays, a pandas DataFrame or an Arrow table, not {type(batch)}")
 
 
+class Embed:
+    """Sentence embeddings for Ray Data's ``map_batches``: an encoder-only model loaded
+    once per actor (attend.SentenceEncoder's engine), column ``column`` (text) in, column
+    ``output_column`` (a float32 vector per row) out::
+
+        ds = ray.data.read_text("corpus/")
+        ds = ds.map_batches(attend.ray.Embed, fn_constructor_args=("/models/all-MiniLM-L6-v2",),
+                            concurrency=4, batch_size=1024, num_cpus=2)
+
+    ``normalize``: None as the model (its Normalize module), True or False to force.
+    Every row gives one embedding, in order; an empty line embeds the empty text."""
+
+    def __init__(self, model_dir: str, *, threads: int = 1, column: str = "text", output_column: str = "embedding",
+                 normalize: Optional[bool] = None, compute_type: str = "default", isa: str = "",
+                 max_length: int = 0, max_batch_size: int = 32, max_batch_tokens: int = 8192,
+                 input_format: str = "text") -> None:
+        if input_format not in ("text", "ids"):
+            raise ValueError(f"input_format={input_format!r}: text or ids")
+        self.input_format = input_format
+        self.encoder = _attend.Encoder(model_dir, isa=isa, compute_type=compute_type, threads=threads,
+                                       max_length=max_length, max_batch_size=max_batch_size,
+                                       max_batch_tokens=max_batch_tokens)
+        self.column, self.output_column = column, output_column
+        self.normalize = -1 if normalize is None else int(bool(normalize))
+
+    def embed_lines(self, lines: Sequence[str], first_line: int = 0, prefixes: Optional[List[str]] = None) -> Any:
+        """[len(lines), dim] float32, row i the embedding of lines[i] (text, or ids
+        separated by spaces, cut to the model's length as `attend embed` cuts them)."""
+        if self.input_format == "ids":
+            limit = self.encoder.encoder_info.max_length
+            return self.encoder.embed_ids([[int(t) for t in str(x).split()][:limit] for x in lines], self.normalize)
+        return self.encoder.embed([str(x) for x in lines], self.normalize)
+
+    def __call__(self, batch: Any) -> Any:
+        if isinstance(batch, dict):
+            batch = dict(batch)
+            batch[self.output_column] = self.embed_lines([str(x) for x in batch[self.column]])
+            return batch
+        if hasattr(batch, "to_pandas") and hasattr(batch, "append_column"):  # pyarrow.Table
+            vectors = self.embed_lines([str(x) for x in batch.column(self.column).to_pylist()])
+            return batch.append_column(self.output_column, _pyarrow().array(list(vectors)))
+        if hasattr(batch, "assign"):  # pandas.DataFrame
+            vectors = self.embed_lines([str(x) for x in batch[self.column]])
+            return batch.assign(**{self.output_column: list(vectors)})
+        raise TypeError(f"Embed takes a dict of arrays, a pandas DataFrame or an Arrow table, not {type(batch)}")
+
+
 def _pyarrow() -> Any:
     import pyarrow
 
@@ -354,6 +406,45 @@ class _Shards:
         with open(tmp, "wb") as out:
             for k in range(self.count):
                 out.write(self.shard_file(k).read_bytes())
+        os.replace(tmp, self.output)
+        (self.work.parent / f"{self.path.name}.json").write_text(json.dumps({"key": self.key, "lines": self.lines}))
+        for f in self.work.iterdir():
+            f.unlink()
+        self.work.rmdir()
+
+
+class _EmbeddingShards(_Shards):
+    """An input's shards as .npy pieces, joined into OUTPUT_DIR/<name>.npy, float32
+    [lines, dim] with row i the embedding of line i."""
+
+    def __init__(self, index: int, path: Path, output_dir: Path, shard_lines: int, settings: str) -> None:
+        super().__init__(index, path, output_dir, shard_lines, settings)
+        self.output = output_dir / (path.name + ".npy")
+
+    def shard_file(self, k: int) -> Path:
+        return self.work / f"{k:06d}.npy"
+
+    def write_shard(self, k: int, rows: Any) -> None:
+        import numpy as np
+
+        tmp = self.shard_file(k).with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            np.save(f, np.asarray(rows, dtype=np.float32))
+        os.replace(tmp, self.shard_file(k))
+
+    def finish(self) -> None:
+        import numpy as np
+
+        pieces = [np.load(self.shard_file(k), mmap_mode="r") for k in range(self.count)]
+        dim = pieces[0].shape[1] if pieces else 0
+        tmp = self.output.with_name(self.output.name + ".attend-ray.tmp")
+        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(self.lines, dim))
+        at = 0
+        for piece in pieces:
+            out[at:at + len(piece)] = piece
+            at += len(piece)
+        out.flush()
+        del out, pieces
         os.replace(tmp, self.output)
         (self.work.parent / f"{self.path.name}.json").write_text(json.dumps({"key": self.key, "lines": self.lines}))
         for f in self.work.iterdir():
@@ -462,7 +553,7 @@ def given_decoding_options(args: argparse.Namespace) -> Dict[str, Any]:
 def parser() -> argparse.ArgumentParser:
     """The command line's parser (`python -m attend.ray translate --help`)."""
     top = argparse.ArgumentParser(prog="python -m attend.ray",
-                                  description="Batch translation of files across a Ray cluster.")
+                                  description="Batch translation and embedding of files across a Ray cluster.")
     commands = top.add_subparsers(dest="command", required=True)
     p = commands.add_parser("translate", help="Translate files, one output line per input line, in order",
                             description="Translate files on a Ray cluster: OUTPUT_DIR/<input name> per input, "
@@ -493,6 +584,26 @@ def parser() -> argparse.ArgumentParser:
                    "many CPUs (threads × actors = the cluster's cores)")
     p.add_argument("--actors", type=int, default=0, help="Translating actors (0: the cluster's CPUs / --threads)")
     p.add_argument("--shard-lines", type=int, default=2000, help="Lines per shard (the unit of restart)")
+    e = commands.add_parser("embed", help="Sentence embeddings of files: OUTPUT_DIR/<input name>.npy",
+                            description="Embed files on a Ray cluster with an encoder-only model: OUTPUT_DIR/<input "
+                                        "name>.npy per input, float32 [lines, dim], row i = line i. Restartable: a "
+                                        "second run skips finished shards.")
+    e.add_argument("--address", required=True, help="The cluster's head (HOST:PORT), 'auto' or 'local'")
+    e.add_argument("-m", "--model", required=True, help="Encoder model directory (the same path on every node)")
+    e.add_argument("-i", "--input", nargs="+", required=True, help="Input files, one text per line")
+    e.add_argument("-o", "--output-dir", required=True, help="Output directory")
+    group = e.add_mutually_exclusive_group()
+    group.add_argument("--normalize", dest="normalize", action="store_true", default=None,
+                       help="L2-normalise every embedding (default: as the model)")
+    group.add_argument("--no-normalize", dest="normalize", action="store_false", help="Never normalise")
+    e.add_argument("--input-format", choices=("text", "ids"), default="text", help="text, or token ids separated by spaces")
+    e.add_argument("--compute-type", default="default", help="default, auto, float32, int8, bfloat16")
+    e.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
+    e.add_argument("--max-length", type=int, default=0, help="Tokens a line is cut to (0: the model's)")
+    e.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
+    e.add_argument("--threads", type=int, default=1, help="Compute threads per actor (each reserves as many CPUs)")
+    e.add_argument("--actors", type=int, default=0, help="Actors (0: the cluster's CPUs / --threads)")
+    e.add_argument("--shard-lines", type=int, default=2000, help="Lines per shard (the unit of restart)")
     return top
 
 
@@ -544,6 +655,18 @@ def _translate_files(args: argparse.Namespace) -> int:
         if f.prefixes is not None and _count_lines(f.prefixes) < f.lines:
             raise SystemExit(f"python -m attend.ray: {f.prefixes} has {_count_lines(f.prefixes)} lines for the "
                              f"{f.lines} of {f.path}: every input line needs a target prefix")
+    return _process_files(args, files, Translate, translate_kwargs, model_dir, "translate_lines",
+                          lambda: ray.remote(num_cpus=args.threads, max_retries=0)(_check_settings).remote(
+                              model_dir, translate_kwargs), "translate")
+
+
+def _process_files(args: argparse.Namespace, files: List[_Shards], actor_class: Any, actor_kwargs: Dict[str, Any],
+                   model_dir: str, method: str, check: Any, verb: str) -> int:
+    """The files' unfinished shards through a pool of `actor_class` actors on the cluster
+    (args.address), `method` per shard; `check()` returns an ObjectRef that raises (a
+    usage error) if the settings do not suit the model. Shared by translate and embed."""
+    import ray
+
     pending = [f for f in files if f.prepare()]
     total = sum(f.lines for f in files)
     already = total - sum(f.lines for f in pending) + sum(
@@ -566,29 +689,62 @@ def _translate_files(args: argparse.Namespace) -> int:
         # The options against the model, once, where the model is; an error here names
         # the option instead of actors failing (and restarting) one after the other.
         try:
-            ray.get(ray.remote(num_cpus=args.threads, max_retries=0)(_check_settings).remote(model_dir,
-                                                                                           translate_kwargs))
+            ray.get(check())
         except ray.exceptions.RayTaskError as e:
             raise UsageError(str(e.cause) if getattr(e, "cause", None) else str(e)) from None
         actors = args.actors or max(1, int(ray.cluster_resources().get("CPU", 1) // args.threads))
-        remote = ray.remote(num_cpus=args.threads, max_restarts=-1, max_task_retries=-1)(Translate)
-        pool = [remote.remote(model_dir, **translate_kwargs) for _ in range(actors)]
-        print(f"attend.ray: {len(pending)} file(s), {total - already} lines to translate, {actors} actor(s) × "
+        remote = ray.remote(num_cpus=args.threads, max_restarts=-1, max_task_retries=-1)(actor_class)
+        pool = [remote.remote(model_dir, **actor_kwargs) for _ in range(actors)]
+        print(f"attend.ray: {len(pending)} file(s), {total - already} lines to {verb}, {actors} actor(s) × "
               f"{args.threads} thread(s)", file=sys.stderr, flush=True)
-        _run(pool, pending, progress)
+        _run(pool, pending, progress, method)
     finally:
         ray.shutdown()
     progress.add(0, force=True)
     return 0
 
 
+def _embed_arguments(args: argparse.Namespace) -> Dict[str, Any]:
+    return dict(threads=args.threads, normalize=args.normalize, compute_type=args.compute_type, isa=args.isa or "",
+                max_length=args.max_length, max_batch_size=args.max_batch_size, input_format=args.input_format)
+
+
+def _check_embed_settings(model_dir: str, kwargs: Dict[str, Any]) -> int:
+    """Runs on a worker: the encoder loads with these settings."""
+    return Embed(model_dir, **kwargs).encoder.encoder_info.embedding_dim
+
+
+def _embed_files(args: argparse.Namespace) -> int:
+    import ray
+
+    for name in ("threads", "shard_lines", "max_batch_size"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be ≥ 1")
+    inputs = [Path(p) for p in args.input]
+    for p in inputs:
+        if not p.is_file():
+            raise SystemExit(f"python -m attend.ray: cannot read the input {p}")
+    if len({p.name for p in inputs}) != len(inputs):
+        raise SystemExit("python -m attend.ray: two inputs have the same file name (outputs are OUTPUT_DIR/<name>.npy)")
+    output_dir = Path(args.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    kwargs = _embed_arguments(args)
+    model_dir = str(Path(args.model).resolve())
+    settings = json.dumps(["embed", model_dir, kwargs], sort_keys=True)
+    files = [_EmbeddingShards(i, p, output_dir, args.shard_lines, settings) for i, p in enumerate(inputs)]
+    return _process_files(args, files, Embed, kwargs, model_dir, "embed_lines",
+                          lambda: ray.remote(num_cpus=args.threads, max_retries=0)(_check_embed_settings).remote(
+                              model_dir, kwargs), "embed")
+
+
 class UsageError(Exception):
     """A bad flag or combination of flags: exit 2, as `attend translate` exits."""
 
 
-def _run(pool: List[Any], files: List[_Shards], progress: _Progress) -> None:
-    """Keeps two shards in flight per actor, writes each shard as it returns, and each
-    file once its shards are all written. Memory: the shards in flight."""
+def _run(pool: List[Any], files: List[_Shards], progress: _Progress, method: str = "translate_lines") -> None:
+    """Keeps two shards in flight per actor (each given to the actor's `method`), writes
+    each shard as it returns, and each file once its shards are all written. Memory: the
+    shards in flight."""
     import ray
 
     work = ((f, k, lines, prefixes) for f in files for k, lines, prefixes in _read_shards(f))
@@ -607,7 +763,7 @@ def _run(pool: List[Any], files: List[_Shards], progress: _Progress) -> None:
                 break
             f, k, lines, prefixes = item
             actor = idle.pop()
-            ref = actor.translate_lines.remote(lines, k * f.shard_lines, prefixes)
+            ref = getattr(actor, method).remote(lines, k * f.shard_lines, prefixes)
             in_flight[ref] = (f, k, lines, pool.index(actor))
         if not in_flight:
             break
@@ -626,10 +782,10 @@ def _run(pool: List[Any], files: List[_Shards], progress: _Progress) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """`python -m attend.ray translate …` (see --help)."""
+    """`python -m attend.ray translate|embed …` (see --help)."""
     args = parser().parse_args(argv)
     try:
-        return _translate_files(args)
+        return _embed_files(args) if args.command == "embed" else _translate_files(args)
     except UsageError as e:
         print(f"python -m attend.ray: {e}", file=sys.stderr)
         return 2

@@ -17,12 +17,16 @@ class TranslationResult:
     filled when ``return_scores=True`` (log-probability divided by length^length_penalty,
     as CTranslate2 reports it), ``attention`` when ``return_attention=True``;
     ``logits`` stays empty (attend does not return vocabulary logits).
+    ``attention_heads`` (attend's own, ``return_attention="all"``): every layer and head
+    of the encoder self-, decoder self- and cross-attention along the best hypothesis,
+    an :class:`attend.AttentionHeads`; None otherwise.
     """
 
     hypotheses: List[Any]
     scores: List[float] = field(default_factory=list)
     attention: List[List[List[float]]] = field(default_factory=list)
     logits: List[Any] = field(default_factory=list)
+    attention_heads: Optional[Any] = None
 
     def __getitem__(self, index: int) -> dict:
         """CTranslate2 1.x's dictionary view: ``result[k]["tokens"]``, ``["score"]``."""

@@ -249,7 +249,8 @@ class Translator:
                           no_repeat_ngram_size: int, disable_unk: bool, suppress_sequences: Optional[List[List[str]]],
                           end_token: Optional[Union[str, List[str], List[int]]], return_end_token: bool,
                           prefix_bias_beta: float, max_input_length: int, max_decoding_length: int,
-                          min_decoding_length: int, use_vmap: bool, return_logits_vocab: bool, return_attention: bool,
+                          min_decoding_length: int, use_vmap: bool, return_logits_vocab: bool,
+                          return_attention: Union[bool, str],
                           return_alternatives: bool, min_alternative_expansion_prob: float, sampling_topk: int,
                           sampling_topp: float, sampling_temperature: float, replace_unknowns: bool
                           ) -> "_attend.TranslationOptions":
@@ -259,6 +260,9 @@ class Translator:
             raise _refuse(method, "return_logits_vocab=True", "is not supported: attend returns no vocabulary logits")
         if max_decoding_length < 1:
             raise _refuse(method, f"max_decoding_length={max_decoding_length}", "must be ≥ 1")
+        if not isinstance(return_attention, bool) and return_attention != "all":
+            raise _refuse(method, f"return_attention={return_attention!r}",
+                          "must be True, False or 'all' (every layer and head too)")
         o = _attend.TranslationOptions()
         o.beam_size, o.num_hypotheses, o.length_penalty = beam_size, num_hypotheses, length_penalty
         o.patience, o.coverage_penalty, o.repetition_penalty = patience, coverage_penalty, repetition_penalty
@@ -276,7 +280,10 @@ class Translator:
         # CTranslate2 would go on with positions the model never saw in training.
         o.max_length = min(max_decoding_length, self.model.max_positions)
         o.min_length = min_decoding_length
-        o.return_attention, o.return_alternatives = return_attention, return_alternatives
+        # "all" (attend's): CTranslate2's alignment in `attention`, and every layer and
+        # head along the best hypothesis in `attention_heads`, recomputed after decoding.
+        o.return_attention, o.return_attention_heads = bool(return_attention), return_attention == "all"
+        o.return_alternatives = return_alternatives
         o.min_alternative_expansion_prob, o.replace_unknowns = min_alternative_expansion_prob, replace_unknowns
         # CTranslate2 samples unless top-k is 1 (then top-p and temperature do nothing).
         o.sampling = sampling_topk != 1
@@ -316,7 +323,7 @@ class Translator:
                         end_token: Optional[Union[str, List[str], List[int]]] = None, return_end_token: bool = False,
                         prefix_bias_beta: float = 0, max_input_length: int = 1024, max_decoding_length: int = 256,
                         min_decoding_length: int = 1, use_vmap: bool = False, return_scores: bool = False,
-                        return_logits_vocab: bool = False, return_attention: bool = False,
+                        return_logits_vocab: bool = False, return_attention: Union[bool, str] = False,
                         return_alternatives: bool = False, min_alternative_expansion_prob: float = 0,
                         sampling_topk: int = 1, sampling_topp: float = 1, sampling_temperature: float = 1,
                         replace_unknowns: bool = False,
@@ -330,7 +337,9 @@ class Translator:
         CTranslate2's, with its default; results are :class:`TranslationResult` in
         input order (``asynchronous=True``: objects with ``result()`` and ``done()``).
         ``callback(GenerationStepResult) -> bool`` sees each token as it is chosen
-        (``beam_size=1``); returning True stops the batch.
+        (``beam_size=1``); returning True stops the batch. ``return_attention="all"``
+        (attend's) fills ``attention`` as ``True`` does and ``attention_heads`` with every
+        layer and head along the best hypothesis (:class:`attend.AttentionHeads`).
         """
         method = "translate_batch"
         options = self._decoding_options(
@@ -356,7 +365,7 @@ class Translator:
         return work()
 
     def _translate(self, plan: "_attend.Translator", kind: str, source: Any, target_prefix: Any,
-                   options: "_attend.TranslationOptions", return_scores: bool, return_attention: bool,
+                   options: "_attend.TranslationOptions", return_scores: bool, return_attention: Union[bool, str],
                    callback: Optional[Callable[[GenerationStepResult], bool]]) -> List[TranslationResult]:
         if len(source) == 0:
             return []
@@ -537,6 +546,21 @@ class Translator:
             self._active -= 1
         return [_result(r, lambda h: h.text, return_scores, args["return_attention"]) for r in raw]
 
+    def attention_heads(self, source: Any, target: Any) -> "_attend.AttentionHeads":
+        """Every layer and head's attention along a given output (attend's own): ``source``
+        (tokens or ids, one sentence) through the encoder, then the decoder teacher-forced
+        over ``target`` — the tokens it is to produce; end with the end token (``"</s>"``)
+        to see the step that ends it. A translation's own output gives what
+        ``return_attention="all"`` gives; a reference shows what the model attends to
+        while producing it. Returns :class:`attend.AttentionHeads` (NumPy arrays
+        ``encoder_self``, ``decoder_self``, ``cross`` and the tokens; ``save(path)``
+        writes the .npz of ``attend translate --attention-all``)."""
+        if _input_kind([source, target], "source and target") == "tokens":
+            source = self.model.encode_tokens(list(source), "source")
+            target = self.model.encode_tokens(list(target), "target")
+        plan = self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, 1, max(_DEFAULT_TARGET, len(target)))
+        return plan.attention_heads(source, target)
+
     def info(self) -> "_attend.ModelInfo":
         """What loading the model found and checked: format, tensors, parameters, kernels."""
         return self.model.info()
@@ -585,13 +609,14 @@ class _StepTotal(collections.namedtuple("StepProfile", "phase kind name seconds"
 
 
 def _result(raw: "_attend.TranslationResult", hypothesis: Callable[[Any], Any], return_scores: bool,
-            return_attention: bool) -> TranslationResult:
+            return_attention: Union[bool, str]) -> TranslationResult:
     hyps = raw.hypotheses
     # The engine's score is CTranslate2's: Σ log p of the generated tokens (forced prefix
     # tokens left out) divided by the output's length^length_penalty.
     scores = [h.score for h in hyps] if return_scores else []
     attention = [h.attention for h in hyps] if return_attention else []
-    return TranslationResult([hypothesis(h) for h in hyps], scores, attention)
+    heads = raw.attention_heads if return_attention == "all" else None
+    return TranslationResult([hypothesis(h) for h in hyps], scores, attention, attention_heads=heads)
 
 
 def _chunks(iterables: List[Iterable[Any]], size: int, batch_type: str) -> Iterator[Tuple[List[Any], ...]]:

@@ -1,0 +1,248 @@
+// The C++ API of encoder-only models (include/attend/encoder.hpp) over the runtime's
+// EncoderRunner, with the model's Hugging Face tokenizer (text/hf_tokenizer.hpp).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+
+#include "attend/attend.hpp"
+#include "attend/ops/isa.hpp"
+#include "attention_maps.hpp"
+#include "encoder/encoder_runner.hpp"
+#include "formats/encoder_io.hpp"
+#include "text/vocabulary.hpp"
+#include "text/hf_tokenizer.hpp"
+#include "thread_split.hpp"
+
+namespace attend {
+
+struct Encoder::State {
+  std::string directory;
+  std::shared_ptr<const runtime::EncoderModel> model;
+  std::unique_ptr<runtime::EncoderRunner> runner;
+  ThreadSplit split;
+  std::optional<runtime::HfTokenizer> tokenizer;  // tokenizer.json
+  std::string tokenizer_path;
+  std::optional<runtime::Vocabulary> vocabulary;  // CTranslate2's vocabulary.{json,txt}
+  std::int64_t max_length = 0;
+
+  const runtime::EncoderConfig& config() const { return model->config(); }
+};
+
+namespace {
+
+runtime::LoadOptions load_options(const EncoderOptions& o) {
+  runtime::LoadOptions r;
+  r.compute_type = o.compute_type;
+  if (!o.isa.empty()) r.isa = ops::parse_isa(o.isa);
+  if (!ops::isa_available(r.isa)) throw Error("this CPU cannot run " + o.isa + " kernels");
+  return r;
+}
+
+// Scores from logits as the model's head defines them (encoder_config.hpp).
+Classification classification(std::vector<float> logits, const runtime::EncoderConfig& c) {
+  Classification out;
+  out.scores = logits;
+  if (c.scores == runtime::ScoreFunction::softmax) {
+    const float top = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (float& s : out.scores) sum += (s = std::exp(s - top));
+    for (float& s : out.scores) s = static_cast<float>(s / sum);
+  } else if (c.scores == runtime::ScoreFunction::sigmoid) {
+    for (float& s : out.scores) s = 1.0f / (1.0f + std::exp(-s));
+  }
+  out.label = static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  out.label_name = out.label < static_cast<std::int32_t>(c.labels.size()) ? c.labels[out.label] : std::to_string(out.label);
+  out.score = out.scores[out.label];
+  out.logits = std::move(logits);
+  return out;
+}
+
+const runtime::EncoderRunner& runner_of(const std::unique_ptr<Encoder::State>& s) { return *s->runner; }
+
+}  // namespace
+
+Encoder::Encoder(const std::string& directory, const EncoderOptions& options) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.directory = directory;
+  runtime::HfEncoderFiles files = runtime::read_encoder(directory);
+  if (!options.pooling.empty()) files.config.pooling = {runtime::parse_pooling(options.pooling)};
+  s.tokenizer_path = files.tokenizer;
+  if (!files.vocabulary.empty()) s.vocabulary = runtime::Vocabulary::from_file(files.vocabulary, "[UNK]");
+  // Before the model: the heap its parse frees goes back to the system with the model's
+  // (return_freed_memory), and a bad tokenizer.json is named before the weights load.
+  if (!s.tokenizer_path.empty()) s.tokenizer = runtime::HfTokenizer::load(s.tokenizer_path);
+  s.model = runtime::EncoderModel::build(std::move(files.config), std::move(files.tensors), std::move(files.report),
+                                         load_options(options));
+  if (options.max_length < 0) throw Error("max_length = " + std::to_string(options.max_length) + ": must be ≥ 0 (0: the model's)");
+  s.max_length = options.max_length > 0 ? std::min(options.max_length, s.config().max_positions()) : s.config().max_length();
+  s.split = split_threads(options.threads, options.inter_threads, options.intra_threads);
+  runtime::EncoderRunnerConfig rc;
+  rc.threads = s.split.intra, rc.inter_threads = s.split.inter;
+  rc.max_batch_size = options.max_batch_size;
+  rc.max_batch_tokens = std::max(options.max_batch_tokens, s.max_length);
+  rc.max_length = s.max_length;
+  s.runner = std::make_unique<runtime::EncoderRunner>(s.model, rc);
+}
+
+Encoder::~Encoder() = default;
+Encoder::Encoder(Encoder&&) noexcept = default;
+Encoder& Encoder::operator=(Encoder&&) noexcept = default;
+
+namespace {
+
+// A text, or a pair (second non-null), through the model's tokenizer.
+TokenizedText tokenized(const Encoder::State& s, const std::string& first, const std::string* second) {
+  if (!s.tokenizer) throw Error(s.directory + ": no tokenizer.json — give token ids instead");
+  runtime::TokenizeOptions o;
+  o.max_length = s.max_length;
+  runtime::Encoding e = second ? s.tokenizer->encode_pair(first, *second, o) : s.tokenizer->encode(first, o);
+  TokenizedText t;
+  t.ids = std::move(e.ids), t.type_ids = std::move(e.type_ids), t.tokens = std::move(e.tokens);
+  t.truncated = e.truncated;
+  t.invalid_utf8 = e.invalid_utf8;
+  return t;
+}
+
+}  // namespace
+
+AttentionHeads Encoder::attention_heads(const std::vector<std::int32_t>& ids,
+                                       const std::vector<std::int32_t>& token_type_ids) const {
+  runtime::AttentionCapture capture = state_->runner->trace_attention(ids, token_type_ids);
+  AttentionHeads h;
+  h.source_ids = ids;
+  for (const std::int32_t id : ids)
+    h.source_tokens.push_back(state_->vocabulary ? state_->vocabulary->token(id) : std::to_string(id));
+  h.encoder_self = maps_of(std::move(capture.encoder_self));
+  return h;
+}
+
+TokenizedText Encoder::tokenize(const std::string& text) const { return tokenized(*state_, text, nullptr); }
+
+TokenizedText Encoder::tokenize_pair(const std::string& first, const std::string& second) const {
+  return tokenized(*state_, first, &second);
+}
+
+std::int32_t Encoder::token_to_id(const std::string& token) const {
+  if (state_->vocabulary) return state_->vocabulary->id_or_unk(token);
+  if (state_->tokenizer) return state_->tokenizer->token_to_id(token);
+  throw Error(state_->directory + ": no vocabulary to look tokens up in");
+}
+
+std::vector<std::vector<float>> Encoder::embed(const std::vector<std::string>& texts, const EmbedOptions& options,
+                                               const EmbeddingCallback& on_embedding) const {
+  std::vector<std::vector<std::int32_t>> ids;
+  ids.reserve(texts.size());
+  for (const std::string& t : texts) ids.push_back(tokenize(t).ids);
+  return embed_ids(ids, options, on_embedding);
+}
+
+std::vector<std::vector<float>> Encoder::embed_ids(const std::vector<std::vector<std::int32_t>>& ids,
+                                                   const EmbedOptions& options,
+                                                   const EmbeddingCallback& on_embedding) const {
+  if (options.normalize < -1 || options.normalize > 1)
+    throw OptionError("normalize", std::to_string(options.normalize), "must be -1 (as the model), 0 or 1");
+  runtime::EncoderRunOptions o;
+  o.heads.embedding = true;
+  o.heads.normalize = options.normalize;
+  std::vector<std::vector<float>> out;
+  runtime::EncoderRunner::Sink sink;
+  if (on_embedding) sink = [&](std::size_t i, runtime::SequenceOutput&& r) { on_embedding(i, std::move(r.embedding)); };
+  for (auto& r : runner_of(state_).run(ids, {}, o, sink)) out.push_back(std::move(r.embedding));
+  return out;
+}
+
+std::vector<EncoderOutput> Encoder::forward_ids(const std::vector<std::vector<std::int32_t>>& ids,
+                                                const std::vector<std::vector<std::int32_t>>& token_type_ids) const {
+  runtime::EncoderRunOptions o;
+  o.hidden = true;
+  o.heads.pooler = state_->config().pooler;
+  std::vector<EncoderOutput> out;
+  for (auto& r : runner_of(state_).run(ids, token_type_ids, o)) {
+    EncoderOutput e;
+    e.length = r.length, e.hidden_size = state_->config().d_model;
+    e.last_hidden_state = std::move(r.hidden);
+    e.pooler_output = std::move(r.pooler);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<Classification> Encoder::classify_ids(const std::vector<std::vector<std::int32_t>>& ids,
+                                                  const std::vector<std::vector<std::int32_t>>& token_type_ids) const {
+  const runtime::EncoderConfig& c = state_->config();
+  if (c.classifier == runtime::ClassifierHead::none)
+    throw Error(state_->directory + ": " + c.architecture + " has no classification head (a *ForSequenceClassification model has)");
+  runtime::EncoderRunOptions o;
+  o.heads.logits = true;
+  std::vector<Classification> out;
+  for (auto& r : runner_of(state_).run(ids, token_type_ids, o)) out.push_back(classification(std::move(r.logits), c));
+  return out;
+}
+
+std::vector<Classification> Encoder::classify(const std::vector<std::string>& texts) const {
+  std::vector<std::vector<std::int32_t>> ids, types;
+  for (const std::string& t : texts) {
+    TokenizedText e = tokenize(t);
+    ids.push_back(std::move(e.ids)), types.push_back(std::move(e.type_ids));
+  }
+  return classify_ids(ids, types);
+}
+
+std::vector<Classification> Encoder::classify_pairs(const std::vector<std::pair<std::string, std::string>>& pairs) const {
+  std::vector<std::vector<std::int32_t>> ids, types;
+  for (const auto& [a, b] : pairs) {
+    TokenizedText e = tokenize_pair(a, b);
+    ids.push_back(std::move(e.ids)), types.push_back(std::move(e.type_ids));
+  }
+  return classify_ids(ids, types);
+}
+
+EncoderInfo Encoder::encoder_info() const {
+  const runtime::EncoderConfig& c = state_->config();
+  EncoderInfo i;
+  i.architecture = c.architecture;
+  i.hidden_size = c.d_model, i.embedding_dim = c.embedding_dim(), i.max_length = state_->max_length;
+  i.vocabulary_size = c.vocab_size;
+  for (runtime::Pooling p : c.pooling) i.pooling.append(i.pooling.empty() ? "" : "+").append(runtime::pooling_name(p));
+  i.normalize = c.normalize, i.has_pooler = c.pooler;
+  i.has_tokenizer = state_->tokenizer.has_value();
+  i.labels = c.labels;
+  return i;
+}
+
+ModelInfo Encoder::info() const {
+  const auto& r = state_->model->report();
+  ModelInfo i;
+  i.directory = state_->directory, i.format = r.format, i.file_bytes = r.file_bytes, i.parameters = r.parameters;
+  i.config_json = state_->config().to_json();
+  for (const auto& t : r.tensors) i.tensors.push_back({t.name, t.dtype, t.shape, t.elements});
+  i.checks = r.checks;
+  if (state_->tokenizer) i.text_tokenizer = "tokenizer.json: " + state_->tokenizer->describe();
+  if (state_->vocabulary) i.vocabulary = std::to_string(state_->vocabulary->size()) + " tokens";
+  i.isa = ops::isa_name(state_->model->isa());
+  i.compute_type = state_->model->compute_type().name;
+  i.compute_type_reason = state_->model->compute_type().reason;
+  return i;
+}
+
+std::string Encoder::plan_description() const { return state_->runner->plan().describe(); }
+int Encoder::inter_threads() const { return state_->split.inter; }
+int Encoder::intra_threads() const { return state_->split.intra; }
+void Encoder::set_profiling(bool on) const { state_->runner->set_profiling(on); }
+void Encoder::reset_profile() const { state_->runner->reset_statistics(); }
+std::int64_t Encoder::tokens_processed() const { return state_->runner->counters().tokens; }
+
+std::vector<EncoderStepProfile> Encoder::profile() const {
+  const auto seconds = state_->runner->step_seconds();
+  const auto& steps = state_->runner->plan().steps();
+  std::vector<EncoderStepProfile> out;
+  for (size_t i = 0; i < steps.size() && i < seconds.size(); ++i)
+    out.push_back({runtime::encoder_phase_name(steps[i].phase), runtime::encoder_step_kind_name(steps[i].kind), steps[i].name,
+                   seconds[i]});
+  return out;
+}
+
+bool is_encoder_model(const std::string& directory) { return runtime::is_encoder_directory(directory); }
+
+}  // namespace attend

@@ -1,0 +1,105 @@
+#include "encoder/encoder_workspace.hpp"
+
+#include "attend/error.hpp"
+
+namespace attend::runtime {
+
+EncoderWorkspace::EncoderWorkspace(std::shared_ptr<const EncoderPlan> plan)
+    : plan_(std::move(plan)), memory_(plan_->arena_bytes(), plan_->steps().size()), exec_(*plan_, memory_.arena()) {}
+
+void EncoderWorkspace::reset_statistics() {
+  memory_.reset_step_seconds();
+  counters_ = {};
+}
+
+void EncoderWorkspace::validate(std::span<const SequenceRef> batch) const {
+  const EncoderLimits& l = plan_->limits();
+  const EncoderConfig& c = plan_->model().config();
+  if (static_cast<std::int64_t>(batch.size()) > l.max_batch)
+    throw error_of("batch of ", batch.size(), " sequences exceeds the plan's max_batch ", l.max_batch);
+  std::int64_t tokens = 0;
+  for (size_t b = 0; b < batch.size(); ++b) {
+    const SequenceRef& s = batch[b];
+    const auto n = static_cast<std::int64_t>(s.ids.size());
+    if (n == 0) throw error_of("sequence ", b, " is empty: an encoder needs at least one token");
+    if (n > l.max_length) throw error_of("sequence ", b, " has ", n, " tokens, more than the plan's max_length ", l.max_length);
+    if (!s.types.empty() && s.types.size() != s.ids.size())
+      throw error_of("sequence ", b, ": ", s.types.size(), " token types for ", n, " tokens");
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (s.ids[i] < 0 || s.ids[i] >= c.vocab_size)
+        throw error_of("sequence ", b, ": token ", i, " has id ", s.ids[i], ", outside the vocabulary [0, ", c.vocab_size, ")");
+      if (!s.types.empty() && (s.types[i] < 0 || s.types[i] >= std::max<std::int64_t>(c.type_vocab_size, 1)))
+        throw error_of("sequence ", b, ": token ", i, " has type ", s.types[i], "; the model has ",
+                       std::max<std::int64_t>(c.type_vocab_size, 1), " token type(s)");
+    }
+    tokens += n;
+  }
+  if (tokens > l.max_tokens) throw error_of("batch of ", tokens, " tokens exceeds the plan's max_tokens ", l.max_tokens);
+}
+
+void EncoderWorkspace::fill_inputs(std::span<const SequenceRef> batch) {
+  const auto& io = plan_->io();
+  const EncoderConfig& c = plan_->model().config();
+  std::int32_t* tokens = exec_.buffer<std::int32_t>(io.tokens);
+  std::int32_t* positions = exec_.buffer<std::int32_t>(io.positions);
+  std::int32_t* types = exec_.buffer<std::int32_t>(io.types);
+  std::int32_t* starts = exec_.buffer<std::int32_t>(io.starts);
+  std::int32_t at = 0;
+  for (size_t b = 0; b < batch.size(); ++b) {
+    starts[b] = at;
+    const SequenceRef& s = batch[b];
+    for (size_t i = 0; i < s.ids.size(); ++i, ++at) {
+      tokens[at] = s.ids[i];
+      positions[at] = static_cast<std::int32_t>(c.position_offset + static_cast<std::int64_t>(i));
+      types[at] = s.types.empty() ? 0 : s.types[i];
+    }
+  }
+  starts[batch.size()] = at;
+  shape_ = {at, static_cast<std::int64_t>(batch.size())};
+}
+
+void EncoderWorkspace::trace_attention(const SequenceRef& sequence, AttentionCapture& capture) {
+  validate({&sequence, 1});
+  const EncoderConfig& c = plan_->model().config();
+  const auto n = static_cast<std::int64_t>(sequence.ids.size());
+  capture.encoder_self.reset(c.layers, c.num_heads, n, n);
+  fill_inputs({&sequence, 1});
+  shape_.capture = &capture;
+  exec_.run(EncoderPhase::body, shape_);
+  shape_.capture = nullptr;
+}
+
+void EncoderWorkspace::run(std::span<const SequenceRef> batch, const EncoderHeads& heads) {
+  validate(batch);
+  const EncoderConfig& c = plan_->model().config();
+  fill_inputs(batch);
+  shape_.normalize = heads.normalize < 0 ? c.normalize : heads.normalize > 0;
+  if (batch.empty()) return;
+  double* clock = memory_.step_clock(profiling_);
+  exec_.run(EncoderPhase::body, shape_, clock);
+  const bool pooler = (heads.pooler || (heads.logits && c.classifier == ClassifierHead::pooled)) && c.pooler;
+  if (pooler) exec_.run(EncoderPhase::pooler, shape_, clock);
+  if (heads.embedding) exec_.run(EncoderPhase::embedding, shape_, clock);
+  if (heads.logits && c.classifier != ClassifierHead::none) exec_.run(EncoderPhase::classifier, shape_, clock);
+  ++counters_.batches;
+  counters_.sequences += shape_.sequences;
+  counters_.tokens += shape_.tokens;
+}
+
+ops::ConstMatrix EncoderWorkspace::hidden(std::int64_t b) const {
+  const std::int32_t* starts = exec_.buffer<std::int32_t>(plan_->io().starts);
+  const ops::Matrix all = exec_.matrix(plan_->io().hidden, shape_.tokens);
+  return {all.row(starts[b]), starts[b + 1] - starts[b], all.cols, all.ld};
+}
+
+std::span<const float> EncoderWorkspace::row(int buffer, std::int64_t b) const {
+  if (buffer < 0) return {};
+  const ops::Matrix m = exec_.matrix(buffer, shape_.sequences);
+  return {m.row(b), static_cast<size_t>(m.cols)};
+}
+
+std::span<const float> EncoderWorkspace::pooler(std::int64_t b) const { return row(plan_->io().pooler, b); }
+std::span<const float> EncoderWorkspace::embedding(std::int64_t b) const { return row(plan_->io().embedding, b); }
+std::span<const float> EncoderWorkspace::logits(std::int64_t b) const { return row(plan_->io().logits, b); }
+
+}  // namespace attend::runtime

@@ -1,0 +1,63 @@
+// Hugging Face tokenizers, read from a model's tokenizer.json and run as the `tokenizers`
+// library runs them (the same ids, type ids and token strings): added tokens split out,
+// then the normalizer, pre-tokenizer, model and post-processor the file names. The
+// pieces live in text/hf/ (pipeline.hpp shows how they fit); docs/tokenizers.md lists
+// what is supported and how it is checked against `tokenizers`.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attend::runtime {
+
+struct Encoding {
+  std::vector<std::int32_t> ids;       // special tokens included, as the post-processor places them
+  std::vector<std::int32_t> type_ids;  // token type (segment) ids, same length
+  std::vector<std::string> tokens;     // the token strings, same length
+  bool truncated = false;              // cut to max_length
+  bool invalid_utf8 = false;           // the text had invalid UTF-8, replaced by U+FFFD
+};
+
+struct TokenizeOptions {
+  std::int64_t max_length = 0;  // 0: no truncation; else total length incl. special tokens (HF "longest_first" for pairs)
+  bool add_special_tokens = true;
+};
+
+class HfTokenizer {
+ public:
+  // Reads a tokenizer.json; throws attend::Error naming the file and the field for
+  // anything missing or unsupported.
+  static HfTokenizer load(const std::filesystem::path& tokenizer_json);
+
+  // Text in any bytes: invalid UTF-8 is replaced by U+FFFD (Encoding::invalid_utf8 says
+  // so). A max_length below the number of special tokens is an error.
+  Encoding encode(std::string_view text, const TokenizeOptions& = {}) const;
+  Encoding encode_pair(std::string_view a, std::string_view b, const TokenizeOptions& = {}) const;
+
+  std::int32_t token_to_id(std::string_view token) const;  // -1 if absent
+  const std::string& id_to_token(std::int32_t id) const;   // throws attend::Error for an unknown id
+  std::int64_t vocab_size() const;  // model and added tokens: one more than the highest id
+  std::int32_t pad_id() const;      // from tokenizer.json's padding / the model's pad token; -1 if none
+  std::int64_t truncation_max_length() const;  // tokenizer.json's truncation.max_length; 0 if none
+  std::string describe() const;     // "WordPiece (BertNormalizer lowercase, …)" for `attend inspect`
+
+  HfTokenizer(const HfTokenizer&) = default;
+  HfTokenizer& operator=(const HfTokenizer&) = default;
+  HfTokenizer(HfTokenizer&&) noexcept = default;
+  HfTokenizer& operator=(HfTokenizer&&) noexcept = default;
+  ~HfTokenizer();
+
+  struct Pipeline;  // text/hf/tokenizer_json.hpp
+
+ private:
+  explicit HfTokenizer(std::shared_ptr<const Pipeline> pipeline);
+  Encoding encode_sequences(std::string_view a, const std::string_view* b, const TokenizeOptions& options) const;
+
+  std::shared_ptr<const Pipeline> pipeline_;  // immutable: copies share it, threads encode concurrently
+};
+
+}  // namespace attend::runtime

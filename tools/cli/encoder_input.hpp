@@ -1,0 +1,55 @@
+// Input lines to token ids for the encoder commands (embed, classify, tokenize), one
+// policy for every line: exactly one sequence per line, never dropped —
+//   text     through the model's tokenizer, with its special tokens, cut to max_length;
+//            an empty or blank line is the empty text ("[CLS] [SEP]"), as the model
+//            embeds it; with `pairs`, a tab splits the line into a sentence pair;
+//   ids      integers separated by spaces, given as they are (at most max_length);
+//   invalid UTF-8  replaced by U+FFFD, with a warning naming the line;
+//   too long       truncated, with one warning at the end counting such lines.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attend/attend.hpp"
+#include "line_warnings.hpp"
+
+namespace attend::cli {
+
+// The flags every encoder command shares, and the Encoder they load.
+struct EncoderChoice {
+  std::string directory, isa, compute_type = "default", pooling;
+  std::int64_t max_length = 0, max_batch_size = 32, max_batch_tokens = 8192;
+  int threads = 0, inter_threads = 0, intra_threads = 0;
+
+  void add_flags(CLI::App& app, bool pooling_flag);
+  attend::Encoder load() const;
+};
+
+struct EncodedLine {
+  std::vector<std::int32_t> ids, types;
+  std::vector<std::string> tokens;  // text input only
+};
+
+class EncoderInput {
+ public:
+  // `who` prefixes warnings ("attend embed"); `format` is "text" or "ids".
+  EncoderInput(const attend::Encoder& encoder, std::string format, bool pairs, std::string who);
+  // Input line `number` (1-based).
+  EncodedLine encode(const std::string& line, std::uint64_t number);
+  void print_warnings(std::FILE* to) const;
+  std::uint64_t tokens() const { return tokens_; }
+
+ private:
+  const attend::Encoder& encoder_;
+  std::string format_;
+  bool pairs_;
+  std::int64_t max_length_;
+  LineWarnings warnings_;
+  std::uint64_t truncated_ = 0, first_truncated_ = 0, tokens_ = 0;
+};
+
+}  // namespace attend::cli
