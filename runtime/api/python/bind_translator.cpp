@@ -2,6 +2,7 @@
 // scores releases the GIL for the whole computation (arguments are converted before,
 // results after), so Python threads sharing one translator run in parallel.
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -70,7 +71,7 @@ void bind_options(nb::module_& m) {
       ATTEND_TRANSLATION_OPTIONS(ATTEND_BIND_OPTION)
 #undef ATTEND_BIND_OPTION
       .def_rw("suppress_sequences", &T::suppress_sequences, "Token sequences never generated.")
-      .def_rw("end_token", &T::end_token, "Tokens that end a hypothesis (empty: the model's end-of-sequence).");
+      .def_rw("end_token", &T::end_token, "Tokens that end a hypothesis (None: the model's end-of-sequence; []: no end token, as CTranslate2).");
 }
 
 void bind_results(nb::module_& m) {

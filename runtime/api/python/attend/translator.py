@@ -268,8 +268,8 @@ class Translator:
         o.patience, o.coverage_penalty, o.repetition_penalty = patience, coverage_penalty, repetition_penalty
         o.no_repeat_ngram_size, o.disable_unk = no_repeat_ngram_size, disable_unk
         o.suppress_sequences = [list(s) for s in suppress_sequences or []]
-        if end_token is None:
-            o.end_token = []
+        if end_token is None:  # the model's end-of-sequence; [] is no end token at all (CTranslate2)
+            o.end_token = None
         elif isinstance(end_token, str):
             o.end_token = [end_token]
         else:
