@@ -36,7 +36,7 @@ extern "C" {
 typedef enum attend_status {
   ATTEND_OK = 0,
   ATTEND_ERROR = 1,                 /* the model, the input or an option is at fault: see attend_last_error() */
-  ATTEND_ERROR_INVALID_ARGUMENT = 2, /* a NULL handle or pointer, an index out of range */
+  ATTEND_ERROR_INVALID_ARGUMENT = 2, /* a NULL handle or pointer (an array's entry too), an index out of range */
   ATTEND_ERROR_OUT_OF_MEMORY = 3
 } attend_status;
 
@@ -62,7 +62,9 @@ typedef struct attend_options {
 #define ATTEND_C_OPTION_FIELD(kind, name, def, flag, lo, lo_open, hi, hi_open, help) ATTEND_OPTION_C_TYPE_##kind name;
   ATTEND_TRANSLATION_OPTIONS(ATTEND_C_OPTION_FIELD)
 #undef ATTEND_C_OPTION_FIELD
-  const char* const* end_token;          /* end_token_count tokens that end a hypothesis (NULL: the model's) */
+  const char* const* end_token;          /* end_token_count tokens that end a hypothesis; NULL: the model's
+                                            end-of-sequence; not NULL with end_token_count 0: no end token
+                                            (CTranslate2's end_token=[]) */
   size_t end_token_count;
   const char* const* suppress_sequences; /* suppress_sequences_count sequences, tokens separated by spaces */
   size_t suppress_sequences_count;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -41,15 +42,18 @@ struct TranslationOptions {
 #undef ATTEND_DECLARE_OPTION
 
   // Token sequences never generated (target vocabulary tokens; a single token is never
-  // generated at all). Unknown tokens are an error.
+  // generated at all). Unknown tokens, an empty sequence and an empty token are errors.
   std::vector<std::vector<std::string>> suppress_sequences;
-  // Tokens that end a hypothesis; empty: the model's end-of-sequence. As in CTranslate2,
-  // given end tokens replace the model's (include it to keep it).
-  std::vector<std::string> end_token;
+  // Tokens that end a hypothesis, as CTranslate2's end_token: unset, the model's
+  // end-of-sequence; given, they replace it (include it to keep it); an empty list, no
+  // end token at all (every hypothesis runs to max_length). An empty token is an error.
+  std::optional<std::vector<std::string>> end_token;
 
   // Streaming (greedy search and sampling): called on the translating thread with each
-  // token as it is chosen; returning true stops that sentence's batch there (its
-  // sentences keep the tokens they have, unfinished).
+  // token as it is chosen. Returning true stops that sentence (with num_hypotheses
+  // sampled draws: that draw) at this token, as CTranslate2's callback does: its
+  // hypothesis keeps the tokens it has, unfinished; every other sentence goes on. The
+  // value returned for a last token (is_last) changes nothing.
   std::function<bool(const TokenStep&)> on_token;
 };
 

@@ -36,8 +36,15 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
   runtime::LoadOptions r;
   r.compute_type = o.compute_type;
   r.kv_cache_type = o.kv_cache_type;
-  if (!o.isa.empty()) r.isa = ops::parse_isa(o.isa);
-  if (!ops::isa_available(r.isa)) throw Error("this CPU cannot run " + o.isa + " kernels");
+  // A bad name or an ISA this CPU lacks is a bad argument (OptionError), not a bad model.
+  if (!o.isa.empty()) {
+    try {
+      r.isa = ops::parse_isa(o.isa);
+    } catch (const Error& e) {
+      throw OptionError("isa", "'" + o.isa + "'", e.what());
+    }
+  }
+  if (!ops::isa_available(r.isa)) throw OptionError("isa", "'" + o.isa + "'", "this CPU cannot run these kernels");
   return r;
 }
 
@@ -50,17 +57,21 @@ runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime
   runtime::DecodeOptions d;
   static_cast<TranslationOptions&>(d) = o;
   auto id_of = [&](const char* option, const std::string& token) {
+    if (token.empty()) throw OptionError(option, "''", "an empty token is not a token of the target vocabulary");
     if (!tokens.has_vocabulary())
       throw OptionError(option, "'" + token + "'", "the model has no vocabulary to look tokens up in");
     const auto id = tokens.find_token(token, runtime::Side::target);
     if (!id) throw OptionError(option, "'" + token + "'", "not a token of the target vocabulary");
     return *id;
   };
-  for (const std::string& t : o.end_token) d.end_ids.push_back(t.empty() ? config.eos_id : id_of("end_token", t));
+  if (o.end_token) {  // as CTranslate2: given tokens replace the model's end-of-sequence; none, no end token
+    d.end_ids.emplace();
+    for (const std::string& t : *o.end_token) d.end_ids->push_back(id_of("end_token", t));
+  }
   for (const auto& sequence : o.suppress_sequences) {
     std::vector<std::int32_t> ids;
     for (const std::string& t : sequence) ids.push_back(id_of("suppress_sequences", t));
-    if (!ids.empty()) d.suppress_ids.push_back(std::move(ids));
+    if (!ids.empty()) d.suppress_ids.push_back(std::move(ids));  // an empty sequence suppresses nothing (CTranslate2)
   }
   return d;
 }

@@ -58,6 +58,7 @@ attend_status attend::c_api::fail(attend_status status, std::string message) { r
 namespace {
 
 using attend::c_api::guarded;
+using attend::c_api::require;
 
 std::vector<std::string> split_spaces(const char* text) {
   std::vector<std::string> out;
@@ -73,23 +74,26 @@ std::vector<std::string> split_spaces(const char* text) {
   return out;
 }
 
-attend::TranslationOptions to_cpp(const attend_options* o) {
+// end_token NULL: the model's end-of-sequence; non-NULL with end_token_count 0: no end
+// token (CTranslate2's end_token=[]).
+attend::TranslationOptions to_cpp(const attend_options* o, const char* function) {
   attend::TranslationOptions t;
   if (o == nullptr) return t;
 #define ATTEND_COPY_OPTION(kind, name, def, flag, lo, lo_open, hi, hi_open, help) \
   t.name = static_cast<decltype(t.name)>(o->name);
   ATTEND_TRANSLATION_OPTIONS(ATTEND_COPY_OPTION)
 #undef ATTEND_COPY_OPTION
-  if (o->end_token_count > 0 && o->end_token == nullptr) throw attend::Error("attend_options: end_token is NULL");
-  for (size_t i = 0; i < o->end_token_count; ++i) {
-    if (o->end_token[i] == nullptr) throw attend::Error("attend_options: end_token[" + std::to_string(i) + "] is NULL");
-    t.end_token.emplace_back(o->end_token[i]);
+  if (o->end_token_count > 0) require(o->end_token, function, "options->end_token");
+  if (o->end_token != nullptr) {
+    t.end_token.emplace();
+    for (size_t i = 0; i < o->end_token_count; ++i) {
+      require(o->end_token[i], function, "options->end_token[" + std::to_string(i) + "]");
+      t.end_token->emplace_back(o->end_token[i]);
+    }
   }
-  if (o->suppress_sequences_count > 0 && o->suppress_sequences == nullptr)
-    throw attend::Error("attend_options: suppress_sequences is NULL");
+  if (o->suppress_sequences_count > 0) require(o->suppress_sequences, function, "options->suppress_sequences");
   for (size_t i = 0; i < o->suppress_sequences_count; ++i) {
-    if (o->suppress_sequences[i] == nullptr)
-      throw attend::Error("attend_options: suppress_sequences[" + std::to_string(i) + "] is NULL");
+    require(o->suppress_sequences[i], function, "options->suppress_sequences[" + std::to_string(i) + "]");
     t.suppress_sequences.push_back(split_spaces(o->suppress_sequences[i]));
   }
   return t;
@@ -197,11 +201,10 @@ attend_status attend_translate_ids(const attend_translator* t, const int32_t* co
   return guarded([&] {
     std::vector<attend::IdsView> ids(count);  // read in place, not copied
     for (size_t i = 0; i < count; ++i) {
-      if (sources[i] == nullptr && lengths[i] > 0)
-        throw attend::Error("attend_translate_ids: sources[" + std::to_string(i) + "] is NULL");
+      if (lengths[i] > 0) require(sources[i], "attend_translate_ids", "sources[" + std::to_string(i) + "]");
       if (lengths[i] > 0) ids[i] = {sources[i], lengths[i]};
     }
-    const attend::TranslationOptions options = to_cpp(o);
+    const attend::TranslationOptions options = to_cpp(o, "attend_translate_ids");
     *out = new attend_result(t->translator.translate_id_views(ids, options));
   });
 }
@@ -214,10 +217,10 @@ attend_status attend_translate_text(const attend_translator* t, const char* cons
   return guarded([&] {
     std::vector<std::string> text(count);
     for (size_t i = 0; i < count; ++i) {
-      if (lines[i] == nullptr) throw attend::Error("attend_translate_text: lines[" + std::to_string(i) + "] is NULL");
+      require(lines[i], "attend_translate_text", "lines[" + std::to_string(i) + "]");
       text[i] = lines[i];
     }
-    const attend::TranslationOptions options = to_cpp(o);
+    const attend::TranslationOptions options = to_cpp(o, "attend_translate_text");
     *out = new attend_result(t->translator.translate_text(text, options));
   });
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -25,8 +26,8 @@ struct ModelConfig;
 
 struct DecodeOptions : TranslationOptions {
   // Resolved by the API from end_token and suppress_sequences (strings): ids in the
-  // target vocabulary. end_ids empty: the model's end-of-sequence.
-  std::vector<std::int32_t> end_ids;
+  // target vocabulary. end_ids unset: the model's end-of-sequence; empty: no end token.
+  std::optional<std::vector<std::int32_t>> end_ids;
   std::vector<std::vector<std::int32_t>> suppress_ids;
   // The target prefix is context rather than a CTranslate2 target prefix: forced, but not
   // part of the scores, lengths, min/max_length or the repetition rules (how CTranslate2

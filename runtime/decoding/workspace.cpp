@@ -225,24 +225,27 @@ void Workspace::finish(std::int32_t sentence, const Selection& last, bool ended)
   if (options_->on_token && !stopping_) stream_token(sentence, live_[cur_][p].draw, last.token, last.token_log_prob, true);
 }
 
-void Workspace::stream_token(std::int32_t sentence, std::int32_t draw, std::int32_t token, float log_prob, bool last) {
+bool Workspace::stream_token(std::int32_t sentence, std::int32_t draw, std::int32_t token, float log_prob, bool last) {
   const TokenStep step{static_cast<std::size_t>(batch_[sentence].id), step_, token, log_prob, last, draw};
-  if (options_->on_token(step)) stop_ = true;
+  return options_->on_token(step);
 }
 
-bool Workspace::stream_step(std::int64_t rows) {
+// As CTranslate2's greedy search: a callback that returns true ends that row's
+// hypothesis at this token (unfinished); the other rows, of its sentence's other draws
+// and of the batch's other sentences, go on.
+std::int64_t Workspace::stream_step(std::int64_t rows) {
+  std::int64_t kept = 0;
   for (std::int64_t r = 0; r < rows; ++r) {
     const LiveRow& parent = live_[cur_][next_[r].parent];
-    stream_token(parent.sentence, parent.draw, next_[r].token, next_[r].token_log_prob, false);
+    if (!stream_token(parent.sentence, parent.draw, next_[r].token, next_[r].token_log_prob, false)) {
+      next_[kept++] = next_[r];
+      continue;
+    }
+    stopping_ = true;  // finish() streams nothing more: this token went out already
+    finish(parent.sentence, next_[r], false);
+    stopping_ = false;
   }
-  return stop_;
-}
-
-std::int64_t Workspace::stop_rows(std::int64_t rows) {
-  stopping_ = true;  // finish() streams nothing more: these tokens went out already
-  for (std::int64_t r = 0; r < rows; ++r) finish(live_[cur_][next_[r].parent].sentence, next_[r], false);
-  stopping_ = false;
-  return 0;
+  return kept;
 }
 
 // The logits rules, as CTranslate2 applies them to the logits before the log-softmax.
@@ -380,12 +383,11 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   if (batch.empty()) return;
   options_ = &o;
   batch_ = batch;
-  stop_ = false;
   const auto& io = plan_->io();
   const ModelConfig& c = plan_->model().config();
   end_ids_.clear();
-  if (o.end_ids.empty()) end_ids_.push_back(c.eos_id);
-  else end_ids_.insert(end_ids_.end(), o.end_ids.begin(), o.end_ids.end());
+  if (!o.end_ids) end_ids_.push_back(c.eos_id);
+  else end_ids_.insert(end_ids_.end(), o.end_ids->begin(), o.end_ids->end());
   rules_.reset(o, end_ids_, c.unk_id);
   num_hypotheses_ = o.num_hypotheses;
   keep_end_token_ = o.return_end_token;
@@ -421,7 +423,7 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
     apply_logits_rules(t, rows);
     std::int64_t next_rows = select(t, rows);
     if (non_finite) next_rows = drop_non_finite(next_rows);
-    if (o.on_token && stream_step(next_rows)) next_rows = stop_rows(next_rows);  // the callback ended the batch
+    if (o.on_token) next_rows = stream_step(next_rows);  // rows the callback stops end here
     advance(t, next_rows);
     rows = next_rows;
     if (profiling_) search_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();

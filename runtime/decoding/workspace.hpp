@@ -88,12 +88,11 @@ class Workspace final : private Finisher {
   // Finisher: a hypothesis ended (end token or last step).
   void finish(std::int32_t sentence, const Selection& last, bool ended) override;
   // Streaming (options_->on_token): hands one chosen token of batch sentence `sentence`
-  // to the callback; records whether it asked to stop.
-  void stream_token(std::int32_t sentence, std::int32_t draw, std::int32_t token, float log_prob, bool last);
-  // The continuing rows' tokens of this step, streamed; true if the batch must stop.
-  bool stream_step(std::int64_t rows);
-  // Ends the batch at this step: the selected rows become unfinished hypotheses.
-  std::int64_t stop_rows(std::int64_t rows);
+  // to the callback; returns whether it asked to stop that row.
+  bool stream_token(std::int32_t sentence, std::int32_t draw, std::int32_t token, float log_prob, bool last);
+  // The continuing rows' tokens of this step, streamed; the rows the callback stopped
+  // become unfinished hypotheses and leave next_. Returns the rows that go on.
+  std::int64_t stream_step(std::int64_t rows);
   std::int64_t registered(std::int32_t sentence) const override { return registered_[sentence]; }
 
   std::shared_ptr<const ExecutionPlan> plan_;
@@ -122,8 +121,7 @@ class Workspace final : private Finisher {
 
   // Per decode() call: the options, the batch, the end tokens and the rules.
   const DecodeOptions* options_ = nullptr;
-  bool stop_ = false;      // on_token asked to end the batch
-  bool stopping_ = false;  // ending it: finish() streams no token
+  bool stopping_ = false;  // ending a row on_token stopped: finish() streams no token
   std::span<const SourceRef> batch_;
   std::vector<std::int32_t> end_ids_;
   LogitsRules rules_;

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "attend/error.hpp"
+#include "attend/options.hpp"
 #include "formats/ct2_model.hpp"
 #include "formats/model_io.hpp"
 #include "formats/typed_tensor_source.hpp"
@@ -64,7 +65,7 @@ std::shared_ptr<const TensorSource> typed(std::shared_ptr<const TensorSource> te
   if (compute_type == "int8" || compute_type == "int8_float32") return std::make_shared<TypedTensorSource>(tensors, DType::i8);
   if (compute_type == "bfloat16") return std::make_shared<TypedTensorSource>(tensors, DType::bf16);
   if (compute_type == "float32") return std::make_shared<TypedTensorSource>(tensors, DType::f32);
-  throw error_of("convert: compute type '", compute_type, "' is not one a model is stored in (default, int8, bfloat16, float32)");
+  throw OptionError("compute_type", "'" + compute_type + "'", "not a type a model is stored in (default, int8, bfloat16, float32)");
 }
 
 // Writes the converted model into `dir`; returns what it wrote.
@@ -90,6 +91,8 @@ ConversionReport write_converted(const ConversionInput& in, const TensorSource& 
 // Written into a temporary directory and renamed to `output_dir` at the end: a failure
 // half-way (a full disk, a kill) never leaves a partial model under the name asked for.
 ConversionReport convert_model(const std::string& input_dir, const std::string& output_dir, const std::string& compute_type) {
+  if (fs::exists(output_dir) && !fs::is_directory(output_dir))
+    throw error_of(output_dir, ": exists and is not a directory (the converted model is a directory)");
   if (fs::exists(output_dir) && !fs::is_empty(output_dir)) throw error_of(output_dir, ": exists and is not empty");
   const ConversionInput in = read_input(input_dir, compute_type);
   const std::shared_ptr<const TensorSource> tensors = typed(in.tensors, compute_type);

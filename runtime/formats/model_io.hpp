@@ -16,6 +16,11 @@ enum class ModelFormat { attend, ctranslate2 };
 // Which format `dir` holds; throws attend::Error naming the directory if neither.
 ModelFormat detect_model_format(const std::string& dir);
 
+// Throws attend::Error unless `dir` is a directory, saying what it is instead: a file
+// ("not a directory", naming it) or nothing ("does not exist"). Every model loader
+// starts here, so the CLI, the C/C++ API and Python say the same.
+void require_model_directory(const std::string& dir);
+
 std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options = {});
 
 // An attend-format directory read and validated, not yet built (the converter rewrites it).

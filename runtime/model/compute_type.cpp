@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "attend/error.hpp"
+#include "attend/options.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -79,9 +80,9 @@ ComputeType resolve_compute_type(const std::string& requested, DType stored, con
     c = make(ops::WeightType::bf16, cpu.bf16_faster ? "asked for"
                                                     : "asked for, but slower than float32 here: " + cpu.bf16_evidence);
   } else if (requested == "float16" || requested == "int8_float16" || requested == "int16") {
-    throw Error("compute_type '" + requested + "' is not available on CPUs in attend; use one of: " + kAccepted);
+    throw OptionError("compute_type", "'" + requested + "'", std::string("not available on CPUs in attend; use one of: ") + kAccepted);
   } else {
-    throw Error("compute_type '" + requested + "' is unknown; use one of: " + kAccepted);
+    throw OptionError("compute_type", "'" + requested + "'", std::string("unknown; use one of: ") + kAccepted);
   }
   return c;
 }
@@ -93,7 +94,7 @@ void resolve_kv_cache_type(const std::string& requested, ComputeType& c) {
   } else if (requested == "bfloat16") {
     c.kv_cache = ops::KvType::bf16;
   } else {
-    throw Error("kv_cache_type '" + requested + "' is unknown; use one of: default, float32, bfloat16");
+    throw OptionError("kv_cache_type", "'" + requested + "'", "unknown; use one of: default, float32, bfloat16");
   }
   c.reason += "; attention caches " + requested + " as asked";
 }

@@ -19,7 +19,7 @@ namespace attend::runtime {
 std::vector<SentenceResult> Translator::translate_alternatives(std::span<const std::vector<std::int32_t>> sources,
                                                                const DecodeOptions& options,
                                                                std::span<const std::vector<std::int32_t>> prefixes,
-                                                               std::uint64_t first_id, const ResultSink& sink) const {
+                                                               SentenceIds ids, const ResultSink& sink) const {
   const std::int64_t max_length = options.max_length_within(plan_->limits());
   const std::int64_t n = static_cast<std::int64_t>(sources.size());
   auto prefix_of = [&](std::int64_t i) { return prefixes.empty() ? std::vector<std::int32_t>{} : prefixes[i]; };
@@ -33,8 +33,13 @@ std::vector<SentenceResult> Translator::translate_alternatives(std::span<const s
   first.max_length = 1, first.min_length = 1;
   std::vector<std::vector<std::int32_t>> expand_sources, expand_prefixes;
   std::vector<std::int64_t> expand_index;
+  std::vector<std::uint64_t> expand_ids;  // each pass keeps its sentences' ids: draws never depend on the grouping
   for (std::int64_t i = 0; i < n; ++i) {
     const auto prefix = prefix_of(i);
+    if (is_empty_source(sources[i], model().config())) {  // as translate(): not run, the prefix as it is
+      results[i] = empty_result(options.num_hypotheses, prefix, max_length, options.return_attention);
+      continue;
+    }
     if (static_cast<std::int64_t>(prefix.size()) >= max_length) {  // no room: the prefix itself, score 0
       for (std::int64_t k = 0; k < options.num_hypotheses; ++k) {
         Hypothesis h;
@@ -44,8 +49,9 @@ std::vector<SentenceResult> Translator::translate_alternatives(std::span<const s
       continue;
     }
     expand_sources.push_back(sources[i]), expand_prefixes.push_back(prefix), expand_index.push_back(i);
+    expand_ids.push_back(ids[static_cast<std::size_t>(i)]);
   }
-  const auto expanded = translate(expand_sources, first, expand_prefixes, first_id);
+  const auto expanded = translate(expand_sources, first, expand_prefixes, SentenceIds(expand_ids));
 
   // 2. Each alternative completed, grouped by prefix length (one max_length per call).
   struct Item {
@@ -72,8 +78,12 @@ std::vector<SentenceResult> Translator::translate_alternatives(std::span<const s
     rest.max_length = max_length - static_cast<std::int64_t>(context);
     rest.min_length = std::max<std::int64_t>(options.min_length - static_cast<std::int64_t>(context), 0);
     std::vector<std::vector<std::int32_t>> rest_sources, rest_prefixes;
-    for (const auto& [item, tokens] : items) rest_sources.push_back(sources[item.sentence]), rest_prefixes.push_back(tokens);
-    auto completed = translate(rest_sources, rest, rest_prefixes, first_id);
+    std::vector<std::uint64_t> rest_ids;
+    for (const auto& [item, tokens] : items) {
+      rest_sources.push_back(sources[item.sentence]), rest_prefixes.push_back(tokens);
+      rest_ids.push_back(ids[static_cast<std::size_t>(item.sentence)]);
+    }
+    auto completed = translate(rest_sources, rest, rest_prefixes, SentenceIds(rest_ids));
     for (std::size_t k = 0; k < items.size(); ++k) {
       SentenceResult& result = results[items[k].first.sentence];
       if (completed[k].non_finite || completed[k].hypotheses.empty()) {

@@ -21,28 +21,35 @@ PlanLimits TranslatorConfig::plan_limits(const ModelConfig& model) const {
   return l;
 }
 
+// CTranslate2's rule (EncoderDecoderReplica::get_source_length without special tokens),
+// on the caller's tokens — the ids less the BOS/EOS the model adds, where present: one
+// token that is BOS or EOS is no content; of two or more, a leading BOS, and a trailing
+// EOS or an EOS followed by one last token (a language code), are not content either.
 bool is_empty_source(std::span<const std::int32_t> ids, const ModelConfig& c) {
-  for (const std::int32_t id : ids)
-    if (!((c.add_source_bos && id == c.bos_id) || (c.add_source_eos && id == c.eos_id))) return false;
-  return true;
+  if (c.add_source_bos && !ids.empty() && ids.front() == c.bos_id) ids = ids.subspan(1);
+  if (c.add_source_eos && !ids.empty() && ids.back() == c.eos_id) ids = ids.first(ids.size() - 1);
+  const auto n = static_cast<std::int64_t>(ids.size());
+  if (n <= 1) return n == 0 || ids[0] == c.bos_id || ids[0] == c.eos_id;
+  std::int64_t content = n - (ids.front() == c.bos_id ? 1 : 0);
+  if (ids.back() == c.eos_id) content -= 1;
+  else if (ids[n - 2] == c.eos_id) content -= 2;
+  return content == 0;  // (below 0, CTranslate2's unsigned count wraps round and translates)
 }
 
-namespace {
-
-// What an empty source translates to: `n` empty hypotheses, each ending at once with
-// certainty (end-of-sequence's log p = 0), so every caller finds the hypotheses it asked for.
-SentenceResult empty_result(std::int64_t n) {
+SentenceResult empty_result(std::int64_t n, std::span<const std::int32_t> prefix, std::int64_t max_length,
+                            bool attention) {
   SentenceResult r;
+  const auto kept = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(prefix.size()), max_length));
   for (std::int64_t k = 0; k < n; ++k) {
     Hypothesis h;
     h.finished = true;
-    h.token_log_probs = {0.0f};
+    h.tokens.assign(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(kept));
+    h.token_log_probs.assign(kept + 1, 0.0f);
+    if (attention) h.attention.assign(kept, {});  // rows of zeros, as wide as the caller's source
     r.hypotheses.push_back(std::move(h));
   }
   return r;
 }
-
-}  // namespace
 
 Translator::Translator(std::shared_ptr<const Model> model, const TranslatorConfig& config)
     : config_(config),
@@ -147,11 +154,13 @@ void Translator::collect_statistics(Workspace& w) const {
 std::vector<SentenceResult> Translator::translate(std::span<const std::vector<std::int32_t>> sources,
                                                   const DecodeOptions& options,
                                                   std::span<const std::vector<std::int32_t>> prefixes,
-                                                  std::uint64_t first_id, const ResultSink& sink) const {
+                                                  SentenceIds ids, const ResultSink& sink) const {
   if (!prefixes.empty() && prefixes.size() != sources.size())
     throw error_of("translate: ", prefixes.size(), " target prefixes for ", sources.size(), " sources");
   options.validate(plan_->limits(), plan_->model().config());
-  if (options.return_alternatives) return translate_alternatives(sources, options, prefixes, first_id, sink);
+  if (!ids.each.empty() && ids.each.size() != sources.size())
+    throw error_of("translate: ", ids.each.size(), " sentence ids for ", sources.size(), " sources");
+  if (options.return_alternatives) return translate_alternatives(sources, options, prefixes, ids, sink);
   const PlanLimits& limits = plan_->limits();
   // Checked here, before batching, so that a message names the caller's sentence index
   // (the workspace checks again, but only knows positions inside a batch).
@@ -159,7 +168,7 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   std::vector<std::int64_t> lengths;
   std::vector<std::int64_t> decoded;  // the sources that are not empty, by index
   for (size_t i = 0; i < sources.size(); ++i) {
-    const std::uint64_t sentence = first_id + i;
+    const std::uint64_t sentence = ids[i];
     if (static_cast<std::int64_t>(sources[i].size()) > limits.max_source_length)
       throw error_of("sentence ", sentence, ": source has ", sources[i].size(), " tokens, more than max_source_length ",
                      limits.max_source_length);
@@ -186,8 +195,10 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   std::vector<SentenceResult> results(sink ? 0 : sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     if (!is_empty_source(sources[i], c)) continue;
-    if (sink) sink(i, empty_result(options.num_hypotheses));
-    else results[i] = empty_result(options.num_hypotheses);
+    SentenceResult empty = empty_result(options.num_hypotheses, prefixes.empty() ? std::span<const std::int32_t>() : prefixes[i],
+                                        options.max_length_within(limits), options.return_attention);
+    if (sink) sink(i, std::move(empty));
+    else results[i] = std::move(empty);
   }
   if (decoded.empty()) return results;
   auto batches = make_batches(lengths, {limits.max_batch, limits.batch_tokens()});
@@ -212,7 +223,7 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
     const int threads = workers_ ? all_threads : config_.threads;
     std::unique_ptr<Workspace> w = acquire(largest, longest, threads);
     try {
-      for (const auto& batch : batches) decode_batch(*w, batch, sources, prefixes, options, first_id, results, sink);
+      for (const auto& batch : batches) decode_batch(*w, batch, sources, prefixes, options, ids, results, sink);
     } catch (...) {
       release(std::move(w));
       throw;
@@ -250,7 +261,7 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   try {
     workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
       if (!held[worker]) held[worker] = acquire(largest, longest, threads_each);
-      decode_batch(*held[worker], batches[order[t]], sources, prefixes, options, first_id, results, serial);
+      decode_batch(*held[worker], batches[order[t]], sources, prefixes, options, ids, results, serial);
     }, side_by_side);
   } catch (...) {
     release_all();
@@ -263,14 +274,14 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
 void Translator::decode_batch(Workspace& w, std::span<const std::int64_t> batch,
                               std::span<const std::vector<std::int32_t>> sources,
                               std::span<const std::vector<std::int32_t>> prefixes, const DecodeOptions& options,
-                              std::uint64_t first_id, std::vector<SentenceResult>& results, const ResultSink& sink) const {
+                              SentenceIds ids, std::vector<SentenceResult>& results, const ResultSink& sink) const {
   std::vector<SourceRef> refs;
   refs.reserve(batch.size());
   for (std::int64_t i : batch) {
     SourceRef r;
     r.tokens = sources[i];
     if (!prefixes.empty()) r.target_prefix = prefixes[i];
-    r.id = first_id + static_cast<std::uint64_t>(i);
+    r.id = ids[static_cast<std::size_t>(i)];
     refs.push_back(r);
   }
   w.set_profiling(profiling_.load(std::memory_order_relaxed));

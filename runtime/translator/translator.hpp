@@ -44,10 +44,32 @@ struct TranslatorConfig {
   PlanLimits plan_limits(const ModelConfig& model) const;
 };
 
-// A source with no token besides the BOS/EOS the model adds to every source. It gets
-// empty hypotheses (score 0) without running the model: an empty line in, an empty
-// line out, whichever way it arrives.
+// A source with no content, as CTranslate2 tells it: no token besides the BOS/EOS the
+// model adds, and no token of the caller's but a lone BOS or EOS, a leading BOS, a
+// trailing EOS (or EOS + language code) — "</s>", "<s> </s>", "</s> x" are empty. It is
+// not run through the model: an empty line in, an empty line out, whichever way it
+// arrives.
 bool is_empty_source(std::span<const std::int32_t> ids, const ModelConfig& config);
+
+// What an empty source translates to, as CTranslate2's skip_translation: `n` hypotheses,
+// each the forced target prefix (cut to max_length; usually none) ending at once with
+// certainty — log p 0, score 0 — so every caller finds the hypotheses it asked for.
+// `attention`: one (empty) row per token, which the API widens with zeros.
+SentenceResult empty_result(std::int64_t n, std::span<const std::int32_t> prefix, std::int64_t max_length,
+                            bool attention);
+
+// The ids of a call's sentences, which seed their sampling (with the options' seed) and
+// number them in messages and TokenStep: sentence i is first + i, or each[i] when given.
+// A sentence's draws are a function of its id alone, never of the batch, chunk or
+// thread it lands in: a caller that splits an input numbers each part from where it
+// starts, and a pass over a subset of a call's sentences keeps their ids.
+struct SentenceIds {
+  std::uint64_t first = 0;
+  std::span<const std::uint64_t> each;  // empty: first + i
+  SentenceIds(std::uint64_t first_id = 0) : first(first_id) {}  // NOLINT: a first id is the common case
+  explicit SentenceIds(std::span<const std::uint64_t> ids) : each(ids) {}
+  std::uint64_t operator[](std::size_t i) const { return each.empty() ? first + i : each[i]; }
+};
 
 class Translator {
  public:
@@ -58,11 +80,11 @@ class Translator {
   using ResultSink = std::function<void(std::size_t i, SentenceResult&& result)>;
 
   // Thread-safe. `prefixes`, if given, has one (possibly empty) forced target prefix per
-  // source. Sentence i draws its samples with id first_id + i. With a `sink`, results go
-  // there and the returned vector is empty.
+  // source. Sentence i draws its samples with id ids[i]. With a `sink`, results go there
+  // (by position i in `sources`) and the returned vector is empty.
   std::vector<SentenceResult> translate(std::span<const std::vector<std::int32_t>> sources, const DecodeOptions& options,
                                         std::span<const std::vector<std::int32_t>> prefixes = {},
-                                        std::uint64_t first_id = 0, const ResultSink& sink = {}) const;
+                                        SentenceIds ids = {}, const ResultSink& sink = {}) const;
 
   // Every layer and head's attention of `source` producing `outputs` (Workspace::
   // trace_attention), on a workspace of the pool with all the translator's threads.
@@ -99,14 +121,14 @@ class Translator {
   std::vector<SentenceResult> translate_alternatives(std::span<const std::vector<std::int32_t>> sources,
                                                      const DecodeOptions& options,
                                                      std::span<const std::vector<std::int32_t>> prefixes,
-                                                     std::uint64_t first_id, const ResultSink& sink) const;
+                                                     SentenceIds ids, const ResultSink& sink) const;
   std::unique_ptr<Workspace> acquire(std::int64_t sentences, std::int64_t source_length, int threads) const;
   void release(std::unique_ptr<Workspace> w) const;
   void collect_statistics(Workspace& w) const;
   // Decodes one batch (indices into sources) on `w` and hands its results on.
   void decode_batch(Workspace& w, std::span<const std::int64_t> batch, std::span<const std::vector<std::int32_t>> sources,
                     std::span<const std::vector<std::int32_t>> prefixes, const DecodeOptions& options,
-                    std::uint64_t first_id, std::vector<SentenceResult>& results, const ResultSink& sink) const;
+                    SentenceIds ids, std::vector<SentenceResult>& results, const ResultSink& sink) const;
 
   TranslatorConfig config_;
   std::shared_ptr<const ExecutionPlan> plan_;  // at the configured limits

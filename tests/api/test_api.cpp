@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -302,7 +303,7 @@ TEST_CASE("C API: status codes, messages, library-owned results", "[api]") {
   CHECK_THAT(std::string(attend_last_error()), Contains("id 100000"));
   CHECK(attend_translate_ids(translator, nullptr, bad_lengths, 1, &options, &none) == ATTEND_ERROR_INVALID_ARGUMENT);
   const char* null_line[1] = {nullptr};
-  CHECK(attend_translate_text(translator, null_line, 1, &options, &none) == ATTEND_ERROR);
+  CHECK(attend_translate_text(translator, null_line, 1, &options, &none) == ATTEND_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(std::string(attend_last_error()), Contains("lines[0] is NULL"));
   options.beam_size = 0;
   CHECK(attend_translate_text(translator, text, 1, &options, &none) == ATTEND_ERROR);
@@ -313,4 +314,137 @@ TEST_CASE("C API: status codes, messages, library-owned results", "[api]") {
   attend_result_free(nullptr);  // freeing NULL is allowed
   attend_translator_free(nullptr);
   attend_model_free(nullptr);
+}
+
+// Every pointer argument of the C API, and every pointer inside an array argument, NULL
+// in turn: ATTEND_ERROR_INVALID_ARGUMENT with a message naming it, never ATTEND_ERROR
+// (which means a bad model, input or option) and never a crash.
+TEST_CASE("C API: a NULL anywhere in an argument, an array's entry included, is ATTEND_ERROR_INVALID_ARGUMENT", "[api]") {
+  attend_model* model = nullptr;
+  REQUIRE(attend_model_load(kModel.c_str(), nullptr, &model) == ATTEND_OK);
+  attend_translator* translator = nullptr;
+  REQUIRE(attend_translator_create(model, nullptr, &translator) == ATTEND_OK);
+  const std::vector<std::int32_t> ids = {5, 6, 7};
+  const int32_t* sources[2] = {ids.data(), ids.data()};
+  const std::size_t lengths[2] = {ids.size(), ids.size()};
+  const char* lines[2] = {"A small cat.", "A red fox."};
+  const char* tokens[2] = {"A", "FOX"};
+  attend_result* result = nullptr;
+
+  // Each case: the call with one pointer NULL, and the name the message must hold.
+  struct Case {
+    const char* name;
+    std::function<attend_status()> call;
+  };
+  auto with_options = [&](const std::function<void(attend_options&)>& edit) {
+    return [&, edit] {
+      attend_options o;
+      attend_options_init(&o);
+      edit(o);
+      return attend_translate_text(translator, lines, 2, &o, &result);
+    };
+  };
+  const std::vector<Case> cases = {
+      {"attend_model_load", [&] { return attend_model_load(nullptr, nullptr, &model); }},
+      {"attend_model_load", [&] { return attend_model_load(kModel.c_str(), nullptr, nullptr); }},
+      {"attend_translator_create", [&] { return attend_translator_create(nullptr, nullptr, &translator); }},
+      {"attend_convert_model", [&] { return attend_convert_model(nullptr, "out", nullptr); }},
+      {"attend_translate_ids", [&] { return attend_translate_ids(nullptr, sources, lengths, 2, nullptr, &result); }},
+      {"attend_translate_ids", [&] { return attend_translate_ids(translator, nullptr, lengths, 2, nullptr, &result); }},
+      {"attend_translate_ids", [&] { return attend_translate_ids(translator, sources, nullptr, 2, nullptr, &result); }},
+      {"attend_translate_ids", [&] { return attend_translate_ids(translator, sources, lengths, 2, nullptr, nullptr); }},
+      {"sources[1] is NULL", [&] {
+         const int32_t* holed[2] = {ids.data(), nullptr};
+         return attend_translate_ids(translator, holed, lengths, 2, nullptr, &result);
+       }},
+      {"attend_translate_text", [&] { return attend_translate_text(translator, nullptr, 2, nullptr, &result); }},
+      {"lines[1] is NULL", [&] {
+         const char* holed[2] = {lines[0], nullptr};
+         return attend_translate_text(translator, holed, 2, nullptr, &result);
+       }},
+      {"options->end_token is NULL", with_options([](attend_options& o) { o.end_token_count = 1; })},
+      {"options->end_token[1] is NULL", with_options([&](attend_options& o) {
+         static const char* holed[2] = {"FOX", nullptr};
+         o.end_token = holed, o.end_token_count = 2;
+       })},
+      {"options->suppress_sequences is NULL", with_options([](attend_options& o) { o.suppress_sequences_count = 1; })},
+      {"options->suppress_sequences[0] is NULL", with_options([&](attend_options& o) {
+         static const char* holed[2] = {nullptr, "A"};
+         o.suppress_sequences = holed, o.suppress_sequences_count = 2;
+       })},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    result = nullptr;
+    CHECK(c.call() == ATTEND_ERROR_INVALID_ARGUMENT);
+    CHECK(result == nullptr);
+    CHECK_THAT(std::string(attend_last_error()), Contains(c.name));
+  }
+  // The same arrays whole: accepted (the cases above differ from them by one NULL only).
+  attend_options o;
+  attend_options_init(&o);
+  o.end_token = tokens, o.end_token_count = 2;
+  o.suppress_sequences = tokens, o.suppress_sequences_count = 1;
+  REQUIRE(attend_translate_text(translator, lines, 2, &o, &result) == ATTEND_OK);
+  attend_result_free(result);
+  REQUIRE(attend_translate_ids(translator, sources, lengths, 2, nullptr, &result) == ATTEND_OK);
+  attend_result_free(result);
+  // A NULL entry of length 0 is an empty source, as documented: not an error.
+  const int32_t* empty_entry[1] = {nullptr};
+  const std::size_t zero[1] = {0};
+  REQUIRE(attend_translate_ids(translator, empty_entry, zero, 1, nullptr, &result) == ATTEND_OK);
+  attend_result_free(result);
+  attend_translator_free(translator);
+  attend_model_free(model);
+}
+
+// end_token as CTranslate2's: unset, the model's end-of-sequence; an empty list, none —
+// every hypothesis runs to max_length; an empty token, an error naming the option.
+TEST_CASE("end_token: unset is the model's, an empty list is none (CTranslate2's end_token=[]), '' is refused", "[api]") {
+  const std::string aren = std::string(ATTEND_SOURCE_DIR) + "/tests/data/models/ct2-aren-transliteration";
+  const attend::Model model = attend::Model::load(aren);
+  const attend::Translator translator(model, {.threads = 1});
+  const std::vector<std::vector<std::string>> name = {{"آ", "ت", "ز", "م", "و", "ن"}};
+  attend::TranslationOptions o;
+  o.max_length = 10;
+  const auto ended = translator.translate_tokens(name, o)[0].hypotheses[0];
+  REQUIRE(ended.finished);
+  CHECK(ended.tokens == std::vector<std::string>{"a", "t", "z", "m", "o", "n"});
+  o.end_token = std::vector<std::string>{};
+  const auto endless = translator.translate_tokens(name, o)[0].hypotheses[0];
+  CHECK_FALSE(endless.finished);
+  // CTranslate2 4.8.1 gives the same: the name, then </s> as an ordinary token.
+  CHECK(endless.tokens == std::vector<std::string>{"a", "t", "z", "m", "o", "n", "</s>", "</s>", "</s>", "</s>"});
+  o.end_token = std::vector<std::string>{""};
+  CHECK_THROWS_AS(translator.translate_tokens(name, o), attend::OptionError);
+  CHECK_THROWS_WITH(translator.translate_tokens(name, o), Contains("end_token = ''"));
+  o.end_token.reset();
+  o.suppress_sequences = {{"a", ""}};
+  CHECK_THROWS_WITH(translator.translate_tokens(name, o), Contains("suppress_sequences = ''"));
+  o.suppress_sequences = {{}};  // an empty sequence suppresses nothing, as in CTranslate2
+  CHECK(translator.translate_tokens(name, o)[0].hypotheses[0].tokens == ended.tokens);
+
+  // The C API: end_token not NULL with a count of 0 is the empty list.
+  attend_model* c_model = nullptr;
+  REQUIRE(attend_model_load(aren.c_str(), nullptr, &c_model) == ATTEND_OK);
+  attend_translator* c_translator = nullptr;
+  REQUIRE(attend_translator_create(c_model, nullptr, &c_translator) == ATTEND_OK);
+  const std::vector<std::int32_t> ids = model.encode_tokens(name[0]);
+  const int32_t* sources[1] = {ids.data()};
+  const std::size_t lengths[1] = {ids.size()};
+  attend_options c;
+  attend_options_init(&c);
+  c.max_length = 10;
+  const char* none[1] = {nullptr};
+  for (const std::size_t want : {std::size_t{6}, std::size_t{10}}) {  // NULL: the model's; {} : none
+    c.end_token = want == 6 ? nullptr : none, c.end_token_count = 0;
+    attend_result* result = nullptr;
+    REQUIRE(attend_translate_ids(c_translator, sources, lengths, 1, &c, &result) == ATTEND_OK);
+    std::size_t length = 0;
+    attend_result_ids(result, 0, 0, &length);
+    CHECK(length == want);
+    attend_result_free(result);
+  }
+  attend_translator_free(c_translator);
+  attend_model_free(c_model);
 }

@@ -2,6 +2,7 @@
 // (Translator::score_ids / score_tokens), through libattend.so as a program links it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "api_fixture.hpp"
@@ -45,25 +46,71 @@ TEST_CASE("C++ API: on_token streams each sentence's tokens as the result has th
   }
 }
 
-TEST_CASE("C++ API: on_token returning true stops the batch where it is", "[api][streaming]") {
+// As CTranslate2's callback: true stops the row that token belongs to — one sentence,
+// or one draw of a sampled sentence — and nothing else, in every streaming search, in
+// any batch or thread split.
+TEST_CASE("C++ API: on_token returning true stops that sentence (that draw) only, in every streaming mode", "[api][streaming]") {
   const attend::Model model = attend::Model::load(kModel);
-  const attend::Translator translator(model, {.threads = 1});
-  attend::TranslationOptions options;
-  options.min_length = options.max_length = 10;  // nothing ends before the stop
-  int calls = 0;
-  options.on_token = [&](const attend::TokenStep& s) {
-    ++calls;
-    return s.step == 2;
+  const auto lines = first_lines(6);
+  struct Mode {
+    const char* name;
+    attend::TranslationOptions options;
+    attend::TranslatorOptions translator;
   };
-  const auto results = translator.translate_text(first_lines(1), options);
-  CHECK(calls == 3);
-  REQUIRE(results[0].hypotheses.size() == 1);
-  CHECK(results[0].hypotheses[0].ids.size() == 3);
-  CHECK_FALSE(results[0].hypotheses[0].finished);
+  attend::TranslationOptions greedy;
+  greedy.min_length = greedy.max_length = 10;  // nothing ends before the stop
+  attend::TranslationOptions sampled = greedy;
+  sampled.sampling = true, sampled.sampling_topk = 5, sampled.seed = 4, sampled.num_hypotheses = 3;
+  const std::vector<Mode> modes = {
+      {"greedy, one batch", greedy, {.threads = 1}},
+      {"greedy, batches of 2 on 2 workers", greedy, {.threads = 2, .inter_threads = 2, .intra_threads = 1, .max_batch_size = 2}},
+      {"sampling, 3 draws", sampled, {.threads = 1, .max_beam_size = 3}},
+  };
+  for (const Mode& mode : modes) {
+    INFO(mode.name);
+    const attend::Translator translator(model, mode.translator);
+    const auto expected = translator.translate_text(lines, mode.options);
+    attend::TranslationOptions o = mode.options;
+    std::map<std::pair<std::size_t, std::int64_t>, int> after_stop;  // (sentence, draw) → tokens streamed after it
+    o.on_token = [&](const attend::TokenStep& s) {
+      const auto key = std::make_pair(s.index, s.hypothesis);
+      if (after_stop.count(key)) ++after_stop[key];
+      const bool stop = s.index == 2 && s.hypothesis == (mode.options.sampling ? 1 : 0) && s.step == 2;
+      if (stop) after_stop[key] = 0;
+      return stop;
+    };
+    const auto results = translator.translate_text(lines, o);
+    REQUIRE(after_stop.size() == 1);
+    CHECK(after_stop.begin()->second == 0);  // nothing more of the stopped row
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      INFO("sentence " << i);
+      REQUIRE(results[i].hypotheses.size() == expected[i].hypotheses.size());
+      std::vector<std::vector<std::int32_t>> got, want;
+      for (const auto& h : results[i].hypotheses) got.push_back(h.ids);
+      for (const auto& h : expected[i].hypotheses) want.push_back(h.ids);
+      if (i != 2) {
+        CHECK(got == want);  // every other sentence goes on to its end
+        continue;
+      }
+      // The stopped row: its first 3 tokens, unfinished, scored over them (length 3).
+      const auto stopped = std::find_if(results[i].hypotheses.begin(), results[i].hypotheses.end(),
+                                        [](const attend::Hypothesis& h) { return h.ids.size() == 3; });
+      REQUIRE(stopped != results[i].hypotheses.end());
+      CHECK_FALSE(stopped->finished);
+      float sum = 0;
+      for (float lp : stopped->token_log_probs) sum += lp;
+      CHECK(stopped->score == Approx(sum / 3).margin(1e-5));
+      // With several draws, the others of the same sentence are untouched.
+      std::size_t full = 0;
+      for (const auto& h : results[i].hypotheses) full += h.ids.size() == 10 ? 1 : 0;
+      CHECK(full == results[i].hypotheses.size() - 1);
+    }
+  }
 
   attend::TranslationOptions beam;
   beam.beam_size = 2;
   beam.on_token = [](const attend::TokenStep&) { return false; };
+  const attend::Translator translator(model, {.threads = 1});
   CHECK_THROWS_WITH(translator.translate_text(first_lines(1), beam), Contains("on_token") && Contains("beam_size 1"));
 }
 

@@ -238,7 +238,7 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
   model = nullptr;
   CHECK(attend_model_load_with(fp32.c_str(), &lo, &model) == ATTEND_ERROR);
   CHECK(model == nullptr);
-  CHECK_THAT(std::string(attend_last_error()), Catch::Contains("kv_cache_type 'int8'"));
+  CHECK_THAT(std::string(attend_last_error()), Catch::Contains("kv_cache_type = 'int8'"));
 
   // attend_convert_model writes the quantized model, which then loads in that type.
   const std::string out = std::string(ATTEND_CLI_FIXTURE) + "/../c-api-convert";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <regex>
 
+#include "commands.hpp"
 #include "source_lines.hpp"
 
 namespace attend::cli {
@@ -63,9 +64,18 @@ void DecodingFlags::add_to(CLI::App& app) {
 void DecodingFlags::finish_parsing(const CLI::App& app) {
   for (const char* implies : {"--sample-topk", "--sample-topp", "--temperature"})
     if (app.count(implies) > 0) options.sampling = true;
-  options.end_token = end_tokens;
+  // An empty value is a slip (an unset shell variable), never "the model's end token"
+  // or "suppress nothing": refused, as every other bad flag value is.
+  for (const std::string& t : end_tokens)
+    if (split_tokens(t).size() != 1)
+      throw UsageError("--end-token '" + t + "': must be one target token" + (t.empty() ? " (it is empty)" : ""));
+  if (!end_tokens.empty()) options.end_token = end_tokens;
   options.suppress_sequences.clear();
-  for (const std::string& s : suppress_sequences) options.suppress_sequences.push_back(split_tokens(s));
+  for (const std::string& s : suppress_sequences) {
+    options.suppress_sequences.push_back(split_tokens(s));
+    if (options.suppress_sequences.back().empty())
+      throw UsageError("--suppress-sequences '" + s + "': must be target tokens separated by spaces (it is empty)");
+  }
 }
 
 std::string flag_of(const std::string& option) {

@@ -21,7 +21,8 @@ struct DecodingFlags {
 
   // Adds every decoding flag to `app`, bound to `options`.
   void add_to(CLI::App& app);
-  // After parsing: the list flags into `options`; --sample-topk/-topp/--temperature imply --sampling.
+  // After parsing: the list flags into `options` (UsageError for an empty one);
+  // --sample-topk/-topp/--temperature imply --sampling.
   void finish_parsing(const CLI::App& app);
 };
 

@@ -17,12 +17,12 @@ void OrderedOutput::put(std::uint64_t index, std::string text) {
   while (!window_.empty() && window_.front()) {
     const std::string& s = *window_.front();
     if (std::fwrite(s.data(), 1, s.size(), out_) != s.size())
-      throw attend::Error(std::string("cannot write the output: ") + std::strerror(errno));
+      throw attend::Error("cannot write " + label_ + ": " + std::strerror(errno));
     window_.pop_front();
     ++next_;
     wrote = true;
   }
-  if (wrote && std::fflush(out_) != 0) throw attend::Error(std::string("cannot write the output: ") + std::strerror(errno));
+  if (wrote && std::fflush(out_) != 0) throw attend::Error("cannot write " + label_ + ": " + std::strerror(errno));
 }
 
 }  // namespace attend::cli

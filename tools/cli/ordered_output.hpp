@@ -13,7 +13,8 @@ namespace attend::cli {
 
 class OrderedOutput {
  public:
-  explicit OrderedOutput(std::FILE* out) : out_(out) {}
+  // `label` names the stream in errors ("the output out.txt"): a full disk says where.
+  OrderedOutput(std::FILE* out, std::string label) : out_(out), label_(std::move(label)) {}
 
   // Output for line `index` (0-based, below every index put so far + the pending
   // window); `text` holds its whole output, newlines included.
@@ -23,6 +24,7 @@ class OrderedOutput {
 
  private:
   std::FILE* out_;
+  std::string label_;
   std::uint64_t next_ = 0;                       // first line not yet written
   std::deque<std::optional<std::string>> window_; // lines next_, next_ + 1, …
 };

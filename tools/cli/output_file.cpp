@@ -14,8 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string failure(const std::string& what, const std::string& path) {
-  return "cannot " + what + " the output " + path + ": " + std::strerror(errno);
+std::string failure(const std::string& action, const std::string& what, const std::string& path) {
+  return "cannot " + action + " the " + what + " " + path + ": " + std::strerror(errno);
 }
 
 // The mode a new file gets from this process (0666 less the umask).
@@ -32,7 +32,7 @@ bool same_file(const std::string& a, const std::string& b) {
   return ::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
-OutputFile::OutputFile(const std::string& path) : path_(path) {
+OutputFile::OutputFile(const std::string& path, std::string what) : path_(path), what_(std::move(what)) {
   if (path == "-") {
     stream_ = stdout;
     return;
@@ -41,11 +41,11 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
     errno = EISDIR;
-    throw attend::Error(failure("write", path));
+    throw attend::Error(failure("write", what_, path));
   }
   if (exists && !S_ISREG(st.st_mode)) {  // a device or a pipe: nothing to destroy
     stream_ = std::fopen(path.c_str(), "w");
-    if (stream_ == nullptr) throw attend::Error(failure("open", path));
+    if (stream_ == nullptr) throw attend::Error(failure("open", what_, path));
     return;
   }
   // Beside the real file (through a symlink), so that the rename stays on one file system.
@@ -54,15 +54,19 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
   hidden.append(fs::path(path_).filename().string()).append(".attend-XXXXXX");
   std::string pattern = (fs::path(path_).parent_path() / hidden).string();
   const int fd = ::mkstemp(pattern.data());
-  if (fd < 0) throw attend::Error(failure("create a temporary file beside", path));
+  if (fd < 0) throw attend::Error(failure("create a temporary file beside", what_, path));
   ::fchmod(fd, exists ? (st.st_mode & 07777) : default_mode());
   temporary_ = pattern;
   stream_ = ::fdopen(fd, "w");
   if (stream_ == nullptr) {
     ::close(fd);
     ::unlink(temporary_.c_str());
-    throw attend::Error(failure("open", temporary_));
+    throw attend::Error(failure("open", what_, temporary_));
   }
+}
+
+std::string OutputFile::label() const {
+  return "the " + what_ + " " + (stream_ == stdout ? std::string("(standard output)") : path_);
 }
 
 OutputFile::~OutputFile() {
@@ -77,7 +81,7 @@ OutputFile::~OutputFile() {
 void OutputFile::commit() {
   done_ = true;
   if (stream_ == stdout) {
-    if (std::fflush(stdout) != 0) throw attend::Error(failure("write", "(standard output)"));
+    if (std::fflush(stdout) != 0) throw attend::Error(failure("write", what_, "(standard output)"));
     return;
   }
   const bool flushed = std::fflush(stream_) == 0 && !std::ferror(stream_);
@@ -85,12 +89,12 @@ void OutputFile::commit() {
   const bool closed = std::fclose(stream_) == 0;
   if (!flushed || !closed) {
     if (!flushed) errno = flush_error;
-    const std::string message = failure("write", path_);
+    const std::string message = failure("write", what_, path_);
     if (!temporary_.empty()) ::unlink(temporary_.c_str());
     throw attend::Error(message + (temporary_.empty() ? "" : " (the file is unchanged)"));
   }
   if (!temporary_.empty() && ::rename(temporary_.c_str(), path_.c_str()) != 0) {
-    const std::string message = failure("replace", path_);
+    const std::string message = failure("replace", what_, path_);
     ::unlink(temporary_.c_str());
     throw attend::Error(message);
   }

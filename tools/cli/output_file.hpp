@@ -13,13 +13,16 @@ namespace attend::cli {
 class OutputFile {
  public:
   // Creates the temporary file (throws attend::Error naming the path if it cannot).
-  // Devices and pipes (/dev/null, a FIFO) are written directly.
-  explicit OutputFile(const std::string& path);
+  // Devices and pipes (/dev/null, a FIFO) are written directly. `what` names the file
+  // in every message ("output", "attention file").
+  explicit OutputFile(const std::string& path, std::string what = "output");
   ~OutputFile();  // if not committed: the file is left as it was (see abandon())
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::FILE* stream() const { return stream_; }
+  // "the output out.txt", "the output (standard output)": for messages about writing it.
+  std::string label() const;
   // Flushes and puts the output in place; throws attend::Error on a write failure.
   void commit();
   // After a failure: the file keeps its old contents; lines already written are kept
@@ -27,7 +30,7 @@ class OutputFile {
   void abandon(std::uint64_t lines_written, const char* who);
 
  private:
-  std::string path_, temporary_;
+  std::string path_, what_, temporary_;
   std::FILE* stream_ = nullptr;
   bool done_ = false;
 };

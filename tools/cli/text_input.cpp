@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <fstream>
 #include <utility>
 
@@ -37,7 +38,20 @@ LineReader::~LineReader() {
   if (owned_) ::close(fd_);
 }
 
+// A UTF-8 byte-order mark opens some files (Windows editors write one): it is not text.
+// Looked for once, when the stream's first three bytes (or its first line) are in, so a
+// producer that sends one byte at a time loses it too.
+bool LineReader::skip_byte_order_mark() {
+  static constexpr std::string_view kMark = "\xEF\xBB\xBF";
+  const std::string_view head = std::string_view(buffer_).substr(pos_, kMark.size());
+  if (head.size() < kMark.size() && !eof_ && head.find('\n') == std::string_view::npos) return false;
+  if (head == kMark) pos_ += kMark.size();
+  mark_checked_ = true;
+  return true;
+}
+
 bool LineReader::next_line(std::string& line) {
+  if (!mark_checked_ && !skip_byte_order_mark()) return false;
   const std::size_t end = buffer_.find('\n', pos_);
   if (end == std::string::npos) {
     if (!eof_ || pos_ == buffer_.size()) return false;

@@ -10,7 +10,8 @@
 namespace attend::cli {
 
 // Lines from a file or standard input ('-'), in chunks, numbered from 1. Trailing
-// "\r\n" or "\n" is removed; the last line's newline is optional. Never holds more
+// "\r\n" or "\n" is removed; the last line's newline is optional; a UTF-8 byte-order
+// mark at the start of the stream is dropped. Never holds more
 // than one chunk (and one partial line). Read with read(2), so that it can tell whether
 // more input is already waiting: a chunk ends early, with at least one line, when the
 // rest has not arrived yet — a coprocess or a slow producer gets each answer as soon as
@@ -34,11 +35,12 @@ class LineReader {
 
  private:
   bool next_line(std::string& line);  // a complete line from the buffer
+  bool skip_byte_order_mark();        // false: too few bytes yet to tell
   bool input_waiting() const;
   void fill();                        // one read(2) into the buffer (blocks)
 
   int fd_ = -1;
-  bool owned_ = false, regular_ = false, eof_ = false;
+  bool owned_ = false, regular_ = false, eof_ = false, mark_checked_ = false;
   std::string label_;
   std::string buffer_;
   std::size_t pos_ = 0;  // start of the unread part of buffer_

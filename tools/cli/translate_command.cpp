@@ -206,10 +206,10 @@ int Translation::run() {
   if (!args_.target_prefix_file.empty()) prefix_reader.emplace(args_.target_prefix_file, "target prefix file");
   OutputFile out(args_.output);
   std::optional<OutputFile> attention_out;
-  if (!args_.attention_file.empty()) attention_out.emplace(args_.attention_file);
-  OrderedOutput output(out.stream());
+  if (!args_.attention_file.empty()) attention_out.emplace(args_.attention_file, "attention file");
+  OrderedOutput output(out.stream(), out.label());
   std::optional<OrderedOutput> attention;
-  if (attention_out) attention.emplace(attention_out->stream());
+  if (attention_out) attention.emplace(attention_out->stream(), attention_out->label());
   if (!args_.attention_all.empty()) attention_heads_.emplace(args_.attention_all, args_.attention_lines);
   try {
     model_ = args_.model.load();
@@ -300,32 +300,32 @@ void Translation::check_prefix(const std::vector<std::int32_t>& prefix, std::uin
                         " tokens, more than the " + std::to_string(max_length_) + " a translation may have (--max-length)");
 }
 
-// Input lines first + 1 … first + text.size(). A line rejected (under --strict, or a
-// prefix that cannot be honoured) stops the run, but only after every line before it has
-// been translated and written.
+// Input lines first + 1 … first + text.size(). Every line, an empty one included, goes
+// to the translator at its position in the input, so that sentence i of the call is
+// input line first + i: a sampled line draws with its line number, whatever chunk or
+// batch it arrives in (an empty source costs nothing there). A line rejected (under
+// --strict, or a prefix that cannot be honoured) stops the run, but only after every
+// line before it has been translated and written.
 void Translation::translate_chunk(const std::vector<std::string>& text, const std::vector<std::string>& prefix_text,
                                   std::uint64_t first, SourceLines& lines, OrderedOutput& output, OrderedOutput* attention,
                                   Progress& progress) {
   std::vector<std::vector<std::int32_t>> sources, prefixes;
-  std::vector<std::uint64_t> line_of;  // sources[i] is input line line_of[i] (0-based)
+  std::vector<bool> empty;  // per line of the chunk: it gets an empty line, whatever the translator says
+  const bool prefixed = !prefix_text.empty() || !common_prefix_.empty();
   std::exception_ptr rejected;
   for (std::size_t i = 0; i < text.size() && !rejected; ++i) {
     const std::uint64_t line = first + i;
     try {
       auto ids = lines.encode(text[i], line + 1);
-      if (!ids) {  // empty in, empty out
-        output.put(line, output_for(line, nullptr));
-        if (attention) attention->put(line, attention_for(line, {}, nullptr));
-        if (attention_heads_ && attention_heads_->wants(line)) write_attention_heads(line, {}, nullptr);
-        ++totals_.lines, ++totals_.empty;
-        continue;
+      std::vector<std::int32_t> prefix;
+      if (ids) {
+        prefix = prefix_text.empty() ? common_prefix_ : lines.encode_prefix(prefix_text[i], line + 1);
+        check_prefix(prefix, line + 1);
+        totals_.source_tokens += ids->size();
       }
-      std::vector<std::int32_t> prefix = prefix_text.empty() ? common_prefix_ : lines.encode_prefix(prefix_text[i], line + 1);
-      check_prefix(prefix, line + 1);
-      totals_.source_tokens += ids->size();
-      sources.push_back(std::move(*ids));
-      line_of.push_back(line);
-      if (!prefix_text.empty() || !common_prefix_.empty()) prefixes.push_back(std::move(prefix));
+      empty.push_back(!ids);
+      sources.push_back(ids ? std::move(*ids) : std::vector<std::int32_t>{});
+      if (prefixed) prefixes.push_back(std::move(prefix));
     } catch (const attend::Error&) {
       rejected = std::current_exception();
     }
@@ -335,25 +335,32 @@ void Translation::translate_chunk(const std::vector<std::string>& text, const st
   std::uint64_t first_non_finite = std::numeric_limits<std::uint64_t>::max();
   std::vector<std::pair<std::size_t, attend::TranslationResult>> chosen;  // --attention-all's lines of the chunk
   translator_->translate_ids(sources, options_, prefixes,
-                             [&](std::size_t i, attend::TranslationResult&& r) {
-                               const std::uint64_t line = line_of[i - first];
+                             [&](std::size_t line, attend::TranslationResult&& r) {
+                               const std::size_t i = line - first;
+                               if (empty[i]) {  // empty in, empty out
+                                 output.put(line, output_for(line, nullptr));
+                                 if (attention) attention->put(line, attention_for(line, {}, nullptr));
+                                 if (attention_heads_ && attention_heads_->wants(line)) chosen.emplace_back(i, std::move(r));
+                                 ++totals_.lines, ++totals_.empty;
+                                 return;
+                               }
                                if (r.non_finite) {
                                  lines.warnings().add(kNonFinite, line + 1,
                                                       "the model produced NaN or infinite scores (an overflow in its "
                                                       "weights or activations): the output line is empty");
-                                 first_non_finite = std::min(first_non_finite, line);
+                                 first_non_finite = std::min<std::uint64_t>(first_non_finite, line);
                                  if (args_.strict) return;  // nothing from here on is written
                                }
                                totals_.generated += r.hypotheses[0].ids.size();
                                output.put(line, output_for(line, &r));
-                               if (attention) attention->put(line, attention_for(line, sources[i - first], &r));
-                               if (attention_heads_ && attention_heads_->wants(line)) chosen.emplace_back(i - first, std::move(r));
+                               if (attention) attention->put(line, attention_for(line, sources[i], &r));
+                               if (attention_heads_ && attention_heads_->wants(line)) chosen.emplace_back(i, std::move(r));
                                progress.update(++totals_.lines, totals_.generated);
                              },
                              first);
   progress.update(totals_.lines, totals_.generated);
   std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [i, r] : chosen) write_attention_heads(line_of[i], sources[i], &r);
+  for (const auto& [i, r] : chosen) write_attention_heads(first + i, sources[i], empty[i] ? nullptr : &r);
   if (args_.strict && first_non_finite != std::numeric_limits<std::uint64_t>::max())
     throw attend::Error(at_line(first_non_finite + 1) + "the model produced NaN or infinite scores (--strict)");
   if (rejected) std::rethrow_exception(rejected);

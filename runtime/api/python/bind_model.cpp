@@ -106,8 +106,8 @@ void bind_model(nb::module_& m) {
           "Text to ids through the SentencePiece model of `side` (sources get the BOS/EOS the model adds).")
       .def(
           "encode_tokens",
-          [](const attend::Model& m, const std::vector<std::string>& tokens, const std::string& side) {
-            return m.encode_tokens(tokens, side_of(side));
+          [](const attend::Model& m, nb::handle tokens, const std::string& side) {
+            return m.encode_tokens(strings(tokens, "tokens"), side_of(side));
           },
           nb::arg("tokens"), nb::arg("side") = "source",
           "Vocabulary tokens to ids (unknown tokens map to <unk>; sources get BOS/EOS as the model asks).")

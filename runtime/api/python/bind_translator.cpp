@@ -2,6 +2,7 @@
 // scores releases the GIL for the whole computation (arguments are converted before,
 // results after), so Python threads sharing one translator run in parallel.
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -29,7 +30,7 @@ auto translating(F&& f) {
 }
 
 // A Python callable as TranslationOptions::on_token: called with the GIL held; its
-// truth value stops the batch. The engine copies options without the GIL, so the
+// truth value stops that sentence (that draw), as CTranslate2's callback; the others go on. The engine copies options without the GIL, so the
 // callable sits behind a shared_ptr (copies touch no Python reference count) that
 // takes the GIL to release it.
 void set_on_token(attend::TranslationOptions& o, nb::handle on_token) {
@@ -70,7 +71,7 @@ void bind_options(nb::module_& m) {
       ATTEND_TRANSLATION_OPTIONS(ATTEND_BIND_OPTION)
 #undef ATTEND_BIND_OPTION
       .def_rw("suppress_sequences", &T::suppress_sequences, "Token sequences never generated.")
-      .def_rw("end_token", &T::end_token, "Tokens that end a hypothesis (empty: the model's end-of-sequence).");
+      .def_rw("end_token", &T::end_token, "Tokens that end a hypothesis (None: the model's end-of-sequence; []: no end token, as CTranslate2).");
 }
 
 void bind_results(nb::module_& m) {
@@ -150,10 +151,11 @@ void bind_translator(nb::module_& m) {
       .def(
           "__init__",
           [](attend::Translator* self, const attend::Model& model, const attend::TranslatorOptions& options) {
-            nb::gil_scoped_release release;
-            new (self) attend::Translator(model, options);
+            // The model is loaded and checked: what can fail here is a limit the options ask for.
+            translating([&] { new (self) attend::Translator(model, options); });
           },
-          nb::arg("model"), nb::arg("options") = attend::TranslatorOptions(), "Compiles the plan (RuntimeError if it cannot).")
+          nb::arg("model"), nb::arg("options") = attend::TranslatorOptions(),
+          "Compiles the plan (ValueError naming the limit if the options ask for one it cannot have).")
       .def(
           "translate_ids",
           [](const attend::Translator& t, nb::handle sources, TranslationOptions options, nb::handle target_prefixes,
@@ -171,21 +173,27 @@ void bind_translator(nb::module_& m) {
           "(TokenStep.index, error messages) and seeds sampling. ValueError names a bad option or input.")
       .def(
           "translate_tokens",
-          [](const attend::Translator& t, const Tokens& sources, TranslationOptions options, const Tokens& target_prefixes,
+          [](const attend::Translator& t, nb::handle sources, TranslationOptions options, nb::handle target_prefixes,
              nb::handle on_token, std::size_t first_index) {
+            const Tokens src = token_rows(sources, "source");
+            const Tokens prefixes = target_prefixes.is_none() ? Tokens() : token_rows(target_prefixes, "target_prefix", true);
             set_on_token(options, on_token);
-            return translating([&] { return t.translate_tokens(sources, options, target_prefixes, {}, first_index); });
+            return translating([&] { return t.translate_tokens(src, options, prefixes, {}, first_index); });
           },
-          nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = Tokens(),
-          nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0, "Translates vocabulary tokens (unknown ones map to <unk>).")
+          nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = nb::none(),
+          nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0,
+          "Translates vocabulary tokens (unknown ones map to <unk>); a None prefix is no prefix.")
       .def(
           "translate_text",
-          [](const attend::Translator& t, const std::vector<std::string>& sources, TranslationOptions options,
-             const std::vector<std::string>& target_prefixes, nb::handle on_token, std::size_t first_index) {
+          [](const attend::Translator& t, nb::handle sources, TranslationOptions options, nb::handle target_prefixes,
+             nb::handle on_token, std::size_t first_index) {
+            const std::vector<std::string> src = strings(sources, "source");
+            const std::vector<std::string> prefixes =
+                target_prefixes.is_none() ? std::vector<std::string>() : strings(target_prefixes, "target_prefix");
             set_on_token(options, on_token);
-            return translating([&] { return t.translate_text(sources, options, target_prefixes, {}, first_index); });
+            return translating([&] { return t.translate_text(src, options, prefixes, {}, first_index); });
           },
-          nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = std::vector<std::string>(),
+          nb::arg("sources"), nb::arg("options") = TranslationOptions(), nb::arg("target_prefixes") = nb::none(),
           nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0, "Translates text through the model's SentencePiece models.")
       .def(
           "score_ids",
@@ -197,8 +205,9 @@ void bind_translator(nb::module_& m) {
           "Teacher-forced log-probabilities of each target id (then of end-of-sequence) given its source.")
       .def(
           "score_tokens",
-          [](const attend::Translator& t, const Tokens& sources, const Tokens& targets) {
-            return translating([&] { return t.score_tokens(sources, targets); });
+          [](const attend::Translator& t, nb::handle sources, nb::handle targets) {
+            const Tokens src = token_rows(sources, "source"), tgt = token_rows(targets, "target");
+            return translating([&] { return t.score_tokens(src, tgt); });
           },
           nb::arg("sources"), nb::arg("targets"), "score_ids with vocabulary tokens in and out.")
       .def(

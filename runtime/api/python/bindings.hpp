@@ -51,6 +51,14 @@ class IdRows {
   std::size_t converted_ = 0;
 };
 
+// Token strings from what a Python caller has: a sequence of sequences of str (TokenRows),
+// or one sequence of str (strings). Each item is checked, so a wrong type or a string
+// that is not valid Unicode raises TypeError/ValueError naming `what[row][col]` — never
+// nanobind's generic "incompatible function arguments". A None row is an empty one
+// where `none_is_empty` (target prefixes: CTranslate2's "no prefix").
+std::vector<std::vector<std::string>> token_rows(nb::handle rows, const char* what, bool none_is_empty = false);
+std::vector<std::string> strings(nb::handle items, const char* what);
+
 // Raised for bad options and inputs of a translation (attend::Error during a call).
 [[noreturn]] void raise_value_error(const std::exception& e);
 

@@ -26,7 +26,51 @@ std::int32_t checked_id(V v, const char* what, std::size_t row, std::size_t col)
   return static_cast<std::int32_t>(v);
 }
 
+std::string type_of(nb::handle item) { return Py_TYPE(item.ptr())->tp_name; }
+
+bool is_list_like(nb::handle h) {
+  return nb::isinstance<nb::sequence>(h) && !nb::isinstance<nb::str>(h) && !nb::isinstance<nb::bytes>(h);
+}
+
+// One token (or text) as UTF-8; `where` names it ("source[2][0]").
+std::string utf8(nb::handle item, const std::string& where) {
+  if (!nb::isinstance<nb::str>(item))
+    throw nb::type_error((where + " is " + type_of(item) +
+                          ", not a string (a call takes tokens or ids, not both: the first item decides)").c_str());
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(item.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    throw nb::value_error((where + " is not valid Unicode (it holds a lone surrogate), so it has no UTF-8 form").c_str());
+  }
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
 }  // namespace
+
+std::vector<std::string> strings(nb::handle items, const char* what) {
+  if (!is_list_like(items)) throw nb::type_error((std::string(what) + " must be a list of strings, not " + type_of(items)).c_str());
+  std::vector<std::string> out;
+  out.reserve(nb::len(items));
+  for (nb::handle item : items) out.push_back(utf8(item, std::string(what) + "[" + std::to_string(out.size()) + "]"));
+  return out;
+}
+
+std::vector<std::vector<std::string>> token_rows(nb::handle rows, const char* what, bool none_is_empty) {
+  if (!is_list_like(rows))
+    throw nb::type_error((std::string(what) + " must be a list of token lists, not " + type_of(rows)).c_str());
+  std::vector<std::vector<std::string>> out;
+  out.reserve(nb::len(rows));
+  for (nb::handle row : rows) {
+    const std::string where = std::string(what) + "[" + std::to_string(out.size()) + "]";
+    std::vector<std::string>& tokens = out.emplace_back();
+    if (row.is_none() && none_is_empty) continue;
+    if (!is_list_like(row)) throw nb::type_error((where + " is " + type_of(row) + ", not a list of tokens").c_str());
+    tokens.reserve(nb::len(row));
+    for (nb::handle item : row) tokens.push_back(utf8(item, where + "[" + std::to_string(tokens.size()) + "]"));
+  }
+  return out;
+}
 
 IdRows::IdRows(nb::handle rows, const char* what) : what_(what) {
   if (nb::ndarray_check(rows)) {
@@ -94,7 +138,11 @@ void IdRows::add_sequence(nb::handle sequence, std::size_t row) {
   std::size_t c = 0;
   for (nb::handle item : sequence) {
     long long v = 0;
-    if (!nb::try_cast(item, v, true)) throw nb::type_error((at(what_, row, c) + " is not an integer token id").c_str());
+    if (!nb::try_cast(item, v, true) && nb::isinstance<nb::int_>(item))
+      throw nb::value_error((at(what_, row, c) + " = " + nb::str(item).c_str() + " is outside the range of token ids").c_str());
+    if (!nb::try_cast(item, v, true))
+      throw nb::type_error((at(what_, row, c) + " is " + type_of(item) +
+                            ", not an integer token id (a call takes tokens or ids, not both: the first item decides)").c_str());
     ids.push_back(checked_id(v, what_, row, c++));
   }
   views_.emplace_back(ids);
@@ -115,12 +163,16 @@ NB_MODULE(_attend, m) {
   m.doc() =
       "attend's C++ API, bound with nanobind. Use the package `attend` (attend.Translator is a drop-in for "
       "CTranslate2's); this module is its engine.";
-  // attend::Error outside a translation call (loading a model, building a plan) is a
-  // RuntimeError, as CTranslate2 raises for a model it cannot load. Calls that translate
-  // or score turn it into ValueError themselves: there it means a bad option or input.
+  // One rule: a bad argument is a ValueError — attend::OptionError wherever it is thrown
+  // (compute_type="xx" at load, an ISA the CPU lacks), and any attend::Error of a call
+  // that translates, scores or compiles a plan (they turn it into ValueError themselves).
+  // Any other attend::Error (a model that cannot be loaded) is a RuntimeError, as
+  // CTranslate2 raises for a model it cannot load.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
+    } catch (const attend::OptionError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const attend::Error& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
@@ -144,7 +196,8 @@ NB_MODULE(_attend, m) {
       "Writes the model in `input_directory` (a CTranslate2 directory, or an attend one to retype) in attend's "
       "format to `output_directory`, as `attend convert` does. `compute_type` is the type of the GEMM weights and "
       "token embedding tables in the file: \"default\" (as stored; CTranslate2's int8 stays int8), \"int8\", \"bfloat16\" or \"float32\"; "
-      "a quantized model then loads without quantizing. Raises RuntimeError naming the directory at fault.");
+      "a quantized model then loads without quantizing. Raises RuntimeError naming the directory at fault, "
+      "ValueError for a compute_type it does not know.");
   bind_option_specs(m);
   bind_model(m);
   bind_attention_heads(m);

@@ -6,8 +6,10 @@ defaults, and return its result types. An argument attend cannot honour raises a
 ``ValueError`` that names it — it is never ignored.
 
 Errors: a model that cannot be loaded raises ``RuntimeError`` (as CTranslate2 does);
-a bad option or input of a call raises ``ValueError`` whose message names the option,
-or the sentence and token at fault; a wrong argument type raises ``TypeError``.
+a bad argument raises ``ValueError`` whose message names it, or the sentence and token
+at fault, whether found at load time or in a call (the engine's limits included); a
+wrong argument type raises ``TypeError`` naming it (``_arguments.py`` checks every
+scalar argument, ``_attend`` every token and id).
 
 attend compiles a model into a static execution plan for a set of limits (batch size,
 beam size, output length). The translator compiles one per set of limits its calls
@@ -23,9 +25,10 @@ import operator
 import os
 import queue
 import threading
+import weakref
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _attend
+from . import _arguments, _attend
 from .results import AsyncResult, GenerationStepResult, ScoringResult, TranslationResult
 
 _random_seed = 0
@@ -38,8 +41,10 @@ _DEFAULT_BATCH_TOKENS = 4096  # padded source tokens: keeps the arena small on m
 _DEFAULT_BEAM = 2             # CTranslate2's default beam_size
 _DEFAULT_TARGET = 256         # …and max_decoding_length
 _MAX_CACHED_PLANS = 4
+_MAX_THREADS = 1024           # the engine's limit on a plan's threads
 
 
+@_arguments.checked()
 def set_random_seed(seed: int) -> None:
     """Seeds sampling (CTranslate2's ``set_random_seed``): with a sentence's index in its
     call, the seed fixes every draw, so a call repeated gives the same samples."""
@@ -61,25 +66,71 @@ def _is_id(x: Any) -> bool:
         return False
 
 
-def _input_kind(rows: Any, what: str) -> str:
-    """'ids' or 'tokens': what a batch of sources (or targets, prefixes) holds."""
-    if hasattr(rows, "__array_interface__") or hasattr(rows, "__dlpack__"):
+def _tokens(method: str, what: str, tokens: Any) -> List[str]:
+    """A list of token strings, or TypeError/ValueError naming `what` and the item."""
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
+        raise TypeError(f"{method}: {what} must be a list of token strings, not {type(tokens).__name__}")
+    out = list(tokens)
+    for i, token in enumerate(out):
+        if not isinstance(token, str):
+            raise TypeError(f"{method}: {what}[{i}] is {type(token).__name__}, not a token string")
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{method}: {what}[{i}] is not valid Unicode (it holds a lone surrogate)") from None
+    return out
+
+
+def _is_array(x: Any) -> bool:
+    return hasattr(x, "__array_interface__") or hasattr(x, "__dlpack__")
+
+
+def _snapshot(rows: Any) -> Any:
+    """A batch as it is now — rows, prefixes, targets — for a call that runs later
+    (asynchronous=True): changing the caller's lists or arrays after the call changes
+    nothing, as CTranslate2 converts its input when called. Rows are copied, not
+    converted: the call's own checks then name what is wrong."""
+    if rows is None:
+        return None
+    if _is_array(rows):
+        return _copy_array(rows)
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Iterable):
+        return rows  # the call's own check names it
+    return [_copy_array(r) if _is_array(r) else list(r) if isinstance(r, (list, tuple)) else r for r in rows]
+
+
+def _copy_array(a: Any) -> Any:
+    for method in ("copy", "clone"):  # NumPy's, PyTorch's
+        if callable(getattr(a, method, None)):
+            return getattr(a, method)()
+    return a
+
+
+def _input_kind(rows: Any, what: str) -> Optional[str]:
+    """'ids' or 'tokens': what a batch of sources (or targets, prefixes) holds; None when
+    no row has an item to tell (empty rows, no rows)."""
+    if _is_array(rows):
         return "ids"
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Iterable):
+        raise TypeError(f"{what} must be a list of token lists (or id lists, or an integer array), "
+                        f"not {type(rows).__name__}")
     for row in rows:
         if row is None:
             continue
-        if hasattr(row, "__array_interface__") or hasattr(row, "__dlpack__"):
+        if _is_array(row):
             return "ids"
         if isinstance(row, str):
             raise TypeError(f"{what} must be a list of token lists (or id lists), not a list of strings: "
                             "split each sentence into tokens, or use translate_text for plain text")
+        if not isinstance(row, Iterable):
+            raise TypeError(f"{what} holds a {type(row).__name__}: expected token lists or id lists")
         for item in row:
             if isinstance(item, str):
                 return "tokens"
             if _is_id(item):
                 return "ids"
             raise TypeError(f"{what} holds {type(item).__name__} items: expected token strings or integer ids")
-    return "tokens"
+    return None
 
 
 class Translator:
@@ -105,6 +156,7 @@ class Translator:
       files: Must be None (models load from a directory).
     """
 
+    @_arguments.checked("attend.Translator")
     def __init__(self, model_path: Union[str, os.PathLike, "_attend.Model"], device: str = "cpu", *,
                  device_index: Union[int, List[int]] = 0, compute_type: Union[str, Dict[str, str]] = "default",
                  inter_threads: int = 1, intra_threads: int = 0, max_queued_batches: int = 0,
@@ -124,10 +176,10 @@ class Translator:
             raise _refuse(where, "tensor_parallel=True", "is not supported: attend runs in one process")
         if files is not None:
             raise _refuse(where, "files", "is not supported: give the model directory")
-        if inter_threads < 1:
-            raise _refuse(where, f"inter_threads={inter_threads}", "must be ≥ 1")
-        if intra_threads < 0:
-            raise _refuse(where, f"intra_threads={intra_threads}", "must be ≥ 0")
+        if not 1 <= inter_threads <= _MAX_THREADS:
+            raise _refuse(where, f"inter_threads={inter_threads}", f"must be in [1, {_MAX_THREADS}]")
+        if not 0 <= intra_threads <= _MAX_THREADS:
+            raise _refuse(where, f"intra_threads={intra_threads}", f"must be in [0, {_MAX_THREADS}] (0: one per core)")
         self._model_path = model_path
         self._compute_type = str(compute_type)
         self._kv_cache_type = str(kv_cache_type)
@@ -136,6 +188,7 @@ class Translator:
         self._max_queued = (None if max_queued_batches < 0 else
                             max_queued_batches if max_queued_batches > 0 else 4 * self._inter_threads)
         self._lock = threading.Lock()
+        _translators.add(self)
         self._plans: "collections.OrderedDict[Tuple[int, int, int, int], _attend.Translator]" = collections.OrderedDict()
         self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._queue_slots = threading.BoundedSemaphore(self._max_queued) if self._max_queued else None
@@ -267,14 +320,18 @@ class Translator:
         o.beam_size, o.num_hypotheses, o.length_penalty = beam_size, num_hypotheses, length_penalty
         o.patience, o.coverage_penalty, o.repetition_penalty = patience, coverage_penalty, repetition_penalty
         o.no_repeat_ngram_size, o.disable_unk = no_repeat_ngram_size, disable_unk
-        o.suppress_sequences = [list(s) for s in suppress_sequences or []]
-        if end_token is None:
-            o.end_token = []
+        o.suppress_sequences = [_tokens(method, f"suppress_sequences[{i}]", s) for i, s in enumerate(suppress_sequences or [])]
+        if end_token is None:  # the model's end-of-sequence; [] is no end token at all (CTranslate2)
+            o.end_token = None
         elif isinstance(end_token, str):
-            o.end_token = [end_token]
+            o.end_token = _tokens(method, "end_token", [end_token])
         else:
             ends = list(end_token)
-            o.end_token = self.model.decode_tokens([int(t) for t in ends]) if ends and _is_id(ends[0]) else ends
+            if ends and _is_id(ends[0]):
+                o.end_token = self.model.decode_tokens([_arguments.integer(method, f"end_token[{i}]", t)
+                                                        for i, t in enumerate(ends)])
+            else:
+                o.end_token = _tokens(method, "end_token", ends)
         o.return_end_token, o.prefix_bias_beta, o.max_input_length = return_end_token, prefix_bias_beta, max_input_length
         # The model's positions bound any output; past them attend stops where
         # CTranslate2 would go on with positions the model never saw in training.
@@ -292,6 +349,16 @@ class Translator:
         return o
 
     # ---- asynchronous calls ----
+
+    def _reset_after_fork(self) -> None:
+        """In a forked child: the parent's worker threads do not exist here, and a lock
+        or a queue slot may have been held by one of them; start afresh (the next
+        asynchronous call makes its own workers). The parent's pending calls are not
+        the child's."""
+        self._lock = threading.Lock()
+        self._executor = None
+        self._queue_slots = threading.BoundedSemaphore(self._max_queued) if self._max_queued else None
+        self._queued = self._active = 0
 
     def _submit(self, work: Callable[[], List[Any]], count: int) -> List[AsyncResult]:
         if self._executor is None:
@@ -315,6 +382,7 @@ class Translator:
 
     # ---- translation ----
 
+    @_arguments.checked()
     def translate_batch(self, source: Any, target_prefix: Optional[List[Optional[List[Any]]]] = None, *,
                         max_batch_size: int = 0, batch_type: str = "examples", asynchronous: bool = False,
                         beam_size: int = 2, patience: float = 1, num_hypotheses: int = 1, length_penalty: float = 1,
@@ -337,7 +405,11 @@ class Translator:
         CTranslate2's, with its default; results are :class:`TranslationResult` in
         input order (``asynchronous=True``: objects with ``result()`` and ``done()``).
         ``callback(GenerationStepResult) -> bool`` sees each token as it is chosen
-        (``beam_size=1``); returning True stops the batch. ``return_attention="all"``
+        (``beam_size=1``); returning True stops that sentence (``batch_id``; with sampled
+        ``num_hypotheses``, that draw) at this token, as CTranslate2's: its hypothesis keeps
+        the tokens so far, with no ``is_last`` step, and the other sentences go on to
+        their end. ``asynchronous=True`` copies ``source`` and ``target_prefix`` when
+        called: changing them afterwards changes nothing. ``return_attention="all"``
         (attend's) fills ``attention`` as ``True`` does and ``attention_heads`` with every
         layer and head along the best hypothesis (:class:`attend.AttentionHeads`).
         """
@@ -352,8 +424,14 @@ class Translator:
             return_attention=return_attention, return_alternatives=return_alternatives,
             min_alternative_expansion_prob=min_alternative_expansion_prob, sampling_topk=sampling_topk,
             sampling_topp=sampling_topp, sampling_temperature=sampling_temperature, replace_unknowns=replace_unknowns)
-        plan = self._plan_for(max_batch_size, batch_type, beam_size, max_decoding_length, method)
-        kind = _input_kind(source, "source")
+        # Sampled draws and alternatives each take a row of the plan, as beams do.
+        rows = max(beam_size, num_hypotheses) if options.sampling or return_alternatives else beam_size
+        plan = self._plan_for(max_batch_size, batch_type, rows, max_decoding_length, method)
+        # Empty sources tell nothing: their prefixes may (CTranslate2 takes tokens then).
+        prefix_kind = None if target_prefix is None else _input_kind(target_prefix, "target_prefix")
+        kind = _input_kind(source, "source") or prefix_kind or "tokens"
+        if asynchronous:
+            source, target_prefix = _snapshot(source), _snapshot(target_prefix)
         count = len(source)
 
         def work() -> List[TranslationResult]:
@@ -380,8 +458,7 @@ class Translator:
         self._active += 1
         try:
             if kind == "tokens":
-                prefixes = [list(p) if p is not None else [] for p in target_prefix] if target_prefix else []
-                raw = plan.translate_tokens([list(s) for s in source], options, prefixes, on_token)
+                raw = plan.translate_tokens(source, options, target_prefix, on_token)  # each token checked there
                 hypotheses = lambda h: h.tokens  # noqa: E731
             else:
                 prefixes = None
@@ -393,6 +470,7 @@ class Translator:
             self._active -= 1
         return [_result(r, hypotheses, return_scores, return_attention) for r in raw]
 
+    @_arguments.checked(keywords_of=translate_batch)
     def translate_iterable(self, source: Iterable[Any], target_prefix: Optional[Iterable[Any]] = None,
                            max_batch_size: int = 32, batch_type: str = "examples", **kwargs: Any
                            ) -> Iterator[TranslationResult]:
@@ -420,6 +498,7 @@ class Translator:
             for r in pending.popleft():
                 yield r.result()
 
+    @_arguments.checked()
     def generate_tokens(self, source: List[Any], target_prefix: Optional[List[Any]] = None, *,
                         max_decoding_length: int = 256, min_decoding_length: int = 1, sampling_topk: int = 1,
                         sampling_topp: float = 1, sampling_temperature: float = 1, return_log_prob: bool = False,
@@ -468,14 +547,21 @@ class Translator:
 
     # ---- scoring ----
 
+    @_arguments.checked()
     def score_batch(self, source: Any, target: Any, *, max_batch_size: int = 0, batch_type: str = "examples",
                     max_input_length: int = 1024, offset: int = 0, asynchronous: bool = False
                     ) -> Union[List[ScoringResult], List[AsyncResult]]:
         """Log-probabilities of given targets, as ``ctranslate2.Translator.score_batch``:
         each :class:`ScoringResult` has the target's tokens then the end-of-sequence
         token, and the log-probability of each given the source and the tokens before.
-        ``offset`` leaves the first tokens out of the result."""
+        ``offset`` leaves the first tokens out of the result (and their log-probabilities:
+        past the end, both are empty). ``asynchronous=True`` copies ``source`` and
+        ``target`` when called."""
         method = "score_batch"
+        source_kind, target_kind = _input_kind(source, "source"), _input_kind(target, "target")
+        kind = source_kind or target_kind or "tokens"  # empty sources tell nothing: their targets may
+        if asynchronous:
+            source, target = _snapshot(source), _snapshot(target)
         if len(source) != len(target):
             raise _refuse(method, "target", f"has {len(target)} examples for {len(source)} sources")
         if offset < 0:
@@ -483,7 +569,6 @@ class Translator:
         longest = max((len(t) for t in target), default=0)
         # Targets and their end token, rounded up so that most calls share a plan.
         plan = self._plan_for(max_batch_size, batch_type, 1, max(64, 1 << longest.bit_length()), method)
-        kind = _input_kind(source, "source")
 
         def work() -> List[ScoringResult]:
             if len(source) == 0:
@@ -491,12 +576,12 @@ class Translator:
             self._active += 1
             try:
                 if kind == "tokens":
-                    raw = plan.score_tokens([list(s) for s in source], [list(t) for t in target])
+                    raw = plan.score_tokens(source, target)  # each token checked there
                     eos = self.model.decode_tokens([self.model.special_ids.eos])
-                    return [ScoringResult(r.tokens[offset:] + eos, r.log_probs[offset:]) for r in raw]
+                    return [ScoringResult((r.tokens + eos)[offset:], r.log_probs[offset:]) for r in raw]
                 raw = plan.score_ids(source, target)
                 eos_id = [self.model.special_ids.eos]
-                return [ScoringResult(r.ids[offset:] + eos_id, r.log_probs[offset:]) for r in raw]
+                return [ScoringResult((r.ids + eos_id)[offset:], r.log_probs[offset:]) for r in raw]
             finally:
                 self._active -= 1
 
@@ -504,6 +589,7 @@ class Translator:
             return self._submit(work, len(source))
         return work()
 
+    @_arguments.checked(keywords_of=score_batch)
     def score_iterable(self, source: Iterable[Any], target: Iterable[Any], max_batch_size: int = 64,
                        batch_type: str = "examples", **kwargs: Any) -> Iterator[ScoringResult]:
         """Scores a stream of any length, as ``ctranslate2.Translator.score_iterable``:
@@ -512,6 +598,7 @@ class Translator:
 
     # ---- attend's own ----
 
+    @_arguments.checked(keywords_of=translate_batch)
     def translate_text(self, source: Sequence[str], target_prefix: Optional[Sequence[Optional[str]]] = None,
                        **kwargs: Any) -> List[TranslationResult]:
         """Translates plain text through the model's SentencePiece models (attend's own):
@@ -555,7 +642,7 @@ class Translator:
         while producing it. Returns :class:`attend.AttentionHeads` (NumPy arrays
         ``encoder_self``, ``decoder_self``, ``cross`` and the tokens; ``save(path)``
         writes the .npz of ``attend translate --attention-all``)."""
-        if _input_kind([source, target], "source and target") == "tokens":
+        if _input_kind([source, target], "source and target") != "ids":
             source = self.model.encode_tokens(list(source), "source")
             target = self.model.encode_tokens(list(target), "target")
         plan = self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, 1, max(_DEFAULT_TARGET, len(target)))
@@ -603,6 +690,19 @@ class Translator:
                f"intra_threads={self._intra_threads})"
 
 
+# Every translator of the process, so that a forked child resets each one's per-process
+# state (the C++ thread teams restart themselves after fork).
+_translators: "weakref.WeakSet[Translator]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for translator in list(_translators):
+        translator._reset_after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class _StepTotal(collections.namedtuple("StepProfile", "phase kind name seconds")):
     """Time in one plan step summed over plans: phase ("encoder", "decoder", "search"),
     kind ("gemm", "self_attention", …), name ("decoder.layers.3.fc1"), seconds."""
@@ -621,24 +721,19 @@ def _result(raw: "_attend.TranslationResult", hypothesis: Callable[[Any], Any], 
 
 def _chunks(iterables: List[Iterable[Any]], size: int, batch_type: str) -> Iterator[Tuple[List[Any], ...]]:
     """Groups examples (tuples across the iterables) into chunks of `size` examples, or
-    of `size` padded tokens with batch_type='tokens'."""
+    of `size` padded tokens with batch_type='tokens'. A chunk of examples goes as soon
+    as it is full, before the next example is read: a reader may then reuse its rows."""
     if batch_type not in ("examples", "tokens"):
         raise ValueError(f"batch_type={batch_type!r} must be 'examples' or 'tokens'")
-    examples = iterables[0] if len(iterables) == 1 else itertools.zip_longest(*iterables)
+    examples = ((e,) for e in iterables[0]) if len(iterables) == 1 else itertools.zip_longest(*iterables)
     streams: Optional[Tuple[List[Any], ...]] = None
     longest = 0
     for example in examples:
-        if not isinstance(example, tuple):
-            example = (example,)
-        if streams is not None:
-            if batch_type == "examples" and len(streams[0]) == size:
+        if streams is not None and batch_type == "tokens":
+            longest = max(longest, len(example[0]))
+            if (len(streams[0]) + 1) * longest > size:
                 yield streams
-                streams = None
-            elif batch_type == "tokens":
-                longest = max(longest, len(example[0]))
-                if (len(streams[0]) + 1) * longest > size:
-                    yield streams
-                    streams, longest = None, len(example[0])
+                streams, longest = None, len(example[0])
         if streams is None:
             streams = tuple([] for _ in example)
             longest = len(example[0]) if example[0] is not None else 0
@@ -646,5 +741,8 @@ def _chunks(iterables: List[Iterable[Any]], size: int, batch_type: str) -> Itera
             if element is None and len(streams) > 1:
                 raise ValueError("the input iterables do not have the same length")
             stream.append(element)
+        if batch_type == "examples" and len(streams[0]) == size:
+            yield streams
+            streams = None
     if streams is not None:
         yield streams
