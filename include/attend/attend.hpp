@@ -257,12 +257,17 @@ class ATTEND_API Translator {
 
   // Teacher-forced scoring: the log-probability of each token of targets[i] (then of
   // end-of-sequence) given sources[i] and the target tokens before it. A target may
-  // have at most options().max_target_length - 1 tokens.
+  // have at most options().max_target_length - 1 tokens. max_input_length > 0 (as
+  // CTranslate2's score_batch) cuts each source as translation does and each target to
+  // max_input_length - 1 tokens, so that with its end-of-sequence it has at most
+  // max_input_length; 0 cuts nothing.
   std::vector<ScoringResult> score_ids(const std::vector<std::vector<std::int32_t>>& sources,
-                                       const std::vector<std::vector<std::int32_t>>& targets) const;
+                                       const std::vector<std::vector<std::int32_t>>& targets,
+                                       std::int64_t max_input_length = 1024) const;
   // Vocabulary tokens in and out (sources get BOS/EOS as the model asks; unknown tokens map to <unk>).
   std::vector<ScoringResult> score_tokens(const std::vector<std::vector<std::string>>& sources,
-                                          const std::vector<std::vector<std::string>>& targets) const;
+                                          const std::vector<std::vector<std::string>>& targets,
+                                          std::int64_t max_input_length = 1024) const;
 
   // Every layer and head's attention along a given output: `source` (ids as the encoder
   // takes them) through the encoder, then the decoder teacher-forced over `target` — the

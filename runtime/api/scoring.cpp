@@ -15,9 +15,14 @@ namespace attend {
 namespace {
 
 std::vector<ScoringResult> score_forced(const Translator& translator, const std::vector<std::vector<std::int32_t>>& sources,
-                                        std::vector<std::vector<std::int32_t>> targets) {
+                                        std::vector<std::vector<std::int32_t>> targets, std::int64_t max_input_length) {
   if (sources.size() != targets.size())
     throw error_of("score: ", targets.size(), " targets for ", sources.size(), " sources");
+  if (max_input_length < 0) throw OptionError("max_input_length", std::to_string(max_input_length), "must be ≥ 0");
+  // CTranslate2 cuts the target with its end-of-sequence to max_input_length tokens.
+  if (max_input_length > 0)
+    for (auto& t : targets)
+      if (static_cast<std::int64_t>(t.size()) > max_input_length - 1) t.resize(static_cast<std::size_t>(max_input_length - 1));
   const std::int32_t eos = translator.model().special_ids().eos;
   const std::int64_t limit = std::min(translator.options().max_target_length, translator.model().max_positions());
   std::int64_t longest = 0;
@@ -35,6 +40,7 @@ std::vector<ScoringResult> score_forced(const Translator& translator, const std:
   TranslationOptions options;
   options.max_length = std::max<std::int64_t>(longest, 1);  // the forced end token included
   options.min_length = 0;  // an end token forbidden early would score −∞
+  options.max_input_length = max_input_length;  // sources cut as translate_ids cuts them
   std::vector<ScoringResult> out;
   out.reserve(sources.size());
   const auto results = translator.translate_ids(sources, options, targets);
@@ -56,16 +62,18 @@ std::vector<ScoringResult> score_forced(const Translator& translator, const std:
 }  // namespace
 
 std::vector<ScoringResult> Translator::score_ids(const std::vector<std::vector<std::int32_t>>& sources,
-                                                 const std::vector<std::vector<std::int32_t>>& targets) const {
-  return score_forced(*this, sources, targets);
+                                                 const std::vector<std::vector<std::int32_t>>& targets,
+                                                 std::int64_t max_input_length) const {
+  return score_forced(*this, sources, targets, max_input_length);
 }
 
 std::vector<ScoringResult> Translator::score_tokens(const std::vector<std::vector<std::string>>& sources,
-                                                    const std::vector<std::vector<std::string>>& targets) const {
+                                                    const std::vector<std::vector<std::string>>& targets,
+                                                    std::int64_t max_input_length) const {
   std::vector<std::vector<std::int32_t>> source_ids, target_ids;
   for (const auto& s : sources) source_ids.push_back(model().encode_tokens(s, Model::Side::source));
   for (const auto& t : targets) target_ids.push_back(model().encode_tokens(t, Model::Side::target));
-  auto out = score_forced(*this, source_ids, std::move(target_ids));
+  auto out = score_forced(*this, source_ids, std::move(target_ids), max_input_length);
   for (auto& s : out) s.tokens = model().decode_tokens(s.ids);
   return out;
 }

@@ -153,6 +153,24 @@ TEST_CASE("C++ API: score_ids gives a translation's own log-probabilities back",
   CHECK(tokens[0].tokens == model.decode_tokens(targets[0]));
   CHECK(tokens[0].log_probs.size() == targets[0].size() + 1);
 
+  // max_input_length (CTranslate2's score_batch): the target cut to max_input_length - 1
+  // tokens before its end-of-sequence, the source cut as translation cuts it; 0: no cut.
+  REQUIRE(targets[0].size() >= 3);
+  const auto cut = translator.score_ids({sources[0]}, {targets[0]}, 3);
+  CHECK(cut[0].ids == std::vector<std::int32_t>(targets[0].begin(), targets[0].begin() + 2));
+  CHECK(cut[0].log_probs.size() == 3);
+  std::vector<std::int32_t> cut_source = sources[0];  // as translation cuts: an end-of-sequence kept last
+  REQUIRE(cut_source.size() > 3);
+  const bool ends = cut_source.back() == model.special_ids().eos;
+  cut_source.resize(ends ? 2 : 3);
+  if (ends) cut_source.push_back(model.special_ids().eos);
+  const auto by_hand = translator.score_ids({cut_source}, {cut[0].ids}, 0);
+  CHECK(by_hand[0].log_probs == cut[0].log_probs);
+  // (the same batch of one on both sides: batch shapes change the GEMMs' low bits)
+  CHECK(translator.score_ids({sources[0]}, {targets[0]}, 0)[0].log_probs ==
+        translator.score_ids({sources[0]}, {targets[0]})[0].log_probs);
+  CHECK_THROWS_AS(translator.score_ids({sources[0]}, {targets[0]}, -1), attend::OptionError);
+
   const auto empty = translator.score_ids({sources[0]}, {{}});
   CHECK(empty[0].log_probs.size() == 1);  // end-of-sequence alone
 

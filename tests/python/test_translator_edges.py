@@ -319,3 +319,21 @@ def test_a_model_path_says_what_it_is_instead_of_a_model_directory(translit, tmp
         load(str(tmp_path / "nope"))
     with pytest.raises(RuntimeError, match=f"{tmp_path}.*(config.json|model.bin|modules.json)"):
         load(str(tmp_path))
+
+
+def test_score_batch_max_input_length_cuts_source_and_target_as_ctranslate2(translator):
+    # CTranslate2 4.8.1 on this model: max_input_length=2 → ['a', '</s>'] [-0.059, -7.49],
+    # 3 → ['a', 't', '</s>'] [-0.082, -0.038, -7.249], 0 and 1024 → the whole target.
+    target = ["a", "t", "z", "m", "o", "n"]
+    whole = translator.score_batch([NAME], [target])[0]
+    assert translator.score_batch([NAME], [target], max_input_length=0)[0].log_probs == whole.log_probs
+    for limit, tokens, expected in ((2, ["a", "</s>"], [-0.059, -7.49]), (3, ["a", "t", "</s>"], [-0.082, -0.038, -7.249])):
+        r = translator.score_batch([NAME], [target], max_input_length=limit)[0]
+        assert r.tokens == tokens
+        assert r.log_probs == pytest.approx(expected, abs=2e-3)
+        # ids in: the same cut, the same numbers
+        ids = translator.score_batch([translator.model.encode_tokens(NAME)], [translator.model.encode_tokens(target, "target")],
+                                     max_input_length=limit)[0]
+        assert ids.log_probs == r.log_probs
+    with pytest.raises(ValueError, match="max_input_length"):
+        translator.score_batch([NAME], [target], max_input_length=-1)

@@ -197,19 +197,19 @@ void bind_translator(nb::module_& m) {
           nb::arg("on_token") = nb::none(), nb::arg("first_index") = 0, "Translates text through the model's SentencePiece models.")
       .def(
           "score_ids",
-          [](const attend::Translator& t, nb::handle sources, nb::handle targets) {
+          [](const attend::Translator& t, nb::handle sources, nb::handle targets, std::int64_t max_input_length) {
             const Ids src = IdRows(sources, "source").vectors(), tgt = IdRows(targets, "target").vectors();
-            return translating([&] { return t.score_ids(src, tgt); });
+            return translating([&] { return t.score_ids(src, tgt, max_input_length); });
           },
-          nb::arg("sources"), nb::arg("targets"),
+          nb::arg("sources"), nb::arg("targets"), nb::arg("max_input_length") = 1024,
           "Teacher-forced log-probabilities of each target id (then of end-of-sequence) given its source.")
       .def(
           "score_tokens",
-          [](const attend::Translator& t, nb::handle sources, nb::handle targets) {
+          [](const attend::Translator& t, nb::handle sources, nb::handle targets, std::int64_t max_input_length) {
             const Tokens src = token_rows(sources, "source"), tgt = token_rows(targets, "target");
-            return translating([&] { return t.score_tokens(src, tgt); });
+            return translating([&] { return t.score_tokens(src, tgt, max_input_length); });
           },
-          nb::arg("sources"), nb::arg("targets"), "score_ids with vocabulary tokens in and out.")
+          nb::arg("sources"), nb::arg("targets"), nb::arg("max_input_length") = 1024, "score_ids with vocabulary tokens in and out.")
       .def(
           "attention_heads",
           [](const attend::Translator& t, nb::handle source, nb::handle target) {

@@ -555,7 +555,9 @@ class Translator:
         each :class:`ScoringResult` has the target's tokens then the end-of-sequence
         token, and the log-probability of each given the source and the tokens before.
         ``offset`` leaves the first tokens out of the result (and their log-probabilities:
-        past the end, both are empty). ``asynchronous=True`` copies ``source`` and
+        past the end, both are empty). ``max_input_length`` (0: none) cuts each source as
+        translation does and each target to ``max_input_length - 1`` tokens before its
+        end-of-sequence, as CTranslate2 does. ``asynchronous=True`` copies ``source`` and
         ``target`` when called."""
         method = "score_batch"
         source_kind, target_kind = _input_kind(source, "source"), _input_kind(target, "target")
@@ -576,10 +578,10 @@ class Translator:
             self._active += 1
             try:
                 if kind == "tokens":
-                    raw = plan.score_tokens(source, target)  # each token checked there
+                    raw = plan.score_tokens(source, target, max_input_length)  # each token checked there
                     eos = self.model.decode_tokens([self.model.special_ids.eos])
                     return [ScoringResult((r.tokens + eos)[offset:], r.log_probs[offset:]) for r in raw]
-                raw = plan.score_ids(source, target)
+                raw = plan.score_ids(source, target, max_input_length)
                 eos_id = [self.model.special_ids.eos]
                 return [ScoringResult((r.ids + eos_id)[offset:], r.log_probs[offset:]) for r in raw]
             finally:
