@@ -13,7 +13,7 @@ bool is_encoder_directory(const std::string& dir) {
 }
 
 HfEncoderFiles read_encoder(const std::string& dir) {
-  if (!std::filesystem::is_directory(dir)) throw error_of(dir, ": model directory does not exist");
+  require_model_directory(dir);
   if (is_ct2_encoder_directory(dir)) return read_ct2_encoder(dir);
   if (!is_hf_encoder_directory(dir) && (std::filesystem::exists(std::filesystem::path(dir) / "model.bin") ||
                                         std::filesystem::exists(std::filesystem::path(dir) / "config.json"))) {

@@ -356,7 +356,7 @@ bool is_hf_encoder_directory(const std::string& dir) {
 
 HfEncoderFiles read_hf_encoder(const std::string& dir) {
   const fs::path root(dir);
-  if (!fs::is_directory(root)) throw error_of(dir, ": model directory does not exist");
+  require_model_directory(dir);
   const Modules modules = read_modules(root);
   const fs::path base = root / modules.transformer_path;
   const JsonFile config((base / "config.json").string());

@@ -29,10 +29,14 @@ std::string read_text_file(const std::string& path) {
   return s.str();
 }
 
-ModelFormat detect_model_format(const std::string& dir) {
+void require_model_directory(const std::string& dir) {
   if (fs::exists(dir) && !fs::is_directory(dir))
     throw error_of(dir, ": not a directory (a model is a directory: give the one that holds this file)");
   if (!fs::is_directory(dir)) throw error_of(dir, ": model directory does not exist");
+}
+
+ModelFormat detect_model_format(const std::string& dir) {
+  require_model_directory(dir);
   // By the weights file: CTranslate2 directories carry a config.json too (format ≥ 5).
   if (fs::exists(fs::path(dir) / "model.safetensors")) return ModelFormat::attend;
   if (fs::exists(fs::path(dir) / "model.bin")) return ModelFormat::ctranslate2;
