@@ -13,6 +13,10 @@ namespace attend::runtime {
 
 enum class ModelFormat { attend, ctranslate2 };
 
+// Throws attend::Error naming `dir` unless it is a directory: a file is told apart from
+// a missing path (a user who gives model.bin is told to give the directory holding it).
+void require_model_directory(const std::string& dir);
+
 // Which format `dir` holds; throws attend::Error naming the directory if neither.
 ModelFormat detect_model_format(const std::string& dir);
 

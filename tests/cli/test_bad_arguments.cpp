@@ -120,4 +120,44 @@ TEST_CASE("translate: sources of special tokens are empty lines, as CTranslate2 
   CHECK((id_lines[0].empty() && id_lines[1].empty() && id_lines[2].empty() && !id_lines[3].empty()));
 }
 
+// A full disk (/dev/full: every write fails with ENOSPC) behind every option that names
+// a file a command writes: the message names the file and why, exit status 1 — never a
+// bare "No space left on device" or a generic "writing failed".
+TEST_CASE("every output option of every command, on a full disk, names its file", "[cli][arguments]") {
+  const std::string encoders = std::string(ATTEND_TEST_DATA) + "/encoders";
+  const std::string bert = encoders + "/bert", classifier = encoders + "/bert-classifier";
+  const std::string full = "/dev/full", no_space = ": No space left on device";
+  const std::vector<std::string> translate = {"translate", "-m", kAren, "--input-format", "tokens", "-q"};
+  auto plus = [](std::vector<std::string> args, const std::vector<std::string>& extra) {
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {plus(translate, {"-o", full}), "cannot write the output /dev/full" + no_space},
+      {plus(translate, {"-o", full, "--n-best", "2", "--beam", "2"}), "cannot write the output /dev/full" + no_space},
+      {plus(translate, {"-o", "/dev/null", "--attention", full}), "cannot write the attention file /dev/full" + no_space},
+      {plus(translate, {"-o", "/dev/null", "--attention-all", full, "--attention-lines", "0"}),
+       "cannot write the attention file /dev/full" + no_space},
+      {{"embed", "-m", bert, "-q", "-o", full}, "cannot write the output /dev/full" + no_space},
+      {{"embed", "-m", bert, "-q", "-o", full, "--output-format", "npy"}, "cannot write the output /dev/full" + no_space},
+      {{"embed", "-m", bert, "-q", "-o", full, "--output-format", "tsv"}, "cannot write the output /dev/full" + no_space},
+      {{"embed", "-m", bert, "-q", "-o", "/dev/null", "--attention-all", full, "--attention-lines", "0"},
+       "cannot write the attention file /dev/full" + no_space},
+      {{"classify", "-m", classifier, "-q", "-o", full}, "cannot write the output /dev/full" + no_space},
+      {{"classify", "-m", classifier, "-q", "-o", full, "--output-format", "jsonl"}, "cannot write the output /dev/full" + no_space},
+      {{"tokenize", "-m", bert, "-q", "-o", full}, "cannot write the output /dev/full" + no_space},
+      {{"tokenize", "-m", bert, "-q", "-o", full, "--output-format", "tokens"}, "cannot write the output /dev/full" + no_space},
+      {{"convert", kAren, full}, "/dev/full: exists and is not a directory"},
+  };
+  for (const auto& [args, message] : cases) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    INFO("attend " << joined);
+    const bool encoder = args[0] != "translate";
+    const auto r = run_attend(args, encoder ? "hello world\nthe cat\n" : "آ ت\nز م\n");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.err, Contains(message));
+  }
+}
+
 }  // namespace attend::test

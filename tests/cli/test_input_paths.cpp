@@ -4,6 +4,7 @@
 // things used to depend on the way: seeded sampling (the random stream followed the
 // chunks read) and a UTF-8 byte-order mark (kept as text).
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <random>
 #include <regex>
@@ -169,6 +170,49 @@ TEST_CASE("translate: a UTF-8 byte-order mark is dropped on every input path, te
   const auto inside = run_attend({"translate", "-m", kAren, "--input-format", "tokens"}, "آ ت\n" + kBom + "آ ت\n");
   CHECK(inside.status == 0);
   CHECK_THAT(inside.err, Contains("line 2: 1 of 2 tokens are unknown"));  // line 2's mark is kept: a token the vocabulary lacks
+}
+
+// Every other command that reads text lines reads them as translate does (LineReader):
+// the mark is dropped from a file and from standard input. Token ids show it — a kept
+// mark makes the first id unreadable ('\uFEFF2' is not a token id); BERT's own text
+// normalisation drops format characters, so the text paths would hide it.
+TEST_CASE("embed, classify, tokenize and bench: a UTF-8 byte-order mark is dropped from their input", "[cli][input]") {
+  const std::string encoders = std::string(ATTEND_TEST_DATA) + "/encoders";
+  const std::string bert = encoders + "/bert", classifier = encoders + "/bert-classifier";
+  const std::string ids = "2 7 9 3\n2 11 3\n", text = "hello world\nthe cat\n";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> commands = {
+      {{"embed", "-m", bert, "--input-format", "ids", "--output-format", "tsv"}, ids},
+      {{"embed", "-m", bert, "--output-format", "tsv"}, text},
+      {{"classify", "-m", classifier, "--input-format", "ids"}, ids},
+      {{"classify", "-m", classifier}, text},
+      {{"tokenize", "-m", bert, "--output-format", "tokens"}, text},
+  };
+  for (const auto& [args, input] : commands) {
+    std::vector<std::string> quiet = args;
+    quiet.push_back("-q");
+    const auto plain = run_attend(quiet, input);
+    REQUIRE(plain.status == 0);
+    const std::string file = write_scratch_file("bom-encoder-input.txt", kBom + input);
+    std::vector<std::string> from_file = quiet;
+    from_file.insert(from_file.end(), {"-i", file});
+    for (const auto& [way, r] : {std::pair{"stdin", run_attend(quiet, kBom + input)}, std::pair{"-i FILE", run_attend(from_file)}}) {
+      INFO(args[0] << " " << args[args.size() - 1] << ", " << way);
+      CHECK(r.status == 0);
+      CHECK(r.out == plain.out);
+      CHECK(r.err.empty());
+    }
+  }
+  // bench --input reads its workload the same way: the same sentences and tokens.
+  auto workload = [&](const std::string& name, const std::string& contents) {
+    const auto r = run_attend({"bench", "-m", bert, "--input", write_scratch_file(name, contents), "--input-format",
+                               "ids", "--repeat", "1", "--json"});
+    CHECK(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out)["workload"];
+    return std::pair{j["sentences"].get<int>(), j["tokens"].get<int>()};
+  };
+  const auto plain = workload("bench-input.txt", ids);
+  CHECK(plain.first == 2);
+  CHECK(workload("bom-bench-input.txt", kBom + ids) == plain);
 }
 
 }  // namespace attend::test

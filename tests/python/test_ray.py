@@ -102,12 +102,13 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """Two files, 3000 and 2000 lines (a few empty), and `attend translate`'s outputs."""
+    """Two files, 3000 and 2000 lines (a few empty); the second opens with a UTF-8
+    byte-order mark (dropped, as `attend translate` drops it) and has no final newline."""
     d = tmp_path_factory.mktemp("corpus")
     lines = name_corpus(5000, seed=5)
     files = [d / "part-a.txt", d / "part-b.txt"]
     files[0].write_text("\n".join(lines[:3000]) + "\n", encoding="utf-8")
-    files[1].write_text("\n".join(lines[3000:]), encoding="utf-8")  # no final newline
+    files[1].write_text("\ufeff" + "\n".join(lines[3000:]), encoding="utf-8")
     return files
 
 
@@ -159,6 +160,16 @@ def test_cli_takes_attend_translates_decoding_flags(cluster, translit, corpus, t
     got = (out / corpus[1].name).read_text(encoding="utf-8").split("\n")[:-1]
     assert len(got) == 2 * 2000
     assert_same_output(got, cli_translate(translit, corpus[1], "--input-format", "tokens", *flags))
+
+    # Seeded sampling: each line draws by its line number, empty lines included, so the
+    # cluster's shards and batches give the CLI's bytes.
+    sampled = ["--sample-topk", "10", "--temperature", "1.5", "--seed", "7"]
+    run = run_cli(address, translit, corpus[1:], tmp_path / "sampled", *sampled, "--shard-lines", "333",
+                  "--max-batch-size", "5", "--actors", "2")
+    assert run.returncode == 0, run.stderr
+    expected = subprocess.run([str(CLI), "translate", "-m", str(translit), "-i", str(corpus[1]), "-q",
+                               "--input-format", "tokens", *sampled], check=True, capture_output=True).stdout
+    assert (tmp_path / "sampled" / corpus[1].name).read_bytes() == expected
 
 
 def test_a_killed_worker_loses_and_repeats_no_line(cluster, translit, tmp_path, cli):
@@ -239,7 +250,7 @@ def test_embed_cli_one_npy_row_per_line_and_restartable(cluster, tmp_path, cli):
     address, _ = cluster
     sources = [tmp_path / "a.txt", tmp_path / "b.txt"]
     sources[0].write_text("\n".join(id_corpus(1500, 1)) + "\n")
-    sources[1].write_text("\n".join(id_corpus(700, 2)))  # no final newline
+    sources[1].write_text("\ufeff" + "\n".join(id_corpus(700, 2)))  # a byte-order mark; no final newline
     out = tmp_path / "out"
     run = run_embed(address, sources, out, "--shard-lines", "400", "--actors", "2")
     assert run.returncode == 0, run.stderr
@@ -279,7 +290,7 @@ def test_embed_map_batches_with_ray_data(cluster, tmp_path, cli):
 
     address, _ = cluster
     source = tmp_path / "lines.txt"
-    source.write_text("\n".join(id_corpus(300, 4)) + "\n")
+    source.write_text("\ufeff" + "\n".join(id_corpus(300, 4)) + "\n")  # read_text keeps the mark; Embed drops it
     ray.init(address=address, log_to_driver=False)
     try:
         context = ray.data.DataContext.get_current()
@@ -292,3 +303,51 @@ def test_embed_map_batches_with_ray_data(cluster, tmp_path, cli):
         ray.shutdown()
     got = np.stack([r["embedding"] for r in rows])
     np.testing.assert_allclose(got, cli_embed(source), atol=1e-5)
+
+
+# ---- one exit status per failure class, on every command that runs a model ----
+
+def test_each_failure_class_exits_as_the_cli_and_names_the_thing(cluster, translit, corpus, tmp_path, cli):
+    """0 ok, 1 a bad model or input, 2 bad usage — the same through `attend translate`,
+    `attend embed` and `python -m attend.ray translate|embed`, each message naming the
+    path or flag at fault. (The model cases need the cluster: a model is looked at where
+    it runs.)"""
+    address, _ = cluster
+    text = tmp_path / "text.txt"
+    text.write_text("hello world\nthe cat\n")
+    ray = [sys.executable, "-m", "attend.ray"]
+    commands = {  # name: (model, input, the command line for MODEL, INPUT, EXTRA flags)
+        "attend translate": (translit, corpus[1], lambda m, i, x: [str(CLI), "translate", "-m", m, "--input-format",
+                                                                   "tokens", "-i", i, "-o", str(tmp_path / "t.txt"), *x]),
+        "attend embed": (ENCODER, text, lambda m, i, x: [str(CLI), "embed", "-m", m, "-i", i, "-o",
+                                                         str(tmp_path / "e.npy"), *x]),
+        "attend.ray translate": (translit, corpus[1], lambda m, i, x: [*ray, "translate", "--address", address, "-m", m,
+                                                                      "--input-format", "tokens", "-i", i, "-o",
+                                                                      str(tmp_path / "rt"), *x]),
+        "attend.ray embed": (ENCODER, text, lambda m, i, x: [*ray, "embed", "--address", address, "-m", m, "-i", i,
+                                                             "-o", str(tmp_path / "re"), *x]),
+    }
+    # (failure class, model or None, input or None, flags, status, what the message names)
+    cases = [
+        ("missing model", "/nonexistent/model", None, [], 1, "/nonexistent/model: model directory does not exist"),
+        ("model path is a file", "FILE", None, [], 1, "FILE: not a directory"),
+        ("missing input", None, "/nonexistent/in.txt", [], 1, "/nonexistent/in.txt: No such file or directory"),
+        ("input is a directory", None, str(tmp_path), [], 1, f"{tmp_path}: Is a directory"),
+        ("bad option value", None, None, ["--max-batch-size", "0"], 2, "--max-batch-size"),
+        ("unknown option", None, None, ["--frobnicate"], 2, "--frobnicate"),
+    ]
+    for name, (good_model, good_input, command) in commands.items():
+        model_file = str((good_model / ("model.bin" if "translate" in name else "config.json")).resolve())
+        for what, model, source, flags, status, message in cases:
+            model = model_file if model == "FILE" else model or str(good_model)
+            message = message.replace("FILE", model_file)
+            run = subprocess.run(command(model, source or str(good_input), flags), capture_output=True, text=True,
+                                 timeout=120)
+            assert run.returncode == status, (name, what, run.stderr)
+            assert message in run.stderr and "Errno" not in run.stderr, (name, what, run.stderr)
+    # Options the model cannot take: a usage error, found where the model is.
+    for name in ("attend translate", "attend.ray translate"):
+        good_model, good_input, command = commands[name]
+        run = subprocess.run(command(str(good_model), str(good_input), ["--max-length", "100000"]),
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 2 and "100000: must be in [0, " in run.stderr, (name, run.stderr)

@@ -1,6 +1,9 @@
 #include "npy_writer.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <string>
+#include <utility>
 
 #include "attend/error.hpp"
 
@@ -10,7 +13,7 @@ namespace {
 constexpr std::size_t kHeaderBytes = 128;  // magic, version, length, the dict padded: 64-byte aligned data
 }
 
-NpyWriter::NpyWriter(std::FILE* out, std::int64_t dim) : out_(out), dim_(dim) {
+NpyWriter::NpyWriter(std::FILE* out, std::int64_t dim, std::string label) : out_(out), dim_(dim), label_(std::move(label)) {
   start_ = std::ftell(out_);
   seekable_ = start_ >= 0 && std::fseek(out_, start_, SEEK_SET) == 0;
   if (seekable_) std::fwrite(header(0).data(), 1, kHeaderBytes, out_);
@@ -49,7 +52,7 @@ void NpyWriter::finish() {
     std::fwrite(header(rows_).data(), 1, kHeaderBytes, out_);
     std::fwrite(buffered_.data(), sizeof(float), buffered_.size(), out_);
   }
-  if (std::fflush(out_) != 0 || std::ferror(out_)) throw attend::Error("writing the .npy output failed");
+  if (std::fflush(out_) != 0 || std::ferror(out_)) throw attend::Error("cannot write " + label_ + ": " + std::strerror(errno));
 }
 
 }  // namespace attend::cli

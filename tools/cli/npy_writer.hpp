@@ -14,9 +14,11 @@ namespace attend::cli {
 
 class NpyWriter {
  public:
-  NpyWriter(std::FILE* out, std::int64_t dim);
+  // `label` names the file in messages ("the output out.npy").
+  NpyWriter(std::FILE* out, std::int64_t dim, std::string label);
   void add(std::span<const float> row);
-  // Writes the final header (and buffered rows); throws attend::Error on a write failure.
+  // Writes the final header (and buffered rows); throws attend::Error naming the file on
+  // a write failure.
   void finish();
   std::uint64_t rows() const { return rows_; }
 
@@ -25,6 +27,7 @@ class NpyWriter {
 
   std::FILE* out_;
   std::int64_t dim_;
+  std::string label_;
   bool seekable_;
   long start_ = 0;
   std::uint64_t rows_ = 0;

@@ -42,6 +42,7 @@ import contextlib
 import hashlib
 import json
 import math
+import numbers
 import os
 import sys
 import time
@@ -51,6 +52,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from . import _attend
 
 FORMATS = ("text", "tokens", "ids")
+# `attend translate --compute-type`'s names (and `attend embed`'s).
+COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32", "bfloat16", "int8_bfloat16")
 
 # The decoding options given as lists, beside the scalar ones of the description list.
 LIST_OPTIONS = {"end_token": "--end-token", "suppress_sequences": "--suppress-sequences"}
@@ -58,9 +61,94 @@ LIST_OPTIONS = {"end_token": "--end-token", "suppress_sequences": "--suppress-se
 _IMPLY_SAMPLING = ("sampling_topk", "sampling_topp", "temperature")
 
 
+class ModelError(RuntimeError):
+    """A model directory that cannot serve: missing, a file, not a model, or without the
+    tokenizer a format needs. (`python -m attend.ray`: exit status 1, a bad model.)"""
+
+
 def _split_tokens(line: str) -> List[str]:
     """Tokens separated by spaces and tabs (as `attend translate --input-format tokens`)."""
     return [t for t in line.replace("\t", " ").split(" ") if t]
+
+
+BYTE_ORDER_MARK = "\ufeff"
+
+
+def text_cells(values: Sequence[Any], column: str, rows: Optional[Sequence[int]] = None,
+               first_row: int = 0) -> List[str]:
+    """`values` (one column of a batch) as text, one str per row. Every cell must be a
+    str (NumPy's str_ included): None, a number, NaN (pandas' missing value), bytes or
+    anything else raises TypeError naming the column, the row (its id in `rows`, else
+    first_row + its index) and the value's type — never translated as the text "None" or
+    "nan"."""
+    out = []
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            row = rows[i] if rows is not None else first_row + i
+            raise TypeError(f"column {column!r}, row {row}: {type(value).__name__} {value!r:.40} is not text (every "
+                            "cell must be a str; give an empty string for a missing line)")
+        out.append(value)
+    return out
+
+
+def _without_mark(text: str) -> str:
+    """`text` less a byte-order mark that opens it: Ray Data's read_text keeps the one at
+    the start of a file, which `attend translate` drops."""
+    return text[1:] if text.startswith(BYTE_ORDER_MARK) else text
+
+
+def _batch_lines(batch: Any, column: str, rows: Optional[Sequence[int]] = None) -> List[str]:
+    """A batch's `column` as lines: text_cells, each less an opening byte-order mark."""
+    return [_without_mark(x) for x in text_cells(_column(batch, column), column, rows)]
+
+
+def _row_ids(values: Sequence[Any], column: str) -> List[int]:
+    """The id column's values as sentence ids (integers ≥ 0); TypeError naming the row otherwise."""
+    ids = []
+    for i, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise TypeError(f"column {column!r}, row {i} of the batch: {type(value).__name__} {value!r:.40} is not "
+                            "a sentence id (an integer ≥ 0: the line's number in the corpus)")
+        ids.append(int(value))
+    return ids
+
+
+def _runs(ids: Sequence[int]) -> Iterator[Tuple[int, int]]:
+    """(start, end) of each run of consecutive ids (ids[k + 1] == ids[k] + 1)."""
+    start = 0
+    for k in range(1, len(ids) + 1):
+        if k == len(ids) or ids[k] != ids[k - 1] + 1:
+            yield start, k
+            start = k
+
+
+def _column(batch: Any, column: str) -> List[Any]:
+    """The values of `column` in a batch as Ray Data hands it over: a dict of NumPy
+    arrays, a pandas DataFrame or an Arrow table (a null is None, pandas' missing NaN)."""
+    if isinstance(batch, dict):
+        return list(batch[column])
+    if hasattr(batch, "to_pandas") and hasattr(batch, "append_column"):  # pyarrow.Table
+        return batch.column(column).to_pylist()
+    if hasattr(batch, "assign"):  # pandas.DataFrame
+        return batch[column].tolist()
+    raise TypeError(f"a batch is a dict of arrays, a pandas DataFrame or an Arrow table, not {type(batch)}")
+
+
+def _with_column(batch: Any, column: str, values: Any) -> Any:
+    """`batch` (as _column takes it) with `values` as its column `column`."""
+    if isinstance(batch, dict):
+        import numpy as np
+
+        batch = dict(batch)
+        if isinstance(values, list):
+            out = np.empty(len(values), dtype=object)
+            out[:] = values
+            values = out
+        batch[column] = values
+        return batch
+    if hasattr(batch, "to_pandas") and hasattr(batch, "append_column"):  # pyarrow.Table
+        return batch.append_column(column, _pyarrow().array(list(values)))
+    return batch.assign(**{column: list(values)})
 
 
 def _one_line(text: str) -> str:
@@ -134,8 +222,15 @@ class Translate:
       input_format: "text" (SentencePiece), "tokens" (vocabulary tokens separated by
         spaces) or "ids" (integers given to the encoder as they are).
       output_format: "text", "tokens" or "ids" (default: the input format).
-      column: The batch column to read (``read_text`` makes "text").
+      column: The batch column to read (``read_text`` makes "text"). Every cell must be
+        a str: a None, number, NaN or bytes cell raises TypeError naming the column,
+        the row and its type.
       output_column: The column to write the translations to.
+      id_column: A column holding each row's sentence id — its 0-based line number in
+        the corpus. Sampling draws by it (with ``seed``) and ``num_hypotheses`` N > 1
+        numbers the lines by it, so a row's output is ``attend translate``'s for that
+        line whatever batch it comes in. Without it, each batch's rows are numbered from
+        0 (a sampled output then depends on the batching).
       threads: Compute threads of this actor (0: one per core of the node; give
         ``num_cpus`` the same number).
       scores: Prefix each output with its score ("SCORE ||| TEXT").
@@ -154,10 +249,13 @@ class Translate:
 
     An empty (or blank) line gives an empty line; a line longer than the model's limit
     is truncated; invalid ids are read as <unk> — as ``attend translate`` does.
+    ModelError (a RuntimeError) names a model directory that cannot be loaded or lacks
+    the tokenizer a format needs; ValueError a bad option.
     """
 
     def __init__(self, model_dir: str, *, input_format: str = "text", output_format: Optional[str] = None,
-                 column: str = "text", output_column: str = "translation", threads: int = 0, scores: bool = False,
+                 column: str = "text", output_column: str = "translation", id_column: Optional[str] = None,
+                 threads: int = 0, scores: bool = False,
                  target_prefix: Optional[str] = None, max_batch_size: int = 32, max_batch_tokens: int = 4096,
                  isa: str = "", compute_type: str = "default", kv_cache_type: str = "default", seed: int = 1,
                  options: Optional[Dict[str, Any]] = None) -> None:
@@ -168,12 +266,15 @@ class Translate:
             raise ValueError(f"output_format={output_format!r}: expected one of {', '.join(FORMATS)}")
         o = checked_options(options, output_format)
         o.seed = seed  # `attend translate --seed`: with each line's index, fixes every draw
-        self.model = _attend.Model.load(model_dir, isa=isa, compute_type=compute_type, kv_cache_type=kv_cache_type)
+        try:
+            self.model = _attend.Model.load(model_dir, isa=isa, compute_type=compute_type, kv_cache_type=kv_cache_type)
+        except RuntimeError as e:
+            raise ModelError(str(e)) from None
         for fmt, what in ((input_format, "read"), (output_format, "write")):
             if fmt == "text" and not self.model.has_text_tokenizer:
-                raise ValueError(f"{model_dir} has no SentencePiece model to {what} text: use 'tokens' or 'ids'")
+                raise ModelError(f"{model_dir} has no SentencePiece model to {what} text: use 'tokens' or 'ids'")
             if fmt == "tokens" and not self.model.has_vocabulary:
-                raise ValueError(f"{model_dir} has no vocabulary files to {what} tokens: use 'ids'")
+                raise ModelError(f"{model_dir} has no vocabulary files to {what} tokens: use 'ids'")
         positions = self.model.max_positions
         if o.max_length > positions:
             raise ValueError(f"max_length = {o.max_length}: must be in [0, {positions}] (the model has {positions} "
@@ -187,7 +288,7 @@ class Translate:
         self.translator.validate(o)
         self.options = o
         self.input_format, self.output_format = input_format, output_format
-        self.column, self.output_column, self.scores = column, output_column, scores
+        self.column, self.output_column, self.id_column, self.scores = column, output_column, id_column, scores
         self.max_source_length = self.translator.max_source_length
         self.max_length = min(t.max_target_length, positions)
         self.common_prefix = self._encode_prefix(target_prefix or "", 0)
@@ -275,35 +376,33 @@ class Translate:
         input format), else the common ``target_prefix``."""
         if prefixes is not None and len(prefixes) != len(lines):
             raise ValueError(f"{len(prefixes)} target prefixes for {len(lines)} lines")
+        lines = text_cells(lines, "lines", first_row=first_line)
         encoded = [self._encode(line) for line in lines]
-        todo = [i for i, ids in enumerate(encoded) if ids is not None]
+        # Every line goes to the translator, an empty one as an empty source (answered at
+        # once, not run), so that sentence i is line first_line + i: its draws follow its
+        # line number, as `attend translate`'s do, not the non-empty lines around it.
         forced = None
         if prefixes is not None:
-            forced = [self._encode_prefix(prefixes[i], first_line + i + 1) for i in todo]
+            forced = [self._encode_prefix(prefixes[i], first_line + i + 1) if ids is not None else []
+                      for i, ids in enumerate(encoded)]
         elif self.common_prefix:
-            forced = [self.common_prefix] * len(todo)
-        results = self.translator.translate_ids([encoded[i] for i in todo], self.options, forced, None, first_line)
-        by_line: List[Any] = [None] * len(lines)
-        for i, r in zip(todo, results):
-            by_line[i] = r
-        return [self._format(first_line + i, r) for i, r in enumerate(by_line)]
+            forced = [self.common_prefix if ids is not None else [] for ids in encoded]
+        results = self.translator.translate_ids([ids if ids is not None else [] for ids in encoded], self.options,
+                                                forced, None, first_line)
+        return [self._format(first_line + i, r if ids is not None else None)
+                for i, (ids, r) in enumerate(zip(encoded, results))]
 
     def __call__(self, batch: Any) -> Any:
         """Translates the batch's `column` into `output_column`. Takes and returns what
         Ray Data hands over: a dict of NumPy arrays, a pandas DataFrame or an Arrow table."""
-        if isinstance(batch, dict):
-            import numpy as np
-
-            batch = dict(batch)
-            batch[self.output_column] = np.asarray(self.translate_lines([str(x) for x in batch[self.column]]),
-                                                   dtype=object)
-            return batch
-        if hasattr(batch, "to_pandas") and hasattr(batch, "append_column"):  # pyarrow.Table
-            lines = [str(x) for x in batch.column(self.column).to_pylist()]
-            return batch.append_column(self.output_column, _pyarrow().array(self.translate_lines(lines)))
-        if hasattr(batch, "assign"):  # pandas.DataFrame
-            return batch.assign(**{self.output_column: self.translate_lines([str(x) for x in batch[self.column]])})
-        raise TypeError(f"Translate takes a dict of arrays, a pandas DataFrame or an Arrow table, not {type(batch)}")
+        ids = _row_ids(_column(batch, self.id_column), self.id_column) if self.id_column else None
+        lines = _batch_lines(batch, self.column, ids)
+        if ids is None:
+            return _with_column(batch, self.output_column, self.translate_lines(lines))
+        out: List[str] = []
+        for start, end in _runs(ids):  # one call per run of consecutive ids (usually the batch)
+            out += self.translate_lines(lines[start:end], ids[start])
+        return _with_column(batch, self.output_column, out)
 
 
 class Embed:
@@ -316,7 +415,10 @@ class Embed:
                             concurrency=4, batch_size=1024, num_cpus=2)
 
     ``normalize``: None as the model (its Normalize module), True or False to force.
-    Every row gives one embedding, in order; an empty line embeds the empty text."""
+    Every row gives one embedding, in order; an empty line embeds the empty text. Every
+    cell must be a str: a None, number, NaN or bytes cell raises TypeError naming the
+    column, the row and its type. ModelError names a model directory that cannot be
+    loaded."""
 
     def __init__(self, model_dir: str, *, threads: int = 1, column: str = "text", output_column: str = "embedding",
                  normalize: Optional[bool] = None, compute_type: str = "default", isa: str = "",
@@ -325,32 +427,38 @@ class Embed:
         if input_format not in ("text", "ids"):
             raise ValueError(f"input_format={input_format!r}: text or ids")
         self.input_format = input_format
-        self.encoder = _attend.Encoder(model_dir, isa=isa, compute_type=compute_type, threads=threads,
-                                       max_length=max_length, max_batch_size=max_batch_size,
-                                       max_batch_tokens=max_batch_tokens)
+        if max_length < 0:
+            raise ValueError(f"max_length = {max_length}: must be ≥ 0 (0: the model's)")
+        try:
+            self.encoder = _attend.Encoder(model_dir, isa=isa, compute_type=compute_type, threads=threads,
+                                           max_length=max_length, max_batch_size=max_batch_size,
+                                           max_batch_tokens=max_batch_tokens)
+        except RuntimeError as e:
+            raise ModelError(str(e)) from None
         self.column, self.output_column = column, output_column
         self.normalize = -1 if normalize is None else int(bool(normalize))
 
     def embed_lines(self, lines: Sequence[str], first_line: int = 0, prefixes: Optional[List[str]] = None) -> Any:
         """[len(lines), dim] float32, row i the embedding of lines[i] (text, or ids
-        separated by spaces, cut to the model's length as `attend embed` cuts them)."""
+        separated by spaces, cut to the model's length as `attend embed` cuts them).
+        `first_line` numbers the lines in messages."""
+        lines = text_cells(lines, "lines", first_row=first_line)
         if self.input_format == "ids":
             limit = self.encoder.encoder_info.max_length
-            return self.encoder.embed_ids([[int(t) for t in str(x).split()][:limit] for x in lines], self.normalize)
-        return self.encoder.embed([str(x) for x in lines], self.normalize)
+            return self.encoder.embed_ids([self._ids(x, first_line + i)[:limit] for i, x in enumerate(lines)],
+                                          self.normalize)
+        return self.encoder.embed(lines, self.normalize)
+
+    @staticmethod
+    def _ids(line: str, row: int) -> List[int]:
+        try:
+            return [int(t) for t in line.split()]
+        except ValueError:
+            raise ValueError(f"row {row}: {line!r:.60} is not token ids separated by spaces") from None
 
     def __call__(self, batch: Any) -> Any:
-        if isinstance(batch, dict):
-            batch = dict(batch)
-            batch[self.output_column] = self.embed_lines([str(x) for x in batch[self.column]])
-            return batch
-        if hasattr(batch, "to_pandas") and hasattr(batch, "append_column"):  # pyarrow.Table
-            vectors = self.embed_lines([str(x) for x in batch.column(self.column).to_pylist()])
-            return batch.append_column(self.output_column, _pyarrow().array(list(vectors)))
-        if hasattr(batch, "assign"):  # pandas.DataFrame
-            vectors = self.embed_lines([str(x) for x in batch[self.column]])
-            return batch.assign(**{self.output_column: list(vectors)})
-        raise TypeError(f"Embed takes a dict of arrays, a pandas DataFrame or an Arrow table, not {type(batch)}")
+        vectors = self.embed_lines(_batch_lines(batch, self.column))
+        return _with_column(batch, self.output_column, vectors if isinstance(batch, dict) else list(vectors))
 
 
 def _pyarrow() -> Any:
@@ -397,17 +505,25 @@ class _Shards:
 
     def write_shard(self, k: int, lines: List[str]) -> None:
         tmp = self.shard_file(k).with_suffix(".tmp")
-        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        os.replace(tmp, self.shard_file(k))
+        with _writing(tmp):
+            tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            os.replace(tmp, self.shard_file(k))
 
     def finish(self) -> None:
         """Joins the shards into the output file and records it complete."""
         tmp = self.output.with_name(self.output.name + ".attend-ray.tmp")
-        with open(tmp, "wb") as out:
-            for k in range(self.count):
-                out.write(self.shard_file(k).read_bytes())
-        os.replace(tmp, self.output)
-        (self.work.parent / f"{self.path.name}.json").write_text(json.dumps({"key": self.key, "lines": self.lines}))
+        with _writing(tmp):
+            with open(tmp, "wb") as out:
+                for k in range(self.count):
+                    out.write(self.shard_file(k).read_bytes())
+            os.replace(tmp, self.output)
+        self.record_complete()
+
+    def record_complete(self) -> None:
+        """The manifest that marks the output complete; the shards are removed."""
+        manifest = self.work.parent / f"{self.path.name}.json"
+        with _writing(manifest):
+            manifest.write_text(json.dumps({"key": self.key, "lines": self.lines}))
         for f in self.work.iterdir():
             f.unlink()
         self.work.rmdir()
@@ -428,9 +544,10 @@ class _EmbeddingShards(_Shards):
         import numpy as np
 
         tmp = self.shard_file(k).with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            np.save(f, np.asarray(rows, dtype=np.float32))
-        os.replace(tmp, self.shard_file(k))
+        with _writing(tmp):
+            with open(tmp, "wb") as f:
+                np.save(f, np.asarray(rows, dtype=np.float32))
+            os.replace(tmp, self.shard_file(k))
 
     def finish(self) -> None:
         import numpy as np
@@ -438,23 +555,21 @@ class _EmbeddingShards(_Shards):
         pieces = [np.load(self.shard_file(k), mmap_mode="r") for k in range(self.count)]
         dim = pieces[0].shape[1] if pieces else 0
         tmp = self.output.with_name(self.output.name + ".attend-ray.tmp")
-        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(self.lines, dim))
-        at = 0
-        for piece in pieces:
-            out[at:at + len(piece)] = piece
-            at += len(piece)
-        out.flush()
-        del out, pieces
-        os.replace(tmp, self.output)
-        (self.work.parent / f"{self.path.name}.json").write_text(json.dumps({"key": self.key, "lines": self.lines}))
-        for f in self.work.iterdir():
-            f.unlink()
-        self.work.rmdir()
+        with _writing(tmp):
+            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(self.lines, dim))
+            at = 0
+            for piece in pieces:
+                out[at:at + len(piece)] = piece
+                at += len(piece)
+            out.flush()
+            del out, pieces
+            os.replace(tmp, self.output)
+        self.record_complete()
 
 
 def _count_lines(path: Path) -> int:
     lines, last = 0, b"\n"
-    with open(path, "rb") as f:
+    with _skip_byte_order_mark(open(path, "rb")) as f:
         while chunk := f.read(1 << 20):
             lines += chunk.count(b"\n")
             last = chunk[-1:]
@@ -475,12 +590,20 @@ def _read_lines(f: Any, count: int) -> List[str]:
     return lines
 
 
+def _skip_byte_order_mark(f: Any) -> Any:
+    """Binary file `f` past a UTF-8 byte-order mark that opens it (as `attend translate`
+    drops it; one later in the file is text)."""
+    if f.read(3) != BYTE_ORDER_MARK.encode():
+        f.seek(0)
+    return f
+
+
 def _read_shards(shards: _Shards) -> Iterator[Tuple[int, List[str], Optional[List[str]]]]:
     """(k, lines, prefixes or None) for each unfinished shard k, reading the file (and
-    its prefix file) once, a shard at a time."""
+    its prefix file) once, a shard at a time; an opening byte-order mark is dropped."""
     with contextlib.ExitStack() as files:
-        f = files.enter_context(open(shards.path, "rb"))
-        p = files.enter_context(open(shards.prefixes, "rb")) if shards.prefixes else None
+        f = _skip_byte_order_mark(files.enter_context(open(shards.path, "rb")))
+        p = _skip_byte_order_mark(files.enter_context(open(shards.prefixes, "rb"))) if shards.prefixes else None
         for k in range(shards.count):
             lines = _read_lines(f, shards.shard_lines)
             prefixes = _read_lines(p, len(lines)) if p else None
@@ -573,8 +696,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1, help="Seed of the sampling (as attend translate's; default: 1)")
     p.add_argument("--scores", action="store_true", help="Prefix each output with its score")
     p.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
-    p.add_argument("--compute-type", default="default", help="The GEMM weights' type: default (as stored), auto "
-                   "(the fastest here), float32, int8, bfloat16, … (CTranslate2's names)")
+    p.add_argument("--compute-type", default="default", choices=COMPUTE_TYPES, help="The GEMM weights' type: "
+                   "default (as stored), auto (the fastest here), float32, int8, bfloat16, … (CTranslate2's names)")
     p.add_argument("--kv-cache-type", default="default", choices=("default", "float32", "bfloat16"),
                    help="The decoder's attention caches: default (bfloat16 with int8/bfloat16 compute, else "
                    "float32), float32 (CTranslate2's results exactly), bfloat16")
@@ -597,7 +720,8 @@ def parser() -> argparse.ArgumentParser:
                        help="L2-normalise every embedding (default: as the model)")
     group.add_argument("--no-normalize", dest="normalize", action="store_false", help="Never normalise")
     e.add_argument("--input-format", choices=("text", "ids"), default="text", help="text, or token ids separated by spaces")
-    e.add_argument("--compute-type", default="default", help="default, auto, float32, int8, bfloat16")
+    e.add_argument("--compute-type", default="default", choices=COMPUTE_TYPES, help="default, auto, float32, int8, "
+                   "bfloat16")
     e.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
     e.add_argument("--max-length", type=int, default=0, help="Tokens a line is cut to (0: the model's)")
     e.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
@@ -616,9 +740,21 @@ def translate_arguments(args: argparse.Namespace) -> Dict[str, Any]:
                 options=given_decoding_options(args))
 
 
-def _check_settings(model_dir: str, kwargs: Dict[str, Any]) -> int:
-    """Runs on a worker (where the model is): the options against the model, once."""
-    return Translate(model_dir, **kwargs).max_source_length
+def _settings_status(make: Any) -> Tuple[int, str]:
+    """Runs on a worker (where the model is): (0, "") if `make()` succeeds, else the exit
+    status `attend translate` gives the same failure — 1 for a bad model, 2 for options
+    the model cannot take — and the message."""
+    try:
+        make()
+    except ModelError as e:
+        return 1, str(e)
+    except (ValueError, RuntimeError) as e:  # options against the model; limits the translator cannot plan
+        return 2, str(e)
+    return 0, ""
+
+
+def _check_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str]:
+    return _settings_status(lambda: Translate(model_dir, **kwargs))
 
 
 def _translate_files(args: argparse.Namespace) -> int:
@@ -633,14 +769,14 @@ def _translate_files(args: argparse.Namespace) -> int:
     prefix_files = [Path(p) for p in args.target_prefix_file] if args.target_prefix_file else None
     if prefix_files is not None and len(prefix_files) != len(inputs):
         raise UsageError(f"--target-prefix-file: {len(prefix_files)} file(s) for {len(inputs)} input(s)")
-    for p in inputs + (prefix_files or []):
-        if not p.is_file():
-            raise SystemExit(f"python -m attend.ray: cannot read the input {p}")
+    for p in inputs:
+        _check_readable(p, "input")
+    for p in prefix_files or []:
+        _check_readable(p, "target prefix file")
     names = [p.name for p in inputs]
     if len(set(names)) != len(names):
         raise SystemExit("python -m attend.ray: two inputs have the same file name (outputs are OUTPUT_DIR/<name>)")
-    output_dir = Path(args.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
+    output_dir = _output_directory(Path(args.output_dir))
 
     translate_kwargs = translate_arguments(args)
     try:
@@ -663,8 +799,8 @@ def _translate_files(args: argparse.Namespace) -> int:
 def _process_files(args: argparse.Namespace, files: List[_Shards], actor_class: Any, actor_kwargs: Dict[str, Any],
                    model_dir: str, method: str, check: Any, verb: str) -> int:
     """The files' unfinished shards through a pool of `actor_class` actors on the cluster
-    (args.address), `method` per shard; `check()` returns an ObjectRef that raises (a
-    usage error) if the settings do not suit the model. Shared by translate and embed."""
+    (args.address), `method` per shard; `check()` returns an ObjectRef to the settings'
+    (status, message) against the model (_settings_status). Shared by translate and embed."""
     import ray
 
     pending = [f for f in files if f.prepare()]
@@ -689,9 +825,13 @@ def _process_files(args: argparse.Namespace, files: List[_Shards], actor_class: 
         # The options against the model, once, where the model is; an error here names
         # the option instead of actors failing (and restarting) one after the other.
         try:
-            ray.get(check())
+            status, message = ray.get(check())
         except ray.exceptions.RayTaskError as e:
-            raise UsageError(str(e.cause) if getattr(e, "cause", None) else str(e)) from None
+            raise RuntimeError(str(e.cause) if getattr(e, "cause", None) else str(e)) from None
+        if status == 2:
+            raise UsageError(message)
+        if status != 0:
+            raise ModelError(message)
         actors = args.actors or max(1, int(ray.cluster_resources().get("CPU", 1) // args.threads))
         remote = ray.remote(num_cpus=args.threads, max_restarts=-1, max_task_retries=-1)(actor_class)
         pool = [remote.remote(model_dir, **actor_kwargs) for _ in range(actors)]
@@ -709,9 +849,8 @@ def _embed_arguments(args: argparse.Namespace) -> Dict[str, Any]:
                 max_length=args.max_length, max_batch_size=args.max_batch_size, input_format=args.input_format)
 
 
-def _check_embed_settings(model_dir: str, kwargs: Dict[str, Any]) -> int:
-    """Runs on a worker: the encoder loads with these settings."""
-    return Embed(model_dir, **kwargs).encoder.encoder_info.embedding_dim
+def _check_embed_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str]:
+    return _settings_status(lambda: Embed(model_dir, **kwargs))
 
 
 def _embed_files(args: argparse.Namespace) -> int:
@@ -720,14 +859,14 @@ def _embed_files(args: argparse.Namespace) -> int:
     for name in ("threads", "shard_lines", "max_batch_size"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be ≥ 1")
+    if args.max_length < 0:
+        raise UsageError(f"--max-length {args.max_length}: must be ≥ 0 (0: the model's)")
     inputs = [Path(p) for p in args.input]
     for p in inputs:
-        if not p.is_file():
-            raise SystemExit(f"python -m attend.ray: cannot read the input {p}")
+        _check_readable(p, "input")
     if len({p.name for p in inputs}) != len(inputs):
         raise SystemExit("python -m attend.ray: two inputs have the same file name (outputs are OUTPUT_DIR/<name>.npy)")
-    output_dir = Path(args.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
+    output_dir = _output_directory(Path(args.output_dir))
     kwargs = _embed_arguments(args)
     model_dir = str(Path(args.model).resolve())
     settings = json.dumps(["embed", model_dir, kwargs], sort_keys=True)
@@ -739,6 +878,37 @@ def _embed_files(args: argparse.Namespace) -> int:
 
 class UsageError(Exception):
     """A bad flag or combination of flags: exit 2, as `attend translate` exits."""
+
+
+def _check_readable(path: Path, what: str) -> None:
+    """OSError "cannot read the input PATH: why" unless `path` is a file this process can read."""
+    try:
+        with open(path, "rb"):  # a directory: IsADirectoryError
+            pass
+    except OSError as e:
+        raise OSError(f"cannot read the {what} {path}: {e.strerror or e}") from None
+
+
+def _output_directory(path: Path) -> Path:
+    """`path`, made a directory if it is none yet; OSError naming it if it cannot be one."""
+    if path.exists() and not path.is_dir():
+        raise OSError(f"the output directory {path} exists and is not a directory (-o names a directory: "
+                      "OUTPUT_DIR/<input name> is written per input)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OSError(f"cannot make the output directory {path}: {e.strerror or e}") from None
+    return path
+
+
+@contextlib.contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """Names `path` in an OSError raised while writing it: a full disk's
+    "[Errno 28] No space left on device" names no file."""
+    try:
+        yield
+    except OSError as e:
+        raise OSError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def _run(pool: List[Any], files: List[_Shards], progress: _Progress, method: str = "translate_lines") -> None:
@@ -789,7 +959,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UsageError as e:
         print(f"python -m attend.ray: {e}", file=sys.stderr)
         return 2
-    except (ValueError, RuntimeError, OSError) as e:
+    except OSError as e:  # names its file: ours do in their message, the system's in filename
+        where = f"{e.filename}: " if e.filename and str(e.filename) not in str(e.strerror) else ""
+        print(f"python -m attend.ray: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
+    except (ValueError, RuntimeError) as e:
         print(f"python -m attend.ray: {e}", file=sys.stderr)
         return 1
 
