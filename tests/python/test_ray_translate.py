@@ -75,7 +75,7 @@ def on_ray_translate(model, path, flags, prefix_file=None, shard=64):
     ["--beam", "2", "--n-best", "2", "--return-alternatives"],
     ["--beam", "1", "--max-length", "4", "--min-length", "2", "--scores"],
     ["--beam", "3", "--no-repeat-ngram-size", "1", "--repetition-penalty", "1.5", "--coverage-penalty", "0.2"],
-    ["--beam", "2", "--end-token", "o", "--return-end-token", "--suppress-sequences", "a t"],
+    ["--beam", "2", "--end-token", "o", "--return-end-token", "--suppress-sequences", "a t", "--max-length", "24"],
     ["--beam", "2", "--target-prefix", "a b"],
     ["--beam", "2", "--max-input-length", "4", "--disable-unk", "--output-format", "ids"],
 ], ids=lambda f: " ".join(f))
