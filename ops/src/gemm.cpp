@@ -11,8 +11,8 @@
 //
 // Threads split the output in a grid of row ranges × panel ranges chosen to keep each
 // weight panel on one thread (weights are streamed from memory once), falling back to
-// splitting rows when there are too few panels. The decoding case (up to 4 row tiles,
-// M ≤ 56 on AVX-512) packs all its rows of A at once and swaps the two inner loops, so
+// splitting rows when there are too few panels. The decoding case (A packed within
+// kFewRowABytes: up to 124 rows) packs all its rows of A at once and swaps the two inner loops, so
 // each weight panel, read from memory once, serves every row tile while it is hot.
 #include <algorithm>
 #include <cstdint>
@@ -26,7 +26,10 @@ namespace attend::ops {
 namespace {
 
 constexpr index_t kBBlockBytes = 1 << 20;   // KC × NC of B, 1 MiB: a share of L2
-constexpr index_t kFewRowTiles = 4;          // up to this many row tiles: run_block_few_rows
+// Packed A of a thread's rows up to this: run_block_few_rows (all of M = 32 on AVX2's
+// 6-row tiles as on AVX-512's 14; 4 tiles, the old limit, sent AVX2 decoding to run_block,
+// where each B block's DRAM fetch stalled the first tile: 63% of the FMA peak vs 80%).
+constexpr index_t kFewRowABytes = 1 << 19;
 // Below these, a second thread costs more than it saves. Thin products (decoding) are
 // memory-bound: there the weight bytes, not the FLOPs, decide.
 constexpr index_t kFlopsPerThread = 1 << 21;
@@ -81,11 +84,22 @@ void fill_tile(const GemmProblem& g, detail::GemmTile& t, const float* a, index_
 // compute of all tiles instead of stalling the first one to touch it.
 void prefetch_panel_share(const GemmProblem& g, detail::GemmTile& t, index_t k0, index_t kc, index_t next,
                           index_t p_end, index_t tile, index_t tiles) {
-  if (tiles < 2 || next >= p_end) return;  // one tile is bandwidth-bound: measured slower
+  if (tiles < 2 || next >= p_end || kc == 0) return;  // one tile is bandwidth-bound: measured slower
   const index_t bytes = kc * g.k_bytes;
   const index_t steps = (kc + g.k_step - 1) / g.k_step;
   t.prefetch = reinterpret_cast<const char*>(g.b.panel(next) + k0 * g.k_bytes) + tile * bytes / tiles;
   t.prefetch_step = bytes / (tiles * steps);
+}
+
+// The calling thread's buffer for A packed whole (run_block_few_rows): allocated on
+// the thread's first few-row GEMM, then reused (too large for a worker's stack).
+float* few_rows_a_buffer() {
+  thread_local AlignedBuffer buffer(kFewRowABytes);
+  return reinterpret_cast<float*>(buffer.data());
+}
+
+bool few_rows(index_t rows) {
+  return rows * detail::kGemmAStride * static_cast<index_t>(sizeof(float)) <= kFewRowABytes;
 }
 
 // Few rows (decoding): every row tile of A packed at once, then each B panel goes
@@ -94,17 +108,18 @@ void run_block_few_rows(const GemmProblem& g, index_t i_begin, index_t i_end, in
   const auto& kk = *g.kernels;
   const index_t K = g.b.k, rows = i_end - i_begin;
   const index_t tiles = (rows + kk.mr - 1) / kk.mr;
-  alignas(64) float apack[kFewRowTiles][16 * detail::kGemmAStride];
+  float* apack = few_rows_a_buffer();  // tile t at its first row × kGemmAStride
+  const auto tile_a = [&](index_t tile) { return apack + detail::tile_start(rows, tiles, tile) * detail::kGemmAStride; };
   index_t k0 = 0;
   do {
     const index_t kc = std::min(g.kc, K - k0);
     for (index_t tile = 0; tile < tiles; ++tile)
       pack_tile(g, i_begin + detail::tile_start(rows, tiles, tile), detail::tile_rows(rows, tiles, tile), k0, kc,
-                apack[tile]);
+                tile_a(tile));
     detail::GemmTile t;
     for (index_t p = p_begin; p < p_end; ++p)
       for (index_t tile = 0; tile < tiles; ++tile) {
-        fill_tile(g, t, apack[tile], i_begin + detail::tile_start(rows, tiles, tile), k0, kc, p);
+        fill_tile(g, t, tile_a(tile), i_begin + detail::tile_start(rows, tiles, tile), k0, kc, p);
         prefetch_panel_share(g, t, k0, kc, p + 1, p_end, tile, tiles);
         kk.kernels[detail::tile_rows(rows, tiles, tile) - 1](t);
       }
@@ -140,8 +155,7 @@ void run_block(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_b
 
 // Rows [i_begin, i_end) × panels [p_begin, p_end) with the loop order their shape wants.
 void run_range(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_begin, index_t p_end) {
-  const index_t tiles = (i_end - i_begin + g.kernels->mr - 1) / g.kernels->mr;
-  (tiles <= kFewRowTiles ? run_block_few_rows : run_block)(g, i_begin, i_end, p_begin, p_end);
+  (few_rows(i_end - i_begin) ? run_block_few_rows : run_block)(g, i_begin, i_end, p_begin, p_end);
 }
 
 // f32 and bf16: K-blocked, partial sums in C.

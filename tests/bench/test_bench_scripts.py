@@ -44,7 +44,7 @@ AVX2_MACHINE = {
          "gops_per_core": 176.0}],
     "copy_gbytes_per_s": 20.0,
     "attend": {"isa": "avx2",
-               "float32": {"kernel": "f32_gemm_6x16_avx2", "step": "fp32_fma_avx2", "gops_per_core": 96.0},
+               "float32": {"kernel": "f32_gemm_4x24_avx2", "step": "fp32_fma_avx2", "gops_per_core": 96.0},
                "int8": {"kernel": "qd8_f32_qc8w_gemm_4x16_avx2", "step": "int8_exact_avx2", "gops_per_core": 128.0},
                "bfloat16": {"kernel": "bf16_f32_gemm_6x16_avx2", "step": "fp32_fma_avx2", "gops_per_core": 96.0}}}
 
