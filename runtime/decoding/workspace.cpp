@@ -37,7 +37,7 @@ bool all_finite_sse2(const float* x, std::int64_t n) { return all_finite_loop(x,
 
 bool all_finite(const float* x, std::int64_t n) {
   static const auto chosen = [] {
-    switch (ops::active_isa()) {
+    switch (ops::f32_kernel_isa(ops::active_isa())) {  // avx512_vnni/_bf16 CPUs: avx512
       case ops::Isa::avx512: return &all_finite_avx512;
       case ops::Isa::avx2: return &all_finite_avx2;
       default: return &all_finite_sse2;
