@@ -12,10 +12,12 @@
 // Threads split the output in a grid of row ranges × panel ranges chosen to keep each
 // weight panel on one thread (weights are streamed from memory once), falling back to
 // splitting rows when there are too few panels. The decoding case (A packed within
-// kFewRowABytes: up to 124 rows) packs all its rows of A at once and swaps the two inner loops, so
+// half the L2: 124–248 rows) packs all its rows of A at once and swaps the two inner loops, so
 // each weight panel, read from memory once, serves every row tile while it is hot.
 #include <algorithm>
 #include <cstdint>
+
+#include <unistd.h>
 
 #include "attend/ops/gemm.hpp"
 #include "check.hpp"
@@ -26,10 +28,22 @@ namespace attend::ops {
 namespace {
 
 constexpr index_t kBBlockBytes = 1 << 20;   // KC × NC of B, 1 MiB: a share of L2
-// Packed A of a thread's rows up to this: run_block_few_rows (all of M = 32 on AVX2's
-// 6-row tiles as on AVX-512's 14; 4 tiles, the old limit, sent AVX2 decoding to run_block,
-// where each B block's DRAM fetch stalled the first tile: 63% of the FMA peak vs 80%).
-constexpr index_t kFewRowABytes = 1 << 19;
+// Packed A of a thread's rows up to this: run_block_few_rows, whose A stays in L2 while
+// the weight panels stream past it — so half the L2, within [128, 512] KiB (Zen 3's
+// 512 KiB: 124 rows; 1–2 MiB L2s: 248, beam 4's 128 included). A count of row tiles,
+// the old limit (4), sent AVX2's M = 32 to run_block, where each B block's DRAM fetch
+// stalled the first tile: 63% of the FMA peak vs 78%.
+index_t few_row_a_bytes() {
+  static const index_t bytes = [] {
+    long l2 = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    if (l2 <= 0) l2 = 1 << 20;  // unknown: the common 1 MiB
+    return std::clamp<index_t>(l2 / 2, index_t{1} << 17, index_t{1} << 19);
+  }();
+  return bytes;
+}
 // Below these, a second thread costs more than it saves. Thin products (decoding) are
 // memory-bound: there the weight bytes, not the FLOPs, decide.
 constexpr index_t kFlopsPerThread = 1 << 21;
@@ -94,12 +108,12 @@ void prefetch_panel_share(const GemmProblem& g, detail::GemmTile& t, index_t k0,
 // The calling thread's buffer for A packed whole (run_block_few_rows): allocated on
 // the thread's first few-row GEMM, then reused (too large for a worker's stack).
 float* few_rows_a_buffer() {
-  thread_local AlignedBuffer buffer(kFewRowABytes);
+  thread_local AlignedBuffer buffer(static_cast<std::size_t>(few_row_a_bytes()));
   return reinterpret_cast<float*>(buffer.data());
 }
 
 bool few_rows(index_t rows) {
-  return rows * detail::kGemmAStride * static_cast<index_t>(sizeof(float)) <= kFewRowABytes;
+  return rows * detail::kGemmAStride * static_cast<index_t>(sizeof(float)) <= few_row_a_bytes();
 }
 
 // Few rows (decoding): every row tile of A packed at once, then each B panel goes
