@@ -153,6 +153,7 @@ struct KernelTable {
   void (*softmax_row)(const float* x, float* y, index_t n);
   void (*log_softmax_row)(const float* x, float* y, index_t n);
   index_t (*argmax_row)(const float* x, index_t n);  // lowest index of the maximum
+  bool (*all_finite_row)(const float* x, index_t n);  // no NaN, no ±∞
   void (*top_k_row)(const float* x, index_t n, index_t k, std::int32_t* indices, float* values);
   // y = x·scale + add (add may be null): an embedding row. The narrow tables' rows are
   // widened first, to exactly the floats an fp32 table of their values holds: bf16 bits

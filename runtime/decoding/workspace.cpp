@@ -9,42 +9,13 @@
 #include <limits>
 
 #include "attend/error.hpp"
-#include "attend/ops/isa.hpp"
+#include "attend/ops/finite.hpp"
 #include "attend/ops/softmax.hpp"
 
 namespace attend::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Whether every value is finite: an exponent of all ones (NaN, ±∞) plus one carries into
-// the sign bit. Integer arithmetic, so the compiler vectorises the loop — compiled once
-// per vector width below and chosen by the kernels' ISA (never -march=native; an ifunc
-// would run before a sanitizer's runtime is up). The logits are still in cache: this
-// costs well under 1% of a decoder step.
-inline __attribute__((always_inline)) bool all_finite_loop(const float* x, std::int64_t n) {
-  std::uint32_t any = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint32_t bits;
-    std::memcpy(&bits, x + i, 4);
-    any |= (bits & 0x7f800000u) + 0x00800000u;
-  }
-  return (any & 0x80000000u) == 0;
-}
-__attribute__((target("avx512f"))) bool all_finite_avx512(const float* x, std::int64_t n) { return all_finite_loop(x, n); }
-__attribute__((target("avx2"))) bool all_finite_avx2(const float* x, std::int64_t n) { return all_finite_loop(x, n); }
-bool all_finite_sse2(const float* x, std::int64_t n) { return all_finite_loop(x, n); }
-
-bool all_finite(const float* x, std::int64_t n) {
-  static const auto chosen = [] {
-    switch (ops::f32_kernel_isa(ops::active_isa())) {  // avx512_vnni/_bf16 CPUs: avx512
-      case ops::Isa::avx512: return &all_finite_avx512;
-      case ops::Isa::avx2: return &all_finite_avx2;
-      default: return &all_finite_sse2;
-    }
-  }();
-  return chosen(x, n);
-}
 
 }  // namespace
 
@@ -64,6 +35,7 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
       registered_(plan_->limits().max_batch),
       last_step_(plan_->limits().max_batch),
       non_finite_(plan_->limits().max_batch),
+      finite_rows_(plan_->limits().decoder_rows()),
       store_(plan_->limits().max_batch, plan_->limits().beam_size, T_),
       greedy_(plan_->limits().decoder_rows(), plan_->limits().threads),
       beam_(plan_->limits().decoder_rows(), plan_->limits().beam_size, plan_->limits().max_batch, plan_->limits().threads),
@@ -352,10 +324,11 @@ void Workspace::advance(std::int64_t t, std::int64_t n) {
 
 // Marks the sentences of rows whose logits are not all finite; whether any was marked.
 bool Workspace::mark_non_finite_rows(std::int64_t rows) {
-  const float* logits = exec_.buffer<float>(plan_->io().logits);
+  ops::row_all_finite(ops::ConstMatrix(exec_.buffer<float>(plan_->io().logits), rows, vocab_), finite_rows_.data(),
+                      plan_->limits().threads);
   bool any = false;
   for (std::int64_t r = 0; r < rows; ++r)
-    if (!all_finite(logits + r * vocab_, vocab_)) non_finite_[live_[cur_][r].sentence] = 1, any = true;
+    if (!finite_rows_[r]) non_finite_[live_[cur_][r].sentence] = 1, any = true;
   return any;
 }
 

@@ -5,6 +5,7 @@
 
 #include "attend/ops/activation.hpp"
 #include "attend/ops/argmax.hpp"
+#include "attend/ops/finite.hpp"
 #include "attend/ops/bf16.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
@@ -243,6 +244,50 @@ OpCase selection_case(Rng& rng, index_t rows, index_t cols, index_t k, bool with
   return c;
 }
 
+// row_all_finite: about half the rows get one NaN, +inf or −inf at a random column (the
+// first, the last — a vector tail — or anywhere); the flags are compared exactly.
+OpCase finite_case(Rng& rng, index_t rows, index_t cols) {
+  struct State {
+    Buffer2D x, got, expected;
+    std::vector<std::uint8_t> flags;
+  };
+  auto s = std::make_shared<State>();
+  s->x = Buffer2D(rows, cols, rng.uniform_int(0, 2));
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) s->x.at(i, j) = 1e30f * static_cast<float>(rng.uniform_int(-3, 3));
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
+  for (index_t i = 0; i < rows; ++i) {
+    if (rng.uniform_int(0, 1) == 0) continue;
+    const index_t where = rng.uniform_int(0, 2);
+    const index_t j = where == 0 ? 0 : where == 1 ? cols - 1 : rng.uniform_int(0, cols - 1);
+    s->x.at(i, j) = specials[rng.uniform_int(0, 2)];
+  }
+  s->got = Buffer2D(rows, 1);
+  s->expected = Buffer2D(rows, 1);
+  s->flags.resize(static_cast<size_t>(rows));
+  auto store = [s](Buffer2D& out) {
+    for (index_t r = 0; r < out.rows(); ++r) out.at(r, 0) = s->flags[r];
+  };
+  OpCase c;
+  c.op = "row_all_finite";
+  c.name = c.op + " " + std::to_string(rows) + "x" + std::to_string(cols);
+  c.flops = 2.0 * rows * cols;
+  c.bytes = 4.0 * rows * cols;
+  c.tolerance = 0;
+  c.run = [s, store](int threads) {
+    ops::row_all_finite(s->x.view(), s->flags.data(), threads);
+    store(s->got);
+  };
+  c.reference = [s, store] {
+    ops::reference::row_all_finite(s->x.view(), s->flags.data());
+    store(s->expected);
+  };
+  c.outputs = {{&s->got, &s->expected}};
+  c.state = s;
+  return c;
+}
+
 OpCase positions_case(index_t first, index_t count, index_t dim, ops::PositionLayout layout) {
   struct State {
     Buffer2D out, out_ref;
@@ -277,6 +322,7 @@ std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
     out.push_back(row_case(rng, 256, 32000, RowKind::softmax, {}, false));
     out.push_back(row_case(rng, 256, 32000, RowKind::log_softmax, {}, false));
     out.push_back(selection_case(rng, 32, 32000, 0, false));
+    out.push_back(finite_case(rng, 32, 32000));
     out.push_back(selection_case(rng, 128, 32000, 8, false));
     for (ops::WeightType t : {ops::WeightType::f32, ops::WeightType::bf16, ops::WeightType::s8})
       out.push_back(embedding_case(rng, 32000, 512, 2048, true, t));
@@ -300,7 +346,9 @@ std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
     out.push_back(selection_case(rng, rows, cols, 0, true));
     out.push_back(selection_case(rng, rows, cols, std::min<index_t>(cols, 8), cols > 1));
     out.push_back(selection_case(rng, rows, cols, cols, false));
+    out.push_back(finite_case(rng, rows, cols));
   }
+  out.push_back(finite_case(rng, 40, 32000));
   out.push_back(selection_case(rng, 5, 32000, 0, true));
   out.push_back(selection_case(rng, 5, 32000, 8, true));
   // A large mean with a tiny spread: the centred values must keep their digits.

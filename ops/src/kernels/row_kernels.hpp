@@ -111,6 +111,28 @@ inline float row_max(const float* x, index_t n) {
   return hmax<A>(xsimd::max(xsimd::max(a0, a1), xsimd::max(a2, a3)));
 }
 
+// Whether every element is finite: x − x is 0 for a finite x and NaN for NaN or ±∞,
+// and a NaN survives any sum, so four running sums of x − x say it in two cheap
+// operations per vector.
+template <class A>
+bool all_finite_row(const float* x, index_t n) {
+  using V = vfloat<A>;
+  constexpr int W = kLanes<A>;
+  V a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
+  index_t c = 0;
+  for (; c + 4 * W <= n; c += 4 * W) {
+    const V x0 = V::load_unaligned(x + c), x1 = V::load_unaligned(x + c + W);
+    const V x2 = V::load_unaligned(x + c + 2 * W), x3 = V::load_unaligned(x + c + 3 * W);
+    a0 += x0 - x0, a1 += x1 - x1, a2 += x2 - x2, a3 += x3 - x3;
+  }
+  for (; c < n; c += W) {
+    const V v = load_n<A>(x + c, n - c);
+    a0 += v - v;
+  }
+  const V sum = (a0 + a1) + (a2 + a3);
+  return xsimd::all(sum == V(0.0f));  // (==, not !=: an ordered compare says false for NaN)
+}
+
 // s = x + residual, written to dst (returns the row the later passes read).
 template <class A>
 inline const float* add_residual(const float* x, const float* residual, float* dst, index_t n) {

@@ -103,6 +103,14 @@ void log_softmax(ConstMatrix x, Matrix y) {
   }
 }
 
+void row_all_finite(ConstMatrix x, std::uint8_t* out) {
+  for (index_t r = 0; r < x.rows; ++r) {
+    bool finite = true;
+    for (index_t c = 0; c < x.cols; ++c) finite = finite && std::isfinite(x(r, c));
+    out[r] = finite ? 1 : 0;
+  }
+}
+
 void row_argmax(ConstMatrix x, std::int32_t* out) {
   for (index_t r = 0; r < x.rows; ++r) {
     index_t best = 0;

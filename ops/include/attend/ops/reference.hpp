@@ -46,6 +46,7 @@ void multiply(ConstMatrix x, ConstMatrix gate, Matrix y);
 void softmax(ConstMatrix x, Matrix y);
 void log_softmax(ConstMatrix x, Matrix y);
 void row_argmax(ConstMatrix x, std::int32_t* out);
+void row_all_finite(ConstMatrix x, std::uint8_t* out);
 void row_top_k(ConstMatrix x, index_t k, std::int32_t* indices, float* values);
 // Table elements widened in double: bf16 exactly, s8 as q·factor.
 void embedding(const EmbeddingTable& table, const std::int32_t* ids, float scale, ConstMatrix positions,
