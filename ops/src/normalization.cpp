@@ -35,7 +35,7 @@ void check_norm(const char* op, ConstMatrix x, Matrix y, const NormWeights& w, i
 // row_fn(r, stream) for every row, rows split over threads.
 template <class RowFn>
 void for_rows(int threads, ConstMatrix x, const RowFn& row_fn) {
-  const int nt = detail::useful_threads(threads, x.rows * x.cols, 32768);
+  const int nt = detail::useful_threads(threads, x.rows * x.cols, 8192);
   const bool stream = detail::use_streaming_stores(static_cast<std::size_t>(x.rows * x.cols) * sizeof(float));
   detail::parallel_chunks(nt, x.rows, [&](index_t b, index_t e) {
     for (index_t r = b; r < e; ++r) row_fn(r, stream);
