@@ -111,7 +111,7 @@ const int kRegistered = [] {
                     {"bf16", WeightType::bf16, OnednnPrecision::bf16},
                     {"s8", WeightType::s8, OnednnPrecision::u8s8}};
   const auto yardsticks = attend::bench::describe_isas_and_yardsticks("bench_decoder_gemms");
-  for (index_t M : {32, 128})
+  for (index_t M : {16, 32, 128})
     for (int t : {1, 2})
       for (const auto& p : precisions) {
         const std::string suffix = std::string("/") + p.name + "/M=" + std::to_string(M) + "/threads=" + std::to_string(t);

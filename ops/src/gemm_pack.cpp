@@ -32,8 +32,7 @@ index_t PackedWeightView::k_padded() const {
 }
 
 std::size_t PackedWeightView::panel_bytes() const {
-  const index_t element = type == WeightType::s8 ? 1 : type == WeightType::bf16 ? 2 : 4;
-  return static_cast<std::size_t>(k_padded() * nr * element);
+  return static_cast<std::size_t>(k_padded() * nr) * weight_type_bytes(type);
 }
 
 index_t packed_weight_floats(index_t n, index_t k, Isa isa) {

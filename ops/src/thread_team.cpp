@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "attend/ops/parallel_tasks.hpp"
 #include "parallel.hpp"
 
 namespace attend::ops::detail {
@@ -175,5 +176,7 @@ void run_on_team(int nt, TeamJob job, const void* context) {
 }
 
 int thread_index() { return tls_index; }
+
+void run_tasks(int threads, TaskJob job, const void* context) { run_on_team(threads, job, context); }
 
 }  // namespace attend::ops::detail

@@ -82,6 +82,7 @@ class PlanBuilder {
   std::shared_ptr<const ExecutionPlan> build() {
     emit_encoder();
     emit_decoder();
+    note_decoder_weights();
     place_buffers();
     return std::shared_ptr<const ExecutionPlan>(plan_.release());
   }
@@ -328,18 +329,32 @@ class PlanBuilder {
     add(step(StepKind::log_softmax, P, "decoder.log_softmax", all(io.logits), all(io.log_probs)));
   }
 
+  void note_decoder_weights() {
+    for (const PlanStep& s : plan_->steps_)
+      if (s.phase == Phase::decoder && s.linear != nullptr)
+        plan_->decoder_weight_bytes_ = std::max(plan_->decoder_weight_bytes_, ops::weight_type_bytes(s.linear->weight.type()));
+  }
+
   void place_buffers() {
     auto& steps = plan_->steps_;
     const int first_decoder = static_cast<int>(std::find_if(steps.begin(), steps.end(), [](const PlanStep& s) {
                                                  return s.phase == Phase::decoder;
                                                }) - steps.begin());
     const int last = static_cast<int>(steps.size()) - 1;
+    // Threads that split the decoder's rows run its steps out of step with each other:
+    // one thread's step j may run while another's step i < j does, so no two buffers a
+    // decoder step uses may share bytes.
+    const bool rows_split = plan_->decoder_row_threads(limits().decoder_rows()) > 1;
     std::vector<ArenaRequest> requests;
     for (PlanBuffer& b : plan_->buffers_) {
       if (b.first_use < 0) throw error_of("internal: plan buffer ", b.name, " is never used");
       // Inputs the driver fills are alive from their phase's first step.
       if (b.name.rfind("source.", 0) == 0) b.first_use = 0;
       if (b.persistent) {
+        b.first_use = std::min(b.first_use, first_decoder);
+        b.last_use = last;
+      }
+      if (rows_split && b.last_use >= first_decoder) {
         b.first_use = std::min(b.first_use, first_decoder);
         b.last_use = last;
       }
@@ -353,6 +368,12 @@ class PlanBuilder {
 
   std::unique_ptr<ExecutionPlan> plan_;
 };
+
+int ExecutionPlan::decoder_row_threads(std::int64_t rows) const {
+  const int threads = limits_.threads;
+  const std::int64_t rows_per_thread = kRowsPerWeightByte * static_cast<std::int64_t>(decoder_weight_bytes_);
+  return threads > 1 && rows >= threads * rows_per_thread ? threads : 1;
+}
 
 std::shared_ptr<const ExecutionPlan> ExecutionPlan::compile(std::shared_ptr<const Model> model, const PlanLimits& limits) {
   limits.validate(model->config());

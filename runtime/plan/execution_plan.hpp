@@ -95,6 +95,17 @@ class ExecutionPlan {
   const std::vector<PlanStep>& steps() const { return steps_; }
   const std::vector<PlanBuffer>& buffers() const { return buffers_; }
   std::size_t arena_bytes() const { return arena_bytes_; }
+
+  // The threads that split the decoder's `rows` between them, each running every decoder
+  // step on its share with one thread (1: the steps split their own work). All of the
+  // plan's threads or none — a step on a share of rows gets one thread, so fewer would
+  // idle the rest — and only where each thread gets rows enough to reuse each weight
+  // byte kRowsPerWeightByte times (16 rows for int8 weights, 64 for float32): with fewer,
+  // memory rather than arithmetic bounds a thread's step, since each streams every weight
+  // for its rows alone (float32 on 16 rows a thread ran 15% slower than the ops' split of
+  // columns, which reads each weight once; docs/performance.md).
+  static constexpr std::int64_t kRowsPerWeightByte = 16;
+  int decoder_row_threads(std::int64_t rows) const;
   std::size_t buffers_bytes() const { return buffers_bytes_; }  // with no sharing
   // Human-readable: buffers with offsets and lifetimes, steps with kernels, shapes,
   // FLOPs and bytes at the limits.
@@ -125,6 +136,7 @@ class ExecutionPlan {
   std::vector<PlanStep> steps_;
   std::vector<PlanBuffer> buffers_;
   std::size_t arena_bytes_ = 0, buffers_bytes_ = 0;
+  std::size_t decoder_weight_bytes_ = 1;  // bytes of the decoder's widest GEMM weight element
   Io io_{};
 };
 

@@ -10,6 +10,7 @@
 #include "attend/ops/bf16.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
+#include "attend/ops/parallel_tasks.hpp"
 #include "attend/ops/softmax.hpp"
 #include "attend/error.hpp"
 
@@ -34,32 +35,33 @@ ops::RelativePositions relative_positions(const ModelConfig& c, const DistanceBi
 
 }  // namespace
 
-ops::Matrix PlanExecutor::matrix(const Operand& o, std::int64_t rows) const {
+ops::Matrix PlanExecutor::matrix(const Operand& o, RowSpan rows) const {
   const PlanBuffer& b = plan_.buffers()[o.buffer];
-  return {buffer<float>(o.buffer) + o.col, rows, o.cols, b.cols};
+  return {buffer<float>(o.buffer) + rows.begin * b.cols + o.col, rows.count, o.cols, b.cols};
 }
 
 // The cross K/V, head-major: 2L blocks (layer l's keys, then its values), each
 // [batch][H][S][dh] — one head's source positions contiguous, so the decoding step
 // streams them. Row i reads its sentence (cross_rows[i]).
-ops::KvCacheView PlanExecutor::cross_view(std::int64_t layer, bool values, const PhaseShape& shape) const {
+ops::KvCacheView PlanExecutor::cross_view(std::int64_t layer, bool values, const PhaseShape& shape,
+                                          std::int64_t first_row) const {
   const auto& io = plan_.io();
   const std::int64_t D = plan_.model().config().d_model, dh = plan_.model().config().head_dim();
   const std::int64_t S = shape.source_length, block = shape.batch * S * D;
   return {element<const void>(io.cross_kv, (2 * layer + (values ? 1 : 0)) * block), dh, S * D, S * dh,
-          buffer<std::int32_t>(io.cross_rows), 0, io.kv_type};
+          buffer<std::int32_t>(io.cross_rows) + first_row, 0, io.kv_type};
 }
 
 // Layer l's self-attention keys or values, [R][H][T][dh] per layer: slot (j, row) of head
 // h at row·T·D + h·T·dh + j·dh, rows through the row table (beam search reorders
 // hypotheses there, not in the cache). A row keeps its slot row from step to step
 // unless the search moves it, so one head's keys are mostly contiguous.
-ops::KvCacheView PlanExecutor::self_view(std::int64_t layer, bool values) const {
+ops::KvCacheView PlanExecutor::self_view(std::int64_t layer, bool values, std::int64_t first_row) const {
   const auto& io = plan_.io();
   const std::int64_t D = plan_.model().config().d_model, dh = plan_.model().config().head_dim();
   const std::int64_t R = plan_.limits().decoder_rows(), T = plan_.limits().max_target_length;
   return {element<const void>(values ? io.self_values : io.self_keys, layer * T * R * D), dh, T * D, T * dh,
-          buffer<std::int32_t>(io.self_rows), T, io.kv_type};
+          buffer<std::int32_t>(io.self_rows) + first_row * T, T, io.kv_type};
 }
 
 // A cache view as a target for store_kv: element `offset` (in the view's elements) of
@@ -71,16 +73,31 @@ ops::KvCacheTarget PlanExecutor::writable(const ops::KvCacheView& v, std::int64_
 }
 
 void PlanExecutor::run(Phase phase, const PhaseShape& shape, double* step_seconds) const {
+  const int split = phase == Phase::decoder && shape.capture == nullptr ? plan_.decoder_row_threads(shape.rows) : 1;
+  if (split == 1) {
+    run_steps(phase, shape, {0, shape.rows}, 0, step_seconds);
+    return;
+  }
+  ops::parallel_tasks(split, [&](int t) {
+    const std::int64_t base = shape.rows / split, extra = shape.rows % split;
+    const RowSpan share{t * base + std::min<std::int64_t>(t, extra), base + (t < extra ? 1 : 0)};
+    run_steps(phase, shape, share, 1, t == 0 ? step_seconds : nullptr);
+  });
+}
+
+// threads: each step's own count (0), or the given count for every step.
+void PlanExecutor::run_steps(Phase phase, const PhaseShape& shape, RowSpan rows, int threads, double* step_seconds) const {
   const auto& steps = plan_.steps();
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].phase != phase) continue;
     if (steps[i].kind == StepKind::alignment && !shape.alignment) continue;
+    const int step_threads = threads > 0 ? threads : steps[i].threads;
     if (step_seconds == nullptr) {
-      run_step(steps[i], shape);
+      run_step(steps[i], shape, rows, step_threads);
       continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    run_step(steps[i], shape);
+    run_step(steps[i], shape, rows, step_threads);
     step_seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 }
@@ -96,12 +113,12 @@ void PlanExecutor::capture(const PlanStep& s, const PhaseShape& shape, const ops
   ops::attention_decode_weights(args, maps.layer(s.layer, shape.step), maps.columns, s.threads);
 }
 
-void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
+// Rows `rows` of the phase's (the encoder: all of them), each op on `threads` threads.
+void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape, RowSpan rows, int threads) const {
   const Model& model = plan_.model();
   const ModelConfig& c = model.config();
   const auto& io = plan_.io();
-  const std::int64_t rows = shape.rows, D = c.d_model, H = c.num_heads, dh = c.head_dim();
-  const int threads = s.threads;
+  const std::int64_t D = c.d_model, H = c.num_heads, dh = c.head_dim(), first = rows.begin;
   switch (s.kind) {
     case StepKind::embed_source:
     case StepKind::embed_target: {
@@ -110,16 +127,16 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       const Table& positions = source ? model.source_positions : model.target_position_table();
       // Marian's decoder starts from a zero vector: scale 0 keeps only the position.
       const bool zero = !source && c.decoder_start_zero_embedding && shape.step == 0;
-      const std::int32_t* position_ids = buffer<std::int32_t>(source ? io.source_positions : io.target_positions);
+      const std::int32_t* position_ids = buffer<std::int32_t>(source ? io.source_positions : io.target_positions) + first;
       const ops::Matrix out = matrix(s.out, rows);
       const ops::ConstMatrix position_table = positions.empty() ? ops::ConstMatrix{} : positions.f32();
-      ops::embedding(tokens.view(), buffer<std::int32_t>(s.in.buffer), zero ? 0.0f : c.embedding_scale, position_table,
-                     position_ids, out, threads);
+      ops::embedding(tokens.view(), buffer<std::int32_t>(s.in.buffer) + first, zero ? 0.0f : c.embedding_scale,
+                     position_table, position_ids, out, threads);
       // Later rows the workspace marks (CTranslate2's one-pass prefix, which it zeroes
       // whole; see DecodeOptions::one_pass_prefix_tail) keep only their position too.
       if (!source && c.decoder_start_zero_embedding && !zero)
-        for (std::int64_t r = 0; r < rows; ++r)
-          if (buffer<std::int32_t>(io.zero_embedding)[r] != 0)
+        for (std::int64_t r = 0; r < rows.count; ++r)
+          if (buffer<std::int32_t>(io.zero_embedding)[first + r] != 0)
             for (std::int64_t k = 0; k < D; ++k) out(r, k) = positions.empty() ? 0.0f : position_table(position_ids[r], k);
       return;
     }
@@ -146,6 +163,7 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       // The fused QKV output [batch·S, 3D] read in place as Q, K, V heads.
       const ops::Matrix qkv = matrix(s.in, rows), out = matrix(s.out, rows);
       const std::int64_t S = shape.source_length;
+      if (first != 0) throw error_of("internal: the encoder's attention runs on every row");
       ops::AttentionArgs a;
       a.batch = shape.batch, a.heads = H, a.q_len = S, a.kv_len = S, a.head_dim = dh;
       a.q = {qkv.data, S * qkv.ld, dh, qkv.ld};
@@ -166,7 +184,8 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
         // Row i of this step is slot row i (the workspace's row table says so): position
         // `step` of rows 0 … rows−1, addressed as self_view reads it.
         const ops::KvCacheView cache = self_view(s.layer, values);
-        ops::store_kv({kv.data + (values ? D : 0), rows, D, kv.ld}, dh, writable(cache, shape.step * cache.position_stride), 1);
+        ops::store_kv({kv.data + (values ? D : 0), rows.count, D, kv.ld}, dh,
+                      writable(cache, shape.step * cache.position_stride + first * cache.row_stride), 1);
       }
       return;
     }
@@ -175,12 +194,13 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       // the cache (cross_view) while the chunk is still in cache — the whole fp32
       // product never exists.
       const ops::Matrix in = matrix(s.in, rows);
-      const ops::Matrix scratch = matrix(s.scratch, plan_.buffers()[s.scratch.buffer].rows);
+      const ops::Matrix scratch = matrix(s.scratch, {0, plan_.buffers()[s.scratch.buffer].rows});
       const std::int64_t S = shape.source_length, layers = s.out.cols / (2 * D);
+      if (first != 0) throw error_of("internal: the cross K/V projection runs on every row");
       ops::GemmEpilogue ep;
       ep.bias = s.linear->bias_data();
-      for (std::int64_t r0 = 0; r0 < rows; r0 += scratch.rows) {
-        const std::int64_t n = std::min(scratch.rows, rows - r0);
+      for (std::int64_t r0 = 0; r0 < rows.count; r0 += scratch.rows) {
+        const std::int64_t n = std::min(scratch.rows, rows.count - r0);
         const ops::Matrix chunk{scratch.data, n, s.out.cols, scratch.ld};
         ops::gemm({in.row(r0), n, in.cols, in.ld}, s.linear->weight, chunk, ep, threads);
         // Rows r0 … r0+n−1 are positions of sentences r / S, each sentence's run at once.
@@ -205,20 +225,21 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
     case StepKind::cross_attention: {
       const ops::Matrix q = matrix(s.in, rows), out = matrix(s.out, rows);
       ops::DecodeAttentionArgs a;
-      a.rows = rows, a.heads = H, a.head_dim = dh;
+      a.rows = rows.count, a.heads = H, a.head_dim = dh;
       a.q = q.data, a.q_row_stride = q.ld;
       a.out = out.data, a.out_row_stride = out.ld;
       a.scale = c.attention_scale;
       if (s.kind == StepKind::self_attention) {
         a.positions = relative_positions(c, model.decoder_position_bias, model.decoder[s.layer].relative);
-        if (c.relative_attention == RelativeAttention::t5_bias) a.query_positions = buffer<std::int32_t>(io.query_positions);
-        a.k = self_view(s.layer, false);
-        a.v = self_view(s.layer, true);
-        a.kv_lengths = buffer<std::int32_t>(io.self_lengths);
+        if (c.relative_attention == RelativeAttention::t5_bias)
+          a.query_positions = buffer<std::int32_t>(io.query_positions) + first;
+        a.k = self_view(s.layer, false, first);
+        a.v = self_view(s.layer, true, first);
+        a.kv_lengths = buffer<std::int32_t>(io.self_lengths) + first;
       } else {
-        a.k = cross_view(s.layer, false, shape);
-        a.v = cross_view(s.layer, true, shape);
-        a.kv_lengths = buffer<std::int32_t>(io.cross_lengths);
+        a.k = cross_view(s.layer, false, shape, first);
+        a.v = cross_view(s.layer, true, shape, first);
+        a.kv_lengths = buffer<std::int32_t>(io.cross_lengths) + first;
       }
       ops::attention_decode(a, threads);
       if (shape.capture != nullptr) capture(s, shape, a);
@@ -228,10 +249,10 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape) const {
       // The probabilities the layer's cross_attention step just used, for its query.
       const ops::Matrix q = matrix(s.in, rows), out = matrix(s.out, rows);
       ops::AttentionProbsArgs a;
-      a.rows = rows, a.heads = c.alignment_head_count(), a.head_dim = dh;
+      a.rows = rows.count, a.heads = c.alignment_head_count(), a.head_dim = dh;
       a.q = q.data, a.q_row_stride = q.ld;
-      a.k = cross_view(s.layer, false, shape);
-      a.kv_lengths = buffer<std::int32_t>(io.cross_lengths);
+      a.k = cross_view(s.layer, false, shape, first);
+      a.kv_lengths = buffer<std::int32_t>(io.cross_lengths) + first;
       a.out = out.data, a.out_row_stride = out.ld, a.columns = shape.source_length;
       a.scale = c.attention_scale;  // as the cross_attention step (T5: 1)
       ops::attention_probabilities(a, threads);

@@ -42,17 +42,30 @@ class PlanExecutor {
 
   // Runs every step of `phase`. With `step_seconds` (one entry per plan step), adds each
   // step's wall time to its entry: the per-step profile of `attend bench`.
+  //
+  // The decoder phase's steps are row-wise (each decoder row reads only its own rows, its
+  // own cache slots and its sentence's cross K/V), so with enough rows the threads split
+  // the rows and each runs every step on its share with one thread
+  // (ExecutionPlan::decoder_row_threads): one fork and join per decoder step instead of
+  // one per op, and each row's activations stay in one core's cache. The profile then
+  // times thread 0's share.
   void run(Phase phase, const PhaseShape& shape, double* step_seconds = nullptr) const;
 
  private:
-  void run_step(const PlanStep& s, const PhaseShape& shape) const;
+  // Rows [begin, begin + count) of the phase's rows: the share one thread runs.
+  struct RowSpan {
+    std::int64_t begin = 0, count = 0;
+  };
+  void run_steps(Phase phase, const PhaseShape& shape, RowSpan rows, int threads, double* step_seconds) const;
+  void run_step(const PlanStep& s, const PhaseShape& shape, RowSpan rows, int threads) const;
   // The weights of the attention step `s` has just run with `args`, into shape.capture.
   void capture(const PlanStep& s, const PhaseShape& shape, const ops::AttentionArgs& args) const;
   void capture(const PlanStep& s, const PhaseShape& shape, const ops::DecodeAttentionArgs& args) const;
-  ops::Matrix matrix(const Operand& o, std::int64_t rows) const;
-  // Layer `layer`'s cross-attention keys or values: each row reads its sentence's rows.
-  ops::KvCacheView cross_view(std::int64_t layer, bool values, const PhaseShape& shape) const;
-  ops::KvCacheView self_view(std::int64_t layer, bool values) const;
+  ops::Matrix matrix(const Operand& o, RowSpan rows) const;
+  // Layer `layer`'s cross-attention keys or values: each row reads its sentence's rows
+  // (the row table from row rows.begin on).
+  ops::KvCacheView cross_view(std::int64_t layer, bool values, const PhaseShape& shape, std::int64_t first_row = 0) const;
+  ops::KvCacheView self_view(std::int64_t layer, bool values, std::int64_t first_row = 0) const;
   ops::KvCacheTarget writable(const ops::KvCacheView& v, std::int64_t offset) const;
 
   const ExecutionPlan& plan_;

@@ -10,6 +10,8 @@
 #include "attend/error.hpp"
 #include "translator/batching.hpp"
 #include "decoding_fixture.hpp"
+#include "formats/model_io.hpp"
+#include "model/random_model.hpp"
 #include "plan/plan_executor.hpp"
 #include "decoding/logits_rules.hpp"
 #include "translator/translator.hpp"
@@ -67,6 +69,85 @@ TEST_CASE("four threads sharing one model each get the single-threaded answer", 
       for (size_t k = 0; k < 2; ++k) CHECK(got[2 * t + 1][s].hypotheses[k].tokens == want_beam[s].hypotheses[k].tokens);
     }
   }
+}
+
+TEST_CASE("decoder rows split between a batch's threads give the one-thread answer", "[runtime][threads]") {
+  // One batch of 40 sentences on 2 threads. The decoder step splits its rows between the
+  // threads where each gets 16 rows per weight byte (execution_plan.hpp): int8 greedy
+  // (40 rows) and both types' beam 4 (160 rows); float32 greedy (40 < 2 × 64) splits
+  // each op's columns instead. int8 must be bit-identical (integer dot products, every
+  // other op row by row); float32 GEMMs block 40 and 80 rows differently, so its scores
+  // may move in the last bits. The random model's near-ties turn any wrong value into
+  // other tokens (threads that shared plan buffers did).
+  std::vector<std::vector<std::int32_t>> sources;
+  for (int copy = 0; copy < 4; ++copy)
+    for (const auto& s : tiny_sources()) sources.push_back(s);
+  const ModelConfig random_config = preset_config("tiny");
+  const auto random = random_weights(random_config, 11);
+  const std::string data = std::string(ATTEND_SOURCE_DIR) + "/tests/data/";
+  for (const char* type : {"float32", "int8"})
+    for (const char* kind : {"trained", "random", "bart"}) {
+      LoadOptions load;
+      load.compute_type = type;
+      const std::string k = kind;
+      const bool trained = k == "trained";
+      const auto model = trained ? load_model(data + "parity/pre-ln-relu/model", load)
+                         : k == "random" ? Model::build(random_config, random, {}, load)
+                                         : load_model(data + "ct2-families-generated/bart-seed5-int8", load);
+      const bool int8 = std::string(type) == "int8";
+      INFO(type << " " << kind << " model");
+
+      PlanLimits limits;
+      limits.max_batch = 40, limits.beam_size = 4, limits.max_source_length = 16, limits.max_target_length = 24;
+      limits.threads = 2;
+      const auto plan = ExecutionPlan::compile(model, limits);
+      const std::int64_t per_thread = int8 ? 16 : 64;
+      CHECK(plan->decoder_row_threads(2 * per_thread - 1) == 1);
+      CHECK(plan->decoder_row_threads(2 * per_thread) == 2);
+      // Threads out of step with each other: no two buffers a decoder step uses share bytes.
+      const auto& steps = plan->steps();
+      const auto first_decoder = std::find_if(steps.begin(), steps.end(), [](const PlanStep& p) {
+                                   return p.phase == Phase::decoder;
+                                 }) - steps.begin();
+      std::vector<const PlanBuffer*> decoder_buffers;
+      for (const PlanBuffer& b : plan->buffers())
+        if (b.last_use >= first_decoder) decoder_buffers.push_back(&b);
+      for (size_t i = 0; i < decoder_buffers.size(); ++i)
+        for (size_t j = i + 1; j < decoder_buffers.size(); ++j) {
+          const PlanBuffer &a = *decoder_buffers[i], &b = *decoder_buffers[j];
+          INFO(a.name << " and " << b.name);
+          CHECK((a.offset + a.bytes <= b.offset || b.offset + b.bytes <= a.offset));
+        }
+      limits.threads = 1;
+      const auto single = ExecutionPlan::compile(model, limits);
+      CHECK(single->decoder_row_threads(160) == 1);
+      CHECK(single->arena_bytes() <= plan->arena_bytes());
+
+      Translator one(model, small_config(40, 4, 1)), two(model, small_config(40, 4, 2));
+      for (const std::int64_t beam_size : {1, 4}) {
+        DecodeOptions o = greedy();
+        o.beam_size = beam_size, o.num_hypotheses = beam_size > 1 ? 2 : 1;
+        o.return_attention = true;  // the alignment step runs on each thread's rows too
+        INFO("beam " << beam_size);
+        const auto want = one.translate(sources, o), got = two.translate(sources, o);
+        REQUIRE(got.size() == want.size());
+        for (size_t s = 0; s < sources.size(); ++s) {
+          INFO("sentence " << s);
+          REQUIRE(got[s].hypotheses.size() == want[s].hypotheses.size());
+          for (size_t k = 0; k < want[s].hypotheses.size(); ++k) {
+            const Hypothesis &g = got[s].hypotheses[k], &w = want[s].hypotheses[k];
+            if (!int8 && !trained && g.tokens != w.tokens) continue;  // an ulp can flip a near-tie
+            CHECK(g.tokens == w.tokens);
+            if (int8) {
+              CHECK(g.log_prob == w.log_prob);
+              CHECK(g.attention == w.attention);
+            } else {
+              CHECK(g.log_prob == Approx(w.log_prob).margin(1e-5));
+            }
+          }
+        }
+      }
+    }
 }
 
 TEST_CASE("padding never leaks into real rows", "[runtime][padding]") {

@@ -1,6 +1,7 @@
 // Basic vocabulary of the ops library: index type, matrix views, activations.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace attend::ops {
@@ -34,6 +35,7 @@ using ConstMatrix = MatrixView<const float>;
 // to nearest even, s8 per output row) and of the embedding tables (embedding.hpp).
 enum class WeightType : std::uint8_t { f32, bf16, s8 };
 const char* weight_type_name(WeightType t);  // "f32", "bf16", "s8"
+constexpr std::size_t weight_type_bytes(WeightType t) { return t == WeightType::s8 ? 1 : t == WeightType::bf16 ? 2 : 4; }
 
 // Element-wise activation, usable standalone (activation.hpp) and as a GEMM epilogue.
 enum class Activation : std::uint8_t {
