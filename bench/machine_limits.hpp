@@ -20,7 +20,7 @@ struct StepRate {
   std::string type;   // "fp32", "int8" or "bf16"
   std::string label;  // for people, e.g. "int8 exact"
   ops::Isa isa;       // the level it needs
-  std::string step;   // the instructions, e.g. "vpsignb+vpmaddubsw+vpmaddwd+vpaddd ymm"
+  std::string step;   // the instructions, e.g. "vpmaddubsw+vpmaddwd+vpaddd ymm"
   double gops_per_core = 0;
   const char* unit() const { return type == "int8" ? "GOP/s" : "GFLOP/s"; }
 };

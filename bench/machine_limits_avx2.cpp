@@ -13,18 +13,16 @@ namespace {
 // The int8 steps in assembly: their products do not depend on the accumulator, so GCC
 // would hoist them out of the loop; only the vpaddd is on the chain, as in the kernels.
 
-// attend's exact step (ops/src/kernels/gemm_s8_microkernel.hpp, S8DotSign256): the sign
-// of the s8 activation moved onto the s8 weights, |a| as u8, so every pair sum fits 16
-// bits; then the pairs widened into int32 lanes. |a| is per row in the kernel (computed
-// once for the row's vectors), so it is an operand here.
-inline __m256i s8_exact(__m256i acc, __m256i a, __m256i abs_a, __m256i b, __m256i ones) {
+// attend's exact step (ops/src/kernels/gemm_s8_madd16_microkernel.hpp): s8 activations
+// and weights widened to s16, so vpmaddwd sums two exact products into each int32 lane.
+// (The kernel widens each weight vector once for its 6 rows and broadcasts each row's
+// activations once for 2 vectors; those shared ops are not in this step.)
+inline __m256i s8_exact(__m256i acc, __m256i a_s16, __m256i b_s16) {
   __m256i t;
-  __asm__("vpsignb %[a], %[b], %[t]\n\t"
-          "vpmaddubsw %[t], %[abs_a], %[t]\n\t"
-          "vpmaddwd %[ones], %[t], %[t]\n\t"
+  __asm__("vpmaddwd %[b], %[a], %[t]\n\t"
           "vpaddd %[t], %[acc], %[acc]"
           : [acc] "+x"(acc), [t] "=&x"(t)
-          : [a] "x"(a), [abs_a] "x"(abs_a), [b] "x"(b), [ones] "x"(ones));
+          : [a] "x"(a_s16), [b] "x"(b_s16));
   return acc;
 }
 
@@ -69,10 +67,10 @@ double fma_avx2(std::int64_t iterations) {
 }
 
 double s8_exact_avx2(std::int64_t iterations) {
-  const __m256i a = _mm256_set1_epi32(0x7f81fd03);  // activations 3, −3, −127, 127
-  const __m256i abs_a = _mm256_abs_epi8(a), b = _mm256_set1_epi32(0x01ff7f81), ones = _mm256_set1_epi16(1);
+  const __m256i a = _mm256_set1_epi64x(0x007ffffdff810003);  // activations 3, −127, −3, 127 (s16)
+  const __m256i b = _mm256_set1_epi64x(0xff81007f00010002);  // weights 2, 1, 127, −127
   return sum_lanes(run_chains<kChainsInt256, __m256i>(
-      iterations, start_i32, [&](__m256i acc) { return s8_exact(acc, a, abs_a, b, ones); }, add_i32));
+      iterations, start_i32, [&](__m256i acc) { return s8_exact(acc, a, b); }, add_i32));
 }
 
 double s8_saturating_avx2(std::int64_t iterations) {

@@ -20,14 +20,14 @@ namespace attend::bench::loops {
 inline constexpr int kChains512 = 24;
 inline constexpr int kChainsFma256 = 14;    // + 2 operands
 inline constexpr int kChainsMulAdd128 = 12; // + 2 operands + the product
-inline constexpr int kChainsInt256 = 10;    // + activation, |activation|, weights, ones, the step's temporary
+inline constexpr int kChainsInt256 = 10;    // + up to 4 operands and the step's temporary
 
 // sse2 (any x86-64): the portable fp32 GEMM's step, mulps + addps (xmm, 4 lanes).
 double mul_add_sse2(std::int64_t iterations);
 
 // avx2 (AVX2 + FMA), ymm:
 double fma_avx2(std::int64_t iterations);            // vfmadd231ps, 8 lanes
-double s8_exact_avx2(std::int64_t iterations);       // attend's S8DotSign256: vpsignb + vpmaddubsw + vpmaddwd(·,1) + vpaddd
+double s8_exact_avx2(std::int64_t iterations);       // attend's exact step: vpmaddwd + vpaddd on s8 widened to s16
 double s8_saturating_avx2(std::int64_t iterations);  // vpmaddubsw + vpmaddwd(·,1) + vpaddd (7-bit kernels, oneDNN's AVX2 u8s8)
 
 // avx512 (F/BW), zmm:

@@ -27,18 +27,37 @@ constexpr index_t kFewRowABytes = 1 << 18;  // quantized A of a thread's rows up
 
 index_t round_up_64(index_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// Where the quantized A, its row scales and row offsets live in the scratch.
+// Where the quantized A, its row scales and row offsets live in the scratch. Besides the
+// int8 values, the kernels' form (S8ActivationForm) may want |q| or q widened to int16:
+// `extra`, in q's layout (one byte or two per value).
 struct QuantizedA {
   std::int8_t* q;             // tile t at its first row × kp
   float* row_scale;           // [M]
   std::int32_t* row_offset;   // [M]
-  std::int8_t* q_abs;         // |q| in q's layout, for kernels that read it; else null
+  S8ActivationForm form;
+  void* extra;                // |q| (s8_with_abs) or q as int16 (s16); else null
 
-  QuantizedA(std::byte* scratch, index_t m, index_t kp, bool with_abs)
+  static index_t extra_bytes(index_t m, index_t kp, S8ActivationForm form) {
+    return form == S8ActivationForm::s8 ? 0 : round_up_64(m * kp * (form == S8ActivationForm::s16 ? 2 : 1));
+  }
+  static index_t scratch_bytes(index_t m, index_t kp, S8ActivationForm form) {
+    return round_up_64(m * kp) + 2 * round_up_64(4 * m) + extra_bytes(m, kp, form);
+  }
+  QuantizedA(std::byte* scratch, index_t m, index_t kp, S8ActivationForm form)
       : q(reinterpret_cast<std::int8_t*>(scratch)),
         row_scale(reinterpret_cast<float*>(scratch + round_up_64(m * kp))),
         row_offset(reinterpret_cast<std::int32_t*>(scratch + round_up_64(m * kp) + round_up_64(4 * m))),
-        q_abs(with_abs ? reinterpret_cast<std::int8_t*>(scratch + round_up_64(m * kp) + 2 * round_up_64(4 * m)) : nullptr) {}
+        form(form),
+        extra(form == S8ActivationForm::s8 ? nullptr : scratch + round_up_64(m * kp) + 2 * round_up_64(4 * m)) {}
+
+  // What the kernels read as GemmTile::a and ::a_abs for rows from i0.
+  const void* a(index_t i0, index_t kp) const {
+    return form == S8ActivationForm::s16 ? static_cast<const void*>(static_cast<std::int16_t*>(extra) + i0 * kp)
+                                         : q + i0 * kp;
+  }
+  const void* a_abs(index_t i0, index_t kp) const {
+    return form == S8ActivationForm::s8_with_abs ? static_cast<std::int8_t*>(extra) + i0 * kp : nullptr;
+  }
 };
 
 struct S8Problem {
@@ -62,10 +81,15 @@ void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
     const int rows = tile_rows(M, g.m_tiles, t);
     g.kt->s8_quantize_a(g.a.row(i0), g.a.ld, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha, g.qa.q + i0 * g.kp,
                         g.qa.row_scale + i0, g.qa.row_offset + i0);
-    if (g.qa.q_abs) {  // |q| ≤ 127: no overflow (a loop the compiler vectorises)
-      const std::int8_t* q = g.qa.q + i0 * g.kp;
-      std::int8_t* abs = g.qa.q_abs + i0 * g.kp;
-      for (index_t i = 0; i < rows * g.kp; ++i) abs[i] = static_cast<std::int8_t>(q[i] < 0 ? -q[i] : q[i]);
+    // The kernels' second form of the same values (loops the compiler vectorises).
+    const std::int8_t* q = g.qa.q + i0 * g.kp;
+    const index_t n = rows * g.kp;
+    if (g.qa.form == S8ActivationForm::s8_with_abs) {  // |q| ≤ 127: no overflow
+      std::int8_t* abs = static_cast<std::int8_t*>(g.qa.extra) + i0 * g.kp;
+      for (index_t i = 0; i < n; ++i) abs[i] = static_cast<std::int8_t>(q[i] < 0 ? -q[i] : q[i]);
+    } else if (g.qa.form == S8ActivationForm::s16) {
+      std::int16_t* wide = static_cast<std::int16_t*>(g.qa.extra) + i0 * g.kp;
+      for (index_t i = 0; i < n; ++i) wide[i] = q[i];
     }
   }
 }
@@ -87,8 +111,8 @@ GemmTile tile_template(const S8Problem& g) {
 // Rows from i0 × panel p.
 void fill_tile(const S8Problem& g, GemmTile& t, index_t i0, index_t p) {
   const index_t NR = g.kt->s8.nr, n0 = p * NR;
-  t.a = g.qa.q + i0 * g.kp;
-  t.a_abs = g.qa.q_abs ? g.qa.q_abs + i0 * g.kp : nullptr;
+  t.a = g.qa.a(i0, g.kp);
+  t.a_abs = g.qa.a_abs(i0, g.kp);
   t.b = g.panel(p);
   t.nr = static_cast<int>(std::min(NR, g.b.n - n0));
   t.c = g.c.row(i0) + n0;
@@ -146,8 +170,7 @@ void run_cell(const S8Problem& g, int cell, int tm, int tn) {
 }  // namespace
 
 std::size_t gemm_s8_scratch_bytes(index_t m, const PackedWeightView& b) {
-  const bool with_abs = kernels_for(b.isa).s8.s8_abs_a;
-  return static_cast<std::size_t>((with_abs ? 2 : 1) * round_up_64(m * b.k_padded()) + 2 * round_up_64(4 * m));
+  return static_cast<std::size_t>(QuantizedA::scratch_bytes(m, b.k_padded(), kernels_for(b.isa).s8.s8_a_form));
 }
 
 void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads,
@@ -155,7 +178,7 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
   const KernelTable& kt = kernels_for(b.isa);
   const index_t M = a.rows, kp = b.k_padded();
   const S8Problem g{a,   b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data, &kt,
-                    QuantizedA(scratch, M, kp, kt.s8.s8_abs_a), kp, (M + kt.s8.mr - 1) / kt.s8.mr,
+                    QuantizedA(scratch, M, kp, kt.s8.s8_a_form), kp, (M + kt.s8.mr - 1) / kt.s8.mr,
                     static_cast<index_t>(b.panel_bytes())};
   const int nt = gemm_threads(threads, M, b.n, b.k, b.n * b.k);
   if (nt == 1) {

@@ -32,14 +32,15 @@ inline constexpr index_t kGemmAStride = kGemmMaxKc + 16;
 //   f32   a: rows [mr][kGemmAStride] floats;      b: [kc][NR] floats
 //   bf16  a: rows [mr][kGemmAStride] floats' bytes holding bf16 (or, for widening
 //            kernels, floats already rounded to bf16); b: [kc/2][NR][2] bf16 pairs
-//   s8    a: [kc/4][mr][4] int8 (activations quantized per row);
+//   s8    a: [kc/4][mr][4] int8 (activations quantized per row), or the same values
+//            as int16 for kernels whose S8ActivationForm is s16;
 //         b: [kc/4][NR][4] weights q + s8_weight_offset (u8 q + 128, or s8 q). Never
 //         K-blocked: kc = K rounded up to 4
 struct GemmTile {
   index_t kc = 0;
   int nr = 0;               // columns to store (≤ NR); the panel is zero-padded to NR
   const void* a = nullptr;
-  const void* a_abs = nullptr;  // s8 kernels with s8_abs_a: |a| in a's layout
+  const void* a_abs = nullptr;  // s8 kernels of form s8_with_abs: |a| in a's layout
   const void* b = nullptr;
   float* c = nullptr;
   index_t ldc = 0;
@@ -63,6 +64,11 @@ struct GemmTile {
 // Indexed by mr − 1: one specialisation per row count, so no row is wasted.
 using GemmMicroKernel = void (*)(const GemmTile&);
 
+// How an s8 kernel reads the quantized activations (GemmTile::a): the int8 values; the
+// int8 values and their magnitudes (GemmTile::a_abs, for vpmaddubsw's unsigned operand);
+// or the same values widened to int16 (for vpmaddwd).
+enum class S8ActivationForm { s8, s8_with_abs, s16 };
+
 // One GEMM element type's micro-kernels: MR×NR register tile, every row count 1…MR.
 struct GemmKernels {
   int mr = 0;                       // rows per micro-tile
@@ -70,7 +76,7 @@ struct GemmKernels {
   const char* name = "";            // e.g. "f32_gemm_14x32_avx512"
   GemmMicroKernel kernels[16] = {}; // [mr − 1]
   int s8_weight_offset = 0;         // s8 only: panels hold q + this (128: u8, for vpdpbusd)
-  bool s8_abs_a = false;            // s8 only: the kernels read |a_q| too (GemmTile::a_abs)
+  S8ActivationForm s8_a_form = S8ActivationForm::s8;  // s8 only: how the kernels read A
 };
 
 // Rows [0, mr) of A (row stride lda) × columns [k0, k0 + kc) packed for a bf16 kernel:

@@ -38,7 +38,7 @@ AVX2_MACHINE = {
     "rates": [
         {"key": "fp32_fma_avx2", "type": "fp32", "isa": "avx2", "step": "vfmadd231ps ymm", "gops_per_core": 96.0},
         {"key": "fp32_mul_add_sse2", "type": "fp32", "isa": "sse2", "step": "mulps+addps xmm", "gops_per_core": 34.0},
-        {"key": "int8_exact_avx2", "type": "int8", "isa": "avx2", "step": "vpsignb+vpmaddubsw+vpmaddwd+vpaddd ymm",
+        {"key": "int8_exact_avx2", "type": "int8", "isa": "avx2", "step": "vpmaddwd+vpaddd ymm on s16",
          "gops_per_core": 128.0},
         {"key": "int8_saturating_avx2", "type": "int8", "isa": "avx2", "step": "vpmaddubsw+vpmaddwd+vpaddd ymm",
          "gops_per_core": 176.0}],

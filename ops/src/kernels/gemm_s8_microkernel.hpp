@@ -12,13 +12,15 @@
 //   vnni   vpdpbusd (u8 × s8, 4 products summed into an int32 lane, no saturation):
 //          weights stored as u8 = q + 128; each accumulator starts at −128·Σ_k a_q
 //          (row_offset), since Σ a_q·(q + 128) = Σ a_q·q + 128·Σ a_q.
-//   sign   AVX2 and AVX-512BW have only vpmaddubsw (u8 × s8 → pairs summed in *16* bits,
-//          saturating): weights stored as s8 and the sign moved onto them,
+//   sign   AVX-512BW without VNNI has only vpmaddubsw (u8 × s8 → pairs summed in *16*
+//          bits, saturating): weights stored as s8 and the sign moved onto them,
 //          |a_q| · (sign(a_q)·q), so each pair sum is within 2·127·127 = 32258 < 32767;
-//          then vpmaddwd(·, 1) widens the pairs into the int32 lanes. One more op per
-//          product vector than an unsigned-weight maddubs, none more on the multiply
-//          ports, and full 8-bit activations (the 7-bit shortcut — activations within
-//          ±63 against u8 weights — lost accuracy and made results ISA-dependent).
+//          then vpmaddwd(·, 1) widens the pairs into the int32 lanes. Full 8-bit
+//          activations (the 7-bit shortcut — activations within ±63 against u8 weights —
+//          lost accuracy and made results ISA-dependent).
+//   madd16 AVX2: both operands widened to s16 and vpmaddwd (gemm_s8_madd16_microkernel.hpp:
+//          fewer ops on the multiply ports than the sign trick's vpsignb + vpmaddubsw +
+//          vpmaddwd).
 //   scalar plain int32 arithmetic (SSE2, the portable path), on the sign encoding.
 // Weights are within ±127 (CTranslate2's scheme never writes −128; packing reads a −128
 // as −127, so that negating it cannot overflow).
@@ -62,19 +64,6 @@ struct S8DotSign512 {
   }
 };
 #endif
-#if defined(__AVX2__)
-struct S8DotSign256 {
-  using Vec = __m256i;
-  static constexpr int kWeightOffset = 0;  // s8
-  static constexpr bool kAbsA = true;      // |a|, quantized beside a (a vpabsb per row took a
-                                           // multiply-port slot on Intel: −15%)
-  static Vec dot(Vec acc, Vec b_s8, Vec a_s8, Vec a_abs) {
-    const __m256i pairs = _mm256_maddubs_epi16(a_abs, _mm256_sign_epi8(b_s8, a_s8));
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
-  }
-};
-#endif
-
 // Integer-vector helpers for the two widths the vector kernels use.
 // (The unnamed second argument picks the width.)
 #if defined(__AVX2__)
@@ -219,7 +208,10 @@ detail::GemmKernels s8_gemm_kernels(const char* name) {
       return &s8_gemm_tile<A, Dot, R, NV, kKUnroll<R, NV>>;
     }
   });
-  if constexpr (!std::is_void_v<Dot>) k.s8_weight_offset = Dot::kWeightOffset, k.s8_abs_a = Dot::kAbsA;
+  if constexpr (!std::is_void_v<Dot>) {
+    k.s8_weight_offset = Dot::kWeightOffset;
+    k.s8_a_form = Dot::kAbsA ? detail::S8ActivationForm::s8_with_abs : detail::S8ActivationForm::s8;
+  }
   return k;
 }
 

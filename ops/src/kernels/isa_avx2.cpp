@@ -2,11 +2,11 @@
 // accumulators: 4×24 (3 weight vectors + 1 broadcast) rather than 6×16 — 32 decoder rows
 // are 8 whole tiles instead of 6,6,5,5,5,5, +2–7% at M 8–1024 on a Golden Cove core held
 // to AVX2 (bench_gemm; decoder step M 32: 71.8 → 73.7 GFLOP/s). Attention tiles 16
-// queries wide. bf16 widens to fp32; s8 uses
-// vpmaddubsw on |a| and sign-moved weights (full 8-bit activations), in a 5×16 tile (the
-// step also holds a, |a|, a 16-bit product and the constant 1; 5×16 measured 112 GOP/s
-// against 4×16's ~105 and 3×16's 100 on a Golden Cove core, 89% of the exact step's rate).
+// queries wide. bf16 widens to fp32; s8 widens both operands to s16 for vpmaddwd in a
+// 6×8 tile (gemm_s8_madd16_microkernel.hpp: 172 GOP/s on a Zen 4 core held to AVX2,
+// against 150 for the 5×16 tile of the sign trick it replaced — vpsignb + vpmaddubsw).
 #define ATTEND_ISA_NS isa_avx2
+#include "kernels/gemm_s8_madd16_microkernel.hpp"
 #include "kernels/make_table.hpp"
 
 namespace attend::ops::detail {
@@ -16,7 +16,7 @@ const KernelTable& avx2_kernels() {
     KernelTable t = isa_avx2::make_table<A, 4, 3, 2, 6>(Isa::avx2, "avx2", "f32_gemm_4x24_avx2");
     t.bf16 = isa_avx2::bf16_gemm_kernels<A, false, 6, 2>("bf16_f32_gemm_6x16_avx2");
     t.bf16_pack_a = &isa_avx2::bf16_pack_a<A, false>;
-    t.s8 = isa_avx2::s8_gemm_kernels<A, isa_avx2::S8DotSign256, 5, 2>("qd8_f32_qc8w_gemm_5x16_avx2");
+    t.s8 = isa_avx2::s8_gemm_kernels_madd16<A, 6>("qd8_f32_qc8w_gemm_6x8_avx2");
     t.s8_quantize_a = &isa_avx2::s8_quantize_a<A>;
     return t;
   }();
