@@ -38,6 +38,7 @@ bool cpu_has(Isa isa) {
 
 constexpr int kUnset = -1;
 std::atomic<int> g_active{kUnset};
+thread_local int tls_scope = kUnset;  // the innermost IsaScope's ISA on this thread
 
 Isa initial_isa() {
   const Isa best = available_isas().front();
@@ -83,6 +84,7 @@ bool isa_available(Isa isa) { return cpu_has(isa); }
 Isa f32_kernel_isa(Isa isa) { return isa > Isa::avx512 ? Isa::avx512 : isa; }
 
 Isa active_isa() {
+  if (tls_scope != kUnset) return static_cast<Isa>(tls_scope);
   int v = g_active.load(std::memory_order_acquire);
   if (v == kUnset) {
     const Isa chosen = initial_isa();
@@ -98,6 +100,13 @@ void set_isa(Isa isa) {
   g_active.store(static_cast<int>(isa), std::memory_order_release);
 }
 
+IsaScope::IsaScope(Isa isa) : previous_(tls_scope) {
+  if (!isa_available(isa)) throw Error(std::string("this CPU cannot run ") + isa_name(isa) + " kernels");
+  tls_scope = static_cast<int>(isa);
+}
+
+IsaScope::~IsaScope() { tls_scope = previous_; }
+
 std::string isa_kernel_summary(Isa isa) {
   const auto& t = detail::kernels_for(isa);
   return std::string(t.name) + ": " + t.f32.name + ", " + t.bf16.name + ", " + t.s8.name + ", attention tile " +
@@ -105,6 +114,9 @@ std::string isa_kernel_summary(Isa isa) {
 }
 
 namespace detail {
+
+int thread_isa_scope() { return tls_scope; }
+void set_thread_isa_scope(int isa) { tls_scope = isa; }
 
 const KernelTable& kernels_for(Isa isa) {
   if (!isa_available(isa)) throw Error(std::string("this CPU cannot run ") + isa_name(isa) + " kernels");

@@ -25,6 +25,11 @@ namespace attend::ops::detail {
 using TeamJob = void (*)(const void* context, int t);
 void run_on_team(int nt, TeamJob job, const void* context);
 
+// The calling thread's IsaScope (isa.cpp) as a raw value (-1: none), which a team's
+// workers adopt for the caller's region, so an op's workers run the caller's kernels.
+int thread_isa_scope();
+void set_thread_isa_scope(int isa);
+
 // The t of the job the calling thread is running (0 outside any region): a per-thread
 // scratch slot.
 int thread_index();

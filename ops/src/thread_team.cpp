@@ -74,7 +74,7 @@ class Team {
 
   void run(int nt, TeamJob job, const void* context) {
     grow(nt - 1);
-    job_ = job, context_ = context;
+    job_ = job, context_ = context, isa_scope_ = thread_isa_scope();
     pending_.store(nt - 1, std::memory_order_relaxed);
     publish(nt);
     run_job(job, context, 0);
@@ -90,6 +90,14 @@ class Team {
     tls_index = t, tls_in_region = true;
     job(context, t);
     tls_index = 0, tls_in_region = false;
+  }
+
+  // A worker's part of the region: with the caller's IsaScope, its own restored after.
+  void run_worker_job(int t) {
+    const int own = thread_isa_scope();
+    set_thread_isa_scope(isa_scope_);
+    run_job(job_, context_, t);
+    set_thread_isa_scope(own);
   }
 
   // Starts a region of `nt` threads (0: the workers' last, they stop).
@@ -119,7 +127,7 @@ class Team {
       const int nt = static_cast<int>(g & ((1u << kCountBits) - 1));
       if (nt == 0 && stop_.load(std::memory_order_relaxed)) return;
       if (index >= nt) continue;  // not in this region: its job is not ours to read
-      run_job(job_, context_, index);
+      run_worker_job(index);
       if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 && caller_sleeping_.load(std::memory_order_seq_cst))
         pending_.notify_one();
     }
@@ -129,6 +137,7 @@ class Team {
   std::uint32_t counter_ = 0;         // regions published (the caller's only)
   TeamJob job_ = nullptr;             // the current region, written before it is published
   const void* context_ = nullptr;
+  int isa_scope_ = -1;                // the caller's IsaScope for the current region
   std::atomic<std::uint32_t> generation_{0};  // counter << 8 | thread count
   std::atomic<int> pending_{0};               // workers still in the current region
   std::atomic<int> sleeping_workers_{0};

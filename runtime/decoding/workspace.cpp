@@ -10,6 +10,7 @@
 
 #include "attend/error.hpp"
 #include "attend/ops/finite.hpp"
+#include "attend/ops/isa.hpp"
 #include "attend/ops/softmax.hpp"
 
 namespace attend::runtime {
@@ -354,6 +355,7 @@ void Workspace::write_step_inputs(std::int64_t t, std::int64_t r, std::int64_t p
 void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o, LogitsObserver* observer) {
   validate(batch, o);
   if (batch.empty()) return;
+  const ops::IsaScope isa(plan_->model().isa());  // every op of the batch at the model's kernels
   options_ = &o;
   batch_ = batch;
   const auto& io = plan_->io();
@@ -407,6 +409,7 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
 
 void Workspace::trace_attention(std::span<const std::int32_t> source, std::span<const std::int32_t> outputs,
                                 AttentionCapture& capture) {
+  const ops::IsaScope isa(plan_->model().isa());
   const auto& io = plan_->io();
   const ModelConfig& c = plan_->model().config();
   const auto S = static_cast<std::int64_t>(source.size()), steps = static_cast<std::int64_t>(outputs.size());

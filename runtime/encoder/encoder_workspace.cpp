@@ -60,6 +60,7 @@ void EncoderWorkspace::fill_inputs(std::span<const SequenceRef> batch) {
 
 void EncoderWorkspace::trace_attention(const SequenceRef& sequence, AttentionCapture& capture) {
   validate({&sequence, 1});
+  const ops::IsaScope isa(plan_->model().isa());  // every op at the model's kernels
   const EncoderConfig& c = plan_->model().config();
   const auto n = static_cast<std::int64_t>(sequence.ids.size());
   capture.encoder_self.reset(c.layers, c.num_heads, n, n);
@@ -71,6 +72,7 @@ void EncoderWorkspace::trace_attention(const SequenceRef& sequence, AttentionCap
 
 void EncoderWorkspace::run(std::span<const SequenceRef> batch, const EncoderHeads& heads) {
   validate(batch);
+  const ops::IsaScope isa(plan_->model().isa());  // every op of the batch at the model's kernels
   const EncoderConfig& c = plan_->model().config();
   fill_inputs(batch);
   shape_.normalize = heads.normalize < 0 ? c.normalize : heads.normalize > 0;

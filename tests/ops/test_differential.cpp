@@ -17,7 +17,7 @@ std::vector<OpCase> attention_for(Rng& rng, CaseScale s, ops::Isa) { return atte
 std::vector<OpCase> row_ops_for(Rng& rng, CaseScale s, ops::Isa) { return row_op_cases(rng, s); }
 
 void run_differential(CaseMaker make, std::uint64_t salt, bool gemm = false) {
-  IsaScope restore;
+  ProcessIsaRestorer restore;
   for (ops::Isa isa : ops::available_isas()) {
     if (!gemm && ops::f32_kernel_isa(isa) != isa) continue;
     ops::set_isa(isa);

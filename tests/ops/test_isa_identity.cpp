@@ -49,7 +49,7 @@ std::size_t mismatches(const std::vector<Bits>& a, const std::vector<Bits>& b) {
 // on 1 and 2 threads, and compares every output with the first ISA's, bit for bit.
 template <class Make>
 void check_identical_across_isas(const Make& make, std::uint64_t salt) {
-  IsaScope restore;
+  ProcessIsaRestorer restore;
   std::vector<std::vector<Bits>> first;  // [case][output]
   std::vector<std::string> names;
   std::string first_isa;

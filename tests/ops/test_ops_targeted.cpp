@@ -2,14 +2,18 @@
 // fused attention equal to the unfused path, memory behaviour, and argument errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "attend/error.hpp"
 #include "attend/ops/ops.hpp"
+#include "attend/ops/parallel_tasks.hpp"
 #include "attend/ops/reference.hpp"
 #include "support/isa_scope.hpp"
 #include "support/test_support.hpp"
@@ -28,7 +32,7 @@ std::vector<float> gelu_grid() {
 }  // namespace
 
 TEST_CASE("GeLU is within 1e-6 absolute of the double formula on [-10, 10]", "[ops][activation]") {
-  IsaScope restore;
+  ProcessIsaRestorer restore;
   const std::vector<float> x = gelu_grid();
   const index_t n = static_cast<index_t>(x.size());
   for (ops::Isa isa : ops::available_isas()) {
@@ -59,7 +63,7 @@ TEST_CASE("GeLU is within 1e-6 absolute of the double formula on [-10, 10]", "[o
 }
 
 TEST_CASE("fused attention equals the unfused GEMM-softmax-GEMM path", "[ops][attention]") {
-  IsaScope restore;
+  ProcessIsaRestorer restore;
   Rng rng(test_seed() ^ 77);
   for (ops::Isa isa : ops::available_isas()) {
     if (ops::f32_kernel_isa(isa) != isa) continue;
@@ -175,7 +179,7 @@ TEST_CASE("ops report bad arguments as attend::Error naming the problem", "[ops]
 }
 
 TEST_CASE("convert_to_bf16 rounds to nearest even on every ISA, NaN kept quiet", "[ops][bf16]") {
-  IsaScope restore;
+  ProcessIsaRestorer restore;
   // Every rounding situation: exact bf16 values, ties (low half 0x8000) with even and odd
   // kept bits, just below and above a tie, a carry into the exponent, the largest
   // finite values rounding to infinity, infinities, denormals, zeros, NaNs.
@@ -224,7 +228,7 @@ TEST_CASE("convert_to_bf16 rounds to nearest even on every ISA, NaN kept quiet",
 // the rounding of the values themselves.
 TEST_CASE("embedding of a bf16 or s8 table equals the fp32 embedding of its widened values, bit for bit",
           "[ops][embedding]") {
-  IsaScope restore;
+  ProcessIsaRestorer restore;
   Rng rng(11);
   const index_t vocab = 40, dim = 77;  // whole vectors and a tail on every ISA
   std::vector<std::uint16_t> bits(static_cast<size_t>(vocab * dim));
@@ -281,6 +285,34 @@ TEST_CASE("ISA selection", "[ops][isa]") {
   for (ops::Isa isa : isas) CHECK_THAT(ops::isa_kernel_summary(isa), Contains("f32_gemm_"));
   // ctest runs this binary again with ATTEND_ISA set and ATTEND_EXPECT_ISA naming it.
   if (const char* expect = std::getenv("ATTEND_EXPECT_ISA")) CHECK(ops::isa_name(ops::active_isa()) == std::string(expect));
+}
+
+TEST_CASE("an IsaScope sets the ISA of its thread and of the team workers it starts, nests, and ends", "[ops][isa]") {
+  const ops::Isa process = ops::active_isa();
+  const auto workers_isa = [] {
+    std::vector<int> seen(3, -1);
+    ops::parallel_tasks(3, [&](int t) { seen[static_cast<size_t>(t)] = static_cast<int>(ops::active_isa()); });
+    return seen;
+  };
+  const auto all = [](ops::Isa isa) { return std::vector<int>(3, static_cast<int>(isa)); };
+  {
+    const ops::IsaScope outer(ops::Isa::sse2);
+    CHECK(ops::active_isa() == ops::Isa::sse2);
+    CHECK(workers_isa() == all(ops::Isa::sse2));
+    if (ops::isa_available(ops::Isa::avx2)) {
+      const ops::IsaScope inner(ops::Isa::avx2);
+      CHECK(ops::active_isa() == ops::Isa::avx2);
+      CHECK(workers_isa() == all(ops::Isa::avx2));
+    }
+    CHECK(ops::active_isa() == ops::Isa::sse2);
+    ops::Isa elsewhere = ops::Isa::sse2;
+    std::thread([&] { elsewhere = ops::active_isa(); }).join();
+    CHECK(elsewhere == process);  // other threads keep the process's ISA
+  }
+  CHECK(ops::active_isa() == process);
+  CHECK(workers_isa() == all(process));  // the workers dropped it with the region
+  for (const ops::Isa isa : {ops::Isa::avx512_bf16, ops::Isa::avx512_vnni, ops::Isa::avx512, ops::Isa::avx2})
+    if (!ops::isa_available(isa)) CHECK_THROWS_WITH(ops::IsaScope(isa), Contains("cannot run"));
 }
 
 }  // namespace attend::test

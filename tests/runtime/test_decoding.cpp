@@ -8,6 +8,9 @@
 #include <thread>
 
 #include "attend/error.hpp"
+#include "attend/ops/isa.hpp"
+#include "attend/ops/parallel_tasks.hpp"
+#include "decoding/workspace.hpp"
 #include "translator/batching.hpp"
 #include "decoding_fixture.hpp"
 #include "formats/model_io.hpp"
@@ -148,6 +151,43 @@ TEST_CASE("decoder rows split between a batch's threads give the one-thread answ
         }
       }
     }
+}
+
+TEST_CASE("a model loaded for a lower ISA runs every op of its batches at that ISA", "[runtime][isa]") {
+  // Only its GEMM weights are packed for the model's ISA; attention, softmax, LayerNorm
+  // and the rest read ops::active_isa(), which each batch scopes to the model's — on the
+  // decoding thread and on the workers its ops start. Seen from inside the decode loop,
+  // where the logits observer runs.
+  struct IsaProbe : LogitsObserver {
+    std::vector<ops::Isa> caller, worker;
+    void on_step(std::int64_t, std::int64_t, const std::int32_t*, const float*, std::int64_t) override {
+      caller.push_back(ops::active_isa());
+      ops::parallel_tasks(2, [&](int t) {
+        if (t == 1) worker.push_back(ops::active_isa());
+      });
+    }
+  };
+  const ops::Isa process = ops::active_isa();
+  for (const ops::Isa isa : ops::available_isas()) {
+    INFO("model loaded for " << ops::isa_name(isa) << ", process at " << ops::isa_name(process));
+    LoadOptions load;
+    load.isa = isa;
+    const auto model = load_model(std::string(ATTEND_SOURCE_DIR) + "/tests/data/parity/pre-ln-relu/model", load);
+    PlanLimits limits;
+    limits.max_batch = 2, limits.max_source_length = 16, limits.max_target_length = 8, limits.threads = 2;
+    Workspace w(ExecutionPlan::compile(model, limits));
+    const auto sources = tiny_sources();
+    const std::vector<SourceRef> refs{{sources[0], {}, 0}, {sources[2], {}, 1}};
+    IsaProbe probe;
+    w.decode(refs, greedy(8), &probe);
+    REQUIRE_FALSE(probe.caller.empty());
+    REQUIRE(probe.worker.size() == probe.caller.size());
+    for (size_t t = 0; t < probe.caller.size(); ++t) {
+      CHECK(probe.caller[t] == isa);
+      CHECK(probe.worker[t] == isa);
+    }
+    CHECK(ops::active_isa() == process);  // the scope ends with the batch
+  }
 }
 
 TEST_CASE("padding never leaks into real rows", "[runtime][padding]") {

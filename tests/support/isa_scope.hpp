@@ -1,16 +1,16 @@
-// Runs a block of a test once per ISA this machine supports, restoring the ISA after.
+// Restores the process ISA (ops::set_isa) a test block changes, e.g. to run once per ISA.
 #pragma once
 
 #include "attend/ops/isa.hpp"
 
 namespace attend::test {
 
-class IsaScope {
+class ProcessIsaRestorer {
  public:
-  IsaScope() : saved_(ops::active_isa()) {}
-  ~IsaScope() { ops::set_isa(saved_); }
-  IsaScope(const IsaScope&) = delete;
-  IsaScope& operator=(const IsaScope&) = delete;
+  ProcessIsaRestorer() : saved_(ops::active_isa()) {}
+  ~ProcessIsaRestorer() { ops::set_isa(saved_); }
+  ProcessIsaRestorer(const ProcessIsaRestorer&) = delete;
+  ProcessIsaRestorer& operator=(const ProcessIsaRestorer&) = delete;
 
  private:
   ops::Isa saved_;

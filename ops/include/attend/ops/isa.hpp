@@ -34,10 +34,29 @@ bool isa_available(Isa isa);
 // `isa` itself otherwise. Tests use it to run each distinct fp32 kernel once.
 Isa f32_kernel_isa(Isa isa);
 
-// The ISA used by kernels that are not bound to packed data. The first call reads
-// ATTEND_ISA; set_isa() overrides it (tests and benchmarks use this to run every path).
+// The ISA used by kernels that are not bound to packed data (attention, softmax,
+// LayerNorm, …): the calling thread's IsaScope if one is open, else the process's. The
+// first call reads ATTEND_ISA; set_isa() overrides it (tests and benchmarks use this to
+// run every path).
 Isa active_isa();
 void set_isa(Isa isa);  // throws attend::Error if the machine cannot run `isa`
+
+// While it lives, the calling thread's ops — and the team threads they start — run
+// `isa`'s kernels whatever the process's ISA is. A model loaded for avx2 on an AVX-512
+// machine opens one around each batch, so every op runs at avx2, not only the GEMMs
+// whose weights were packed for it (which made an "AVX2 proxy" run its attention,
+// softmax and LayerNorm in AVX-512). Scopes nest; throws attend::Error if the machine
+// cannot run `isa`.
+class IsaScope {
+ public:
+  explicit IsaScope(Isa isa);
+  ~IsaScope();
+  IsaScope(const IsaScope&) = delete;
+  IsaScope& operator=(const IsaScope&) = delete;
+
+ private:
+  int previous_;
+};
 
 // Names of the kernels behind an ISA, e.g. "f32_gemm_14x32_avx512", for logs and plans.
 std::string isa_kernel_summary(Isa isa);
