@@ -78,7 +78,8 @@ namespace {
 AlignedBuffer packing_buffer(ConstMatrix w, bool kn, Isa isa) {
   const index_t n = kn ? w.cols : w.rows, k = kn ? w.rows : w.cols;
   return AlignedBuffer(static_cast<std::size_t>(std::max<index_t>(packed_weight_floats(n, k, isa), 1)) *
-                       sizeof(float));
+                           sizeof(float),
+                       AlignedBuffer::Pages::shared_huge);
 }
 std::span<float> as_span(const AlignedBuffer& b) { return {b.floats(), b.bytes() / sizeof(float)}; }
 }  // namespace

@@ -40,7 +40,7 @@ PackedWeightView layout(index_t n, index_t k, WeightType type, Isa isa, const vo
 PackedWeightView allocate(index_t n, index_t k, WeightType type, Isa isa, AlignedBuffer& buffer) {
   std::size_t bytes = 0;
   layout(n, k, type, isa, nullptr, &bytes);
-  buffer = AlignedBuffer(std::max<std::size_t>(bytes, 1));
+  buffer = AlignedBuffer(std::max<std::size_t>(bytes, 1), AlignedBuffer::Pages::shared_huge);
   return layout(n, k, type, isa, buffer.data(), nullptr);
 }
 

@@ -269,6 +269,59 @@ TEST_CASE("embedding of a bf16 or s8 table equals the fp32 embedding of its wide
   }
 }
 
+TEST_CASE("packed-weight buffers share blocks of huge pages, zeroed and aligned, freed with their last buffer",
+          "[ops][memory]") {
+  using Pages = ops::AlignedBuffer::Pages;
+  const auto before = ops::shared_huge_page_blocks();
+  {
+    std::vector<ops::AlignedBuffer> small;
+    for (const std::size_t bytes : {1, 63, 64, 1000, 256 << 10, 1 << 20}) {
+      ops::AlignedBuffer b(bytes, Pages::shared_huge);
+      REQUIRE(b.bytes() == bytes);
+      CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % ops::AlignedBuffer::kAlignment == 0);
+      CHECK(std::all_of(b.data(), b.data() + bytes, [](std::byte x) { return x == std::byte{0}; }));
+      std::memset(b.data(), 0xAB, bytes);  // the whole slice is ours to write (ASan checks)
+      small.push_back(std::move(b));
+    }
+    // 1.3 MiB of slices: at most one block more than before (32 MiB blocks; a tail of an
+    // existing block may take them).
+    const auto during = ops::shared_huge_page_blocks();
+    CHECK(during.blocks <= before.blocks + 1);
+    // A slice larger than a block gets a block of its own, a whole number of huge pages.
+    ops::AlignedBuffer large((40u << 20) + 5, Pages::shared_huge);
+    const auto with_large = ops::shared_huge_page_blocks();
+    CHECK(with_large.blocks == during.blocks + 1);
+    CHECK(with_large.bytes - during.bytes == 42u << 20);
+    CHECK(reinterpret_cast<std::uintptr_t>(large.data()) % ops::AlignedBuffer::kHugePage == 0);
+    // Moves hand the slice over; the moved-from buffer holds nothing.
+    ops::AlignedBuffer moved = std::move(small[0]);
+    CHECK(small[0].empty());
+    CHECK(small[0].data() == nullptr);
+    CHECK(moved.bytes() == 1);
+  }
+  const auto after = ops::shared_huge_page_blocks();
+  CHECK(after.blocks == before.blocks);
+  CHECK(after.bytes == before.bytes);
+
+  // Threads allocating and releasing at once (ThreadSanitizer and ASan watch this).
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t] {
+      std::vector<ops::AlignedBuffer> held;
+      for (int i = 0; i < 200; ++i) {
+        held.emplace_back(static_cast<std::size_t>(64 * (1 + (i * 7 + t) % 300)), Pages::shared_huge);
+        if (i % 3 == 0) held.erase(held.begin());
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(ops::shared_huge_page_blocks().blocks == before.blocks);
+
+  // Own buffers of 2 MiB and more start on a huge-page boundary.
+  ops::AlignedBuffer own(3u << 20);
+  CHECK(reinterpret_cast<std::uintptr_t>(own.data()) % ops::AlignedBuffer::kHugePage == 0);
+  CHECK(std::all_of(own.data(), own.data() + own.bytes(), [](std::byte x) { return x == std::byte{0}; }));
+}
+
 TEST_CASE("ISA selection", "[ops][isa]") {
   const auto isas = ops::available_isas();
   REQUIRE_FALSE(isas.empty());
