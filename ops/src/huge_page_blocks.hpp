@@ -9,7 +9,10 @@
 // matrices are smaller than a huge page (int8 512×512: 256 KiB), and one huge page
 // each would multiply their memory — so they are carved, 64 bytes aligned, out of
 // blocks of huge pages that many of them share. A block is freed when its last slice
-// is; a block's tail is reused by later slices that fit.
+// is; a block's tail is reused by later slices that fit. Space a freed slice leaves
+// inside a block is not reused: weights loaded alongside longer-lived ones (two models
+// loading at once, then one unloaded) keep their blocks' bytes until those go too — at
+// most the blocks the survivor touches, 32 MiB each.
 #pragma once
 
 #include <cstddef>
