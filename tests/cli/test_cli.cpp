@@ -463,6 +463,12 @@ TEST_CASE("bench --json: one JSON object with every figure", "[cli]") {
     CHECK(j[key].is_number());
     CHECK(j[key].get<double>() > 0);
   }
+  // Resident memory on 2 MiB pages: how much depends on the kernel (THP "never": none).
+  REQUIRE(j["huge_page_rss_mib"].is_number());
+  CHECK(j["huge_page_rss_mib"].get<double>() >= 0);
+  CHECK(j["huge_page_rss_mib"].get<double>() <= j["peak_rss_mib"].get<double>());
+  const std::string thp = j["transparent_huge_pages"].get<std::string>();
+  CHECK((thp == "always" || thp == "madvise" || thp == "never" || thp.empty()));
   CHECK(j["generated_tokens"] == 6 * 5);
   CHECK(j["workload"]["sentences"] == 6);
   CHECK(j["workload"]["batches_per_pass"] == 2);
@@ -486,7 +492,7 @@ TEST_CASE("bench --json: one JSON object with every figure", "[cli]") {
   const auto text = run_attend({"bench", "--preset", "tiny", "--sentences", "4", "--tgt-len", "3", "--inter-threads", "1"});
   REQUIRE(text.status == 0);
   for (const char* what : {"generated tokens/s", "source tokens/s", "sentences/s", "p50", "p90", "p99", "peak RSS",
-                           "time by plan step"})
+                           "on 2 MiB pages", "transparent huge pages:", "time by plan step"})
     CHECK_THAT(text.out, Contains(what));
   // Two batches side by side: no per-batch latency, and the output says why.
   const auto overlapped = run_attend({"bench", "--preset", "tiny", "--sentences", "8", "--batch", "4", "--tgt-len", "3",
