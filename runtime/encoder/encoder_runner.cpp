@@ -107,23 +107,33 @@ void EncoderRunner::collect_statistics(EncoderWorkspace& w) const {
   w.reset_statistics();
 }
 
-void EncoderRunner::check(std::size_t sequence, std::span<const std::int32_t> ids,
-                          std::span<const std::int32_t> types) const {
+std::string EncoderRunner::problem(std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const {
   const EncoderConfig& c = model().config();
   const auto n = static_cast<std::int64_t>(ids.size());
-  if (n == 0) throw error_of("sequence ", sequence, " is empty: an encoder needs at least one token");
+  const auto token = [&](std::int64_t k) { return "token " + std::to_string(k + 1) + " of " + std::to_string(n); };
+  if (n == 0) return "no tokens (an encoder needs at least one)";
   if (n > plan_->limits().max_length)
-    throw error_of("sequence ", sequence, " has ", n, " tokens, more than max_length ", plan_->limits().max_length,
-                   " (the model's positions, or the limit asked for): truncate it first");
+    return std::to_string(n) + " tokens, more than max_length " + std::to_string(plan_->limits().max_length) +
+           " (the model's positions, or the limit asked for): truncate it first";
   for (std::int64_t k = 0; k < n; ++k)
     if (ids[k] < 0 || ids[k] >= c.vocab_size)
-      throw error_of("sequence ", sequence, ": token ", k, " has id ", ids[k], ", outside the vocabulary [0, ", c.vocab_size, ")");
-  if (types.empty()) return;
-  if (types.size() != ids.size()) throw error_of("sequence ", sequence, ": ", types.size(), " token types for ", n, " tokens");
-  const std::int64_t kinds = std::max<std::int64_t>(c.type_vocab_size, 1);
+      return "id " + std::to_string(ids[k]) + " (" + token(k) + ") is outside the vocabulary [0, " +
+             std::to_string(c.vocab_size) + ")";
+  if (types.empty()) return {};
+  if (types.size() != ids.size()) return std::to_string(types.size()) + " token types for " + std::to_string(n) + " tokens";
+  // A model without token type embeddings (DistilBERT) does not use them: a pair's
+  // types are ignored, as transformers' tokenizers for such models do not make them.
+  if (c.type_vocab_size == 0) return {};
   for (std::int64_t k = 0; k < n; ++k)
-    if (types[k] < 0 || types[k] >= kinds)
-      throw error_of("sequence ", sequence, ": token ", k, " has type ", types[k], "; the model has ", kinds, " token type(s)");
+    if (types[k] < 0 || types[k] >= c.type_vocab_size)
+      return "token type " + std::to_string(types[k]) + " (" + token(k) + ") is not one of the model's " +
+             std::to_string(c.type_vocab_size) + " token type(s)";
+  return {};
+}
+
+void EncoderRunner::check(std::size_t sequence, std::span<const std::int32_t> ids,
+                          std::span<const std::int32_t> types) const {
+  if (std::string why = problem(ids, types); !why.empty()) throw error_of("sequence at index ", sequence, ": ", why);
 }
 
 AttentionCapture EncoderRunner::trace_attention(std::span<const std::int32_t> ids,

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -62,6 +63,10 @@ class EncoderRunner {
   // attend::Error as run() does.
   AttentionCapture trace_attention(std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const;
 
+  // Why a sequence cannot run (empty, longer than max_length, an id or token type outside
+  // the model's), or "" when it can. Tokens are counted from 1 ("token 3 of 5").
+  std::string problem(std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const;
+
   const EncoderPlan& plan() const { return *plan_; }  // at the configured limits
   const EncoderModel& model() const { return plan_->model(); }
   const EncoderRunnerConfig& config() const { return config_; }
@@ -77,8 +82,8 @@ class EncoderRunner {
   std::shared_ptr<const EncoderPlan> plan_for(std::int64_t sequences, std::int64_t tokens, int threads) const;
   std::unique_ptr<EncoderWorkspace> acquire(std::int64_t sequences, std::int64_t tokens, int threads) const;
   void release(std::unique_ptr<EncoderWorkspace> w) const;
-  // Throws attend::Error naming sequence `sequence` if it cannot run (empty, too long,
-  // an id or type outside the model's).
+  // Throws attend::Error naming the sequence at index `sequence` if it cannot run
+  // (problem() says why).
   void check(std::size_t sequence, std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const;
   void collect_statistics(EncoderWorkspace& w) const;
   void run_batch(EncoderWorkspace& w, std::span<const std::int64_t> batch, std::span<const std::vector<std::int32_t>> ids,
