@@ -137,6 +137,8 @@ std::int32_t Encoder::token_to_id(const std::string& token) const {
     const std::int32_t id = state_->tokenizer->token_to_id(token);
     if (id >= 0) return id;
     if (const std::int32_t unk = state_->tokenizer->unknown_id(); unk >= 0) return unk;
+    for (const char* unk : {"<unk>", "[UNK]"})  // a BPE model without one: the special token (CTranslate2's unk)
+      if (const std::int32_t id = state_->tokenizer->token_to_id(unk); id >= 0) return id;
     throw Error("token '" + token + "' is not in " + state_->tokenizer_path + ", which has no unknown token");
   }
   throw Error(state_->directory + ": no vocabulary to look tokens up in");

@@ -181,4 +181,4 @@ def test_encoder_forward_batch_as_ctranslate2():
     np.testing.assert_array_equal(unknown.last_hidden_state, known.last_hidden_state)
     pooled = attend.Encoder(str(ENCODERS / "ct2-bert")).forward_batch([])
     assert pooled.pooler_output is not None and pooled.pooler_output.shape == (0, 32)
-    assert encoder.forward_batch([]).pooler_output is None  # a model without a pooler
+    assert attend.Encoder(str(ENCODERS / "distilbert")).forward_batch([]).pooler_output is None  # no pooler
