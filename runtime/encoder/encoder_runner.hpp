@@ -79,8 +79,10 @@ class EncoderRunner {
   void reset_statistics() const;
 
  private:
-  std::shared_ptr<const EncoderPlan> plan_for(std::int64_t sequences, std::int64_t tokens, int threads) const;
-  std::unique_ptr<EncoderWorkspace> acquire(std::int64_t sequences, std::int64_t tokens, int threads) const;
+  std::shared_ptr<const EncoderPlan> plan_for(std::int64_t sequences, std::int64_t tokens, std::int64_t longest,
+                                              int threads) const;
+  std::unique_ptr<EncoderWorkspace> acquire(std::int64_t sequences, std::int64_t tokens, std::int64_t longest,
+                                            int threads) const;
   void release(std::unique_ptr<EncoderWorkspace> w) const;
   // Throws attend::Error naming the sequence at index `sequence` if it cannot run
   // (problem() says why).
@@ -94,7 +96,7 @@ class EncoderRunner {
   std::shared_ptr<const EncoderPlan> plan_;
   std::unique_ptr<BatchWorkers> workers_;  // inter_threads > 1 only
   mutable std::mutex mutex_;               // guards everything below
-  mutable std::map<std::tuple<std::int64_t, std::int64_t, int>, std::shared_ptr<const EncoderPlan>> plans_;
+  mutable std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, int>, std::shared_ptr<const EncoderPlan>> plans_;
   mutable std::vector<std::unique_ptr<EncoderWorkspace>> idle_;
   mutable std::vector<double> step_seconds_;
   mutable EncoderCounters counters_;

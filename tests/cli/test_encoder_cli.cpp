@@ -389,6 +389,29 @@ TEST_CASE("encoder directories: out-of-range fields and bad Dense weights are re
   CHECK_THAT(similarity.err, Contains("field 'similarity_fn_name' is 'jaccard'"));
 }
 
+// A line of 10^7 characters is read only as far as truncation keeps (the tokenizer reads
+// it piece by piece): the ids of a short prefix of it, read whole, and a peak RSS that is
+// the line's own bytes and the model's, not ~300 bytes per character.
+TEST_CASE("embed and tokenize: a 10^7-character line costs what its kept tokens cost, the same ids", "[cli][encoder][memory]") {
+  const std::string model = kEncoders + "/st-all-poolings";
+  std::string line;
+  line.reserve(10'000'100);
+  for (int k = 0; line.size() < 10'000'000; ++k) line += (k % 7 == 0 ? "Hello, World! " : "the quick brown fox ");
+  const auto head = run_attend({"tokenize", "-m", model, "-q"}, line.substr(0, 2000) + "\n");
+  const auto whole = run_attend({"tokenize", "-m", model, "-q"}, line + "\n");
+  REQUIRE(whole.status == 0);
+  CHECK(whole.out == head.out);
+  const std::string file = write_scratch_file("long-line.txt", line + "\n");
+  const std::string measure = "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
+                              "stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)";
+  const auto r = run_shell("python3 -c " + quote(measure) + " " + quote(attend_path()) + " embed -m " + quote(model) +
+                           " -q -i " + quote(file));
+  REQUIRE(r.status == 0);
+  const double mib = std::stod(r.out) / 1024;
+  INFO("attend embed of one 10^7-character line: peak RSS " << mib << " MiB");
+  CHECK(mib < 150);
+}
+
 TEST_CASE("inspect, plan and bench take an encoder directory, an unknown command is exit 2", "[cli][encoder]") {
   const std::string model = kEncoders + "/st-all-poolings";
   const auto inspect = run_attend({"inspect", "-m", model});
