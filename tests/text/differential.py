@@ -28,7 +28,7 @@ except ImportError:
     sys.exit(77)
 
 
-def build_cases(n_sentences, all_alone=True):
+def build_cases(n_sentences, all_alone=True, long_texts=True):
     lines = corpus.sentences(2024, n_sentences)
     cases = [{"a": s, "kind": "code points"} for s in corpus.code_point_lines(all_alone=all_alone)]
     cases += [{"a": s, "kind": "sentences"} for s in lines]
@@ -48,6 +48,8 @@ def build_cases(n_sentences, all_alone=True):
     # cuts, an invalid byte past what is kept.
     # (tokenizers makes every overflowing part of a truncated encoding, pairs of parts for a
     # pair: the texts stay at tens of kilobytes and the pairs' limits large.)
+    if not long_texts:
+        return cases
     long_texts = []
     for k in range(4):
         chunk = " ".join(lines[(k * 37 + j) % len(lines)] for j in range(20 + 10 * k))
