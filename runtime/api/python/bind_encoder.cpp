@@ -71,7 +71,7 @@ void bind_encoder(nb::module_& m) {
       .def_ro("pooling", &attend::EncoderInfo::pooling, "The pooling modes, joined by '+'.")
       .def_ro("normalize", &attend::EncoderInfo::normalize, "Whether the model normalises its embeddings.")
       .def_ro("has_pooler", &attend::EncoderInfo::has_pooler, "Whether the model has BERT's pooler (pooler_output).")
-      .def_ro("has_tokenizer", &attend::EncoderInfo::has_tokenizer, "Whether the directory has a tokenizer.json attend reads.")
+      .def_ro("has_tokenizer", &attend::EncoderInfo::has_tokenizer, "Whether the directory has a tokenizer attend reads (tokenizer.json, vocab.txt or sentencepiece.bpe.model).")
       .def_ro("labels", &attend::EncoderInfo::labels, "A classifier's labels, by id.")
       .def_ro("prompts", &attend::EncoderInfo::prompts,
               "sentence-transformers' prompts (config_sentence_transformers.json): (name, text) pairs.")
