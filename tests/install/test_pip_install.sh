@@ -56,12 +56,12 @@ echo "installed in $(($(date +%s) - start)) s"
 
 # From another directory, so that nothing of the source tree can be imported.
 cd "$work"
-"$tree/.venv/bin/python" - "$source" << 'EOF'
+"$tree/.venv/bin/python" - "$source" "$tree/.venv" << 'EOF'
 import json, os, sys
-source = sys.argv[1]
+source, venv = sys.argv[1], sys.argv[2]
 import attend
 import numpy as np
-assert not attend.__file__.startswith(source), attend.__file__
+assert attend.__file__.startswith(venv), attend.__file__  # the installed package, not the source tree's
 data = os.path.join(source, "tests", "data")
 
 st = os.path.join(data, "encoders", "st-mean")
