@@ -95,13 +95,15 @@ void bf16_gemm_tile(const detail::GemmTile& t) {
 #pragma GCC unroll 4
   for (int q = 0; q < P; ++q) b[q] = static_cast<const char*>(t.b) + q * t.panel_stride;
   const index_t pairs = (t.kc + 1) / 2;
+  const char* const next_panel = t.prefetch;  // (read once: GCC reloads t's fields in the loop)
+  const index_t next_step = t.prefetch_step;
   for (index_t p = 0; p < pairs; ++p) {
     // Prefetch as the fp32 kernel: each panel 32 k-steps ahead, the next panel's share.
 #pragma GCC unroll 4
     for (int q = 0; q < P; ++q)
 #pragma GCC unroll 8
       for (int l = 0; l < NR * 4 / 64; ++l) __builtin_prefetch(b[q] + (p + kPrefetchK) * NR * 4 + l * 64, 0, 3);
-    __builtin_prefetch(t.prefetch + p * t.prefetch_step, 0, 2);
+    __builtin_prefetch(next_panel + p * next_step, 0, 2);
     if constexpr (Native) {
 #if defined(__AVX512BF16__)
       // One 32-bit broadcast of row r's pair (p) per row, one vdpbf16ps per output vector.

@@ -9,7 +9,6 @@
 // sum in k order (kernel_table.hpp: GemmKernels).
 #pragma once
 
-#include <algorithm>
 #include <utility>
 
 #include "kernel_table.hpp"
@@ -115,9 +114,12 @@ ATTEND_VECTOR_MATH void store_panels(vfloat<A> (&acc)[P][MR][NV], const detail::
   }
 }
 
-// Panels a tile of R rows computes at once: enough for ~8 independent FMA chains.
+// Ways a tile of R rows × NV vectors multiplies its accumulators to keep ≥ 8 independent
+// FMA chains in flight: fp32 and bf16 take that many panels at once, s8 that many
+// accumulator sets over k (its int32 sums are exact, so the split changes no bit).
 template <int R, int NV>
-inline constexpr int kThinPanels = R * NV >= 8 ? 1 : std::min(detail::kGemmMaxPanels, (8 + R * NV - 1) / (R * NV));
+inline constexpr int kLatencyWays = R * NV >= 8 ? 1 : (R * NV >= 4 ? 2 : 4);
+static_assert(kLatencyWays<1, 1> <= detail::kGemmMaxPanels);
 
 // An MR × (P·NR) tile: P adjacent panels, each output vector one accumulator that runs
 // over k in order (GemmKernels: the same sum whatever MR and P).
@@ -134,6 +136,8 @@ void gemm_tile(const detail::GemmTile& t) {
   const float* b[P];
 #pragma GCC unroll 4
   for (int q = 0; q < P; ++q) b[q] = reinterpret_cast<const float*>(static_cast<const char*>(t.b) + q * t.panel_stride);
+  const char* const next_panel = t.prefetch;  // (read once: GCC reloads t's fields in the loop)
+  const index_t next_step = t.prefetch_step;
   for (index_t k = 0; k < t.kc; ++k) {
     // Weights of thin products stream from DRAM once per decoder step: fetch each panel
     // 32 k-steps (4 KiB) ahead so the hardware prefetcher's shorter reach is not the
@@ -143,7 +147,7 @@ void gemm_tile(const detail::GemmTile& t) {
 #pragma GCC unroll 8
       for (int l = 0; l < NR / 16; ++l) __builtin_prefetch(b[q] + (k + kPrefetchK) * NR + l * 16, 0, 3);
     // The next panel, spread over this panel's whole compute time (run_block_few_rows).
-    __builtin_prefetch(t.prefetch + k * t.prefetch_step, 0, 2);
+    __builtin_prefetch(next_panel + k * next_step, 0, 2);
     if constexpr (P == 1) {
       V bv[NV];
 #pragma GCC unroll 8
@@ -172,11 +176,6 @@ void gemm_tile(const detail::GemmTile& t) {
   store_panels<A>(acc, t);
 }
 
-// s8 kernels: KU independent accumulator sets over k groups keep ~8 chains in flight in
-// thin tiles (their int32 sums are exact, so the split changes no bit).
-template <int MR, int NV>
-inline constexpr int kKUnroll = MR * NV >= 8 ? 1 : (MR * NV >= 4 ? 2 : 4);
-
 // A table entry of one panel per call: kernels[mr − 1][0] = kernel_for.operator()<mr>()
 // for mr = 1 … MR (s8).
 template <int MR, class KernelFor>
@@ -193,10 +192,10 @@ detail::GemmKernels make_gemm_kernels(int nr, const char* name, const KernelFor&
 }
 
 // Row count R's entries of a table of panel-widening kernels (fp32, bf16):
-// kernels[R − 1][p − 1] = kernel_for.operator()<R, p>() for p = 1 … kThinPanels<R, NV>.
+// kernels[R − 1][p − 1] = kernel_for.operator()<R, p>() for p = 1 … kLatencyWays<R, NV>.
 template <int R, int NV, class KernelFor>
 void add_panel_kernels(detail::GemmKernels& k, const KernelFor& kernel_for) {
-  constexpr int P = kThinPanels<R, NV>;
+  constexpr int P = kLatencyWays<R, NV>;
   k.panels[R - 1] = P;
   [&]<int... Q>(std::integer_sequence<int, Q...>) {
     ((k.kernels[R - 1][Q] = kernel_for.template operator()<R, Q + 1>()), ...);
