@@ -234,5 +234,30 @@ TEST_CASE("translation: every sentence's tokens and scores are the same bits alo
     for (const char* type : kComputeTypes) check_translator(dir, type);
 }
 
+TEST_CASE("translation: logits rules renormalise a sentence's rows alike whatever its batch-mates need",
+          "[runtime][batch-invariance]") {
+  // Rows that the rules only forbid tokens in are renormalised in place; rows with a
+  // repetition penalty are recomputed. With context prefixes of different lengths
+  // (return_alternatives' completions) one sentence's rows may need the first while a
+  // batch-mate's need the second, at the same step.
+  const auto model = load_model(kData + "parity/pre-ln-relu/model");
+  const auto all = sentences(12, 4, static_cast<std::int32_t>(model->config().src_vocab_size), 14, 12);
+  std::vector<Ids> prefixes;
+  for (std::size_t i = 0; i < all.size(); ++i) prefixes.push_back(Ids(i % 4, static_cast<std::int32_t>(5 + i)));
+  DecodeOptions o;
+  o.max_length = 8, o.min_length = 3, o.repetition_penalty = 1.3f, o.prefix_is_context = true;
+  const Translator alone(model, translator_config({1, 1, 1}));
+  const Translator together(model, translator_config({64, 1, 2}));
+  std::vector<SentenceResult> want;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    want.push_back(std::move(alone.translate(std::span<const Ids>(&all[i], 1), o, std::span<const Ids>(&prefixes[i], 1),
+                                             SentenceIds(i)).at(0)));
+  const auto got = together.translate(all, o, prefixes);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    INFO("sentence " << i << " with a context of " << prefixes[i].size() << " tokens");
+    check_same(got[i], want[i]);
+  }
+}
+
 }  // namespace
 }  // namespace attend::runtime
