@@ -58,7 +58,8 @@ std::vector<Ids> sentences(std::size_t count, std::int32_t lowest, std::int32_t 
 }
 
 // Which sentences a run gets, in which order: every one, every one reversed, and the
-// even ones among the longest (other batch-mates, other positions).
+// even-numbered ones with the long odd-numbered ones among them (other batch-mates,
+// other positions).
 std::vector<std::vector<std::size_t>> compositions(const std::vector<Ids>& all) {
   std::vector<std::size_t> forward(all.size());
   for (std::size_t i = 0; i < all.size(); ++i) forward[i] = i;
@@ -91,11 +92,6 @@ std::vector<std::pair<Split, std::vector<std::size_t>>> runs(const std::vector<I
 }
 
 // ---- encoders ----
-
-struct EncoderFixture {
-  const char* name;
-  bool embedding;  // the sentence-transformers pipeline or mean pooling
-};
 
 EncoderRunOptions encoder_outputs(const EncoderModel& model) {
   EncoderRunOptions o;
@@ -205,9 +201,10 @@ void check_translator(const std::string& dir, const char* compute_type) {
   const auto model = load_model(kData + dir, load);
   INFO(dir << " in " << compute_type << " (" << model->compute_type().name << ") on "
            << ops::isa_name(ops::active_isa()));
-  // 36 sentences: beam 4 makes 144 decoder rows in one batch, enough for 2 and 3
-  // threads to split them in every compute type (execution_plan.hpp: 64 rows per thread
-  // and weight byte… 16 for int8).
+  // 36 sentences: beam 4 makes 144 decoder rows in one batch, which 2 threads split
+  // between them in every compute type (execution_plan.hpp: 16 rows per thread and
+  // weight byte, 64 for float32); 3 threads split the 96 rows of the mixed
+  // composition in int8 and bfloat16.
   const auto all = sentences(36, 4, static_cast<std::int32_t>(model->config().src_vocab_size), 20, 36);
   const Translator alone(model, translator_config({1, 1, 1}));
   for (const Search& search : searches()) {
