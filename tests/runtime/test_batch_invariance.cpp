@@ -216,6 +216,7 @@ void check_translator(const std::string& dir, const char* compute_type) {
       INFO("batches of " << split.batch << ", " << split.inter << " × " << split.intra << " threads, " << order.size()
                          << " sentences");
       const Translator translator(model, translator_config(split));
+      if (split.inter == 1 && split.intra == 2) REQUIRE(translator.plan().decoder_row_threads(4 * 36) == 2);
       std::vector<Ids> sources;
       std::vector<std::uint64_t> ids;  // each sentence keeps its id: its sampling draws
       for (std::size_t i : order) sources.push_back(all[i]), ids.push_back(i);
