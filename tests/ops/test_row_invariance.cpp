@@ -3,7 +3,8 @@
 // GEMMs (f32, bf16, s8; every ISA's kernels, every epilogue, K in one block or several)
 // on any run of rows of A against all of A; attention of a padded batch against each
 // sequence alone; LayerNorm and log-softmax. This is what makes a sentence's result
-// independent of its batch (tests/runtime/test_batch_invariance.cpp).
+// independent of its batch (tests/runtime/test_batch_invariance.cpp). And the GEMMs of
+// the ISAs that multiply and add alike give the same bits.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -111,6 +112,44 @@ TEST_CASE("a GEMM row is the same bits whatever rows share the call and however 
   for (ops::Isa isa : ops::available_isas())
     for (ops::WeightType type : {ops::WeightType::f32, ops::WeightType::bf16})
       check_gemm_rows(isa, type, {48, 520}, 300, rng);
+}
+
+// Since every element is one sum in k order, the ISAs that multiply and add alike give
+// the same bits: fp32 on AVX2 and AVX-512 (a fused multiply-add per product; SSE2 has
+// none), bf16 widened to fp32 on SSE2, AVX2 and AVX-512 (a product of two bf16 is exact
+// in fp32, fused or not; AVX512_BF16's vdpbf16ps rounds its own way).
+TEST_CASE("fp32 GEMMs on AVX2 and AVX-512, and widened bf16 GEMMs on every ISA, give the same bits",
+          "[ops][gemm][row-invariance]") {
+  Rng rng(test_seed() ^ 2932);
+  const struct {
+    ops::WeightType type;
+    std::vector<ops::Isa> isas;
+  } groups[] = {{ops::WeightType::f32, {ops::Isa::avx512, ops::Isa::avx2}},
+                {ops::WeightType::bf16, {ops::Isa::avx512, ops::Isa::avx2, ops::Isa::sse2}}};
+  for (const auto& group : groups)
+    for (const GemmCase& gc : {GemmCase{37, 7}, GemmCase{100, 64}, GemmCase{70, 1100}})
+      for (index_t m : {1, 2, 3, 5, 29}) {
+        Buffer2D w(gc.n, gc.k), a(m, gc.k), residual(m, gc.n);
+        w.fill_random(rng, -0.5f, 0.5f);
+        a.fill_random(rng, -1.0f, 1.0f);
+        residual.fill_random(rng, -1.0f, 1.0f);
+        std::vector<float> bias(static_cast<size_t>(gc.n));
+        rng.fill(bias, -0.5f, 0.5f);
+        Buffer2D first;
+        std::string first_kernel;
+        for (ops::Isa isa : group.isas) {
+          if (!ops::isa_available(isa)) continue;
+          Buffer2D c;
+          run_gemm(a, ops::pack_weight(w.view(), group.type, isa), bias, residual, Epilogue::bias_gelu, 0, m, 2, c);
+          if (first_kernel.empty()) {
+            first = std::move(c), first_kernel = ops::gemm_kernel_name(isa, group.type);
+            continue;
+          }
+          INFO(ops::gemm_kernel_name(isa, group.type) << " against " << first_kernel << ": M " << m << ", N " << gc.n
+                                                      << ", K " << gc.k);
+          CHECK(first_differing_row(c.view(), first.view(), 0) == -1);
+        }
+      }
 }
 
 // ---- attention: a padded batch against each sequence alone ----
