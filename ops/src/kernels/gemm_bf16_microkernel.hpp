@@ -106,73 +106,31 @@ void bf16_gemm_tile(const detail::GemmTile& t) {
     __builtin_prefetch(next_panel + p * next_step, 0, 2);
     if constexpr (Native) {
 #if defined(__AVX512BF16__)
-      // One 32-bit broadcast of row r's pair (p) per row, one vdpbf16ps per output vector.
-      auto a_of = [&](int r) __attribute__((always_inline)) {
-        std::int32_t pair;
-        std::memcpy(&pair, a + r * S + p * 4, sizeof pair);
-        return _mm512_set1_epi32(pair);
-      };
-      if constexpr (P == 1) {
-        __m512i bv[NV];
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_si512(b[0] + p * NR * 4 + v * 64);
-#pragma GCC unroll 64
-        for (int r = 0; r < MR; ++r) {
-          const __m512i av = a_of(r);
-#pragma GCC unroll 8
-          for (int v = 0; v < NV; ++v) acc[0][r][v] = dot_bf16(acc[0][r][v], bv[v], av);
-        }
-      } else {
-        __m512i av[MR];
-#pragma GCC unroll 4
-        for (int r = 0; r < MR; ++r) av[r] = a_of(r);
-#pragma GCC unroll 4
-        for (int q = 0; q < P; ++q)
-#pragma GCC unroll 8
-          for (int v = 0; v < NV; ++v) {
-            const __m512i bv = _mm512_load_si512(b[q] + p * NR * 4 + v * 64);
-#pragma GCC unroll 4
-            for (int r = 0; r < MR; ++r) acc[q][r][v] = dot_bf16(acc[q][r][v], bv, av[r]);
-          }
-      }
+      // One 32-bit broadcast of row r's pair p, one vdpbf16ps per output vector.
+      tile_step<P, MR, NV>(
+          acc,
+          [&](int r) __attribute__((always_inline)) {
+            std::int32_t pair;
+            std::memcpy(&pair, a + r * S + p * 4, sizeof pair);
+            return _mm512_set1_epi32(pair);
+          },
+          [&](int q, int v) __attribute__((always_inline)) { return _mm512_load_si512(b[q] + p * NR * 4 + v * 64); },
+          [](__m512 c, __m512i x, __m512i y) __attribute__((always_inline)) { return dot_bf16(c, x, y); });
 #endif
     } else {
       // Even k, then odd k: B is loaded twice (from L1) rather than holding both halves,
       // which would leave no register for the accumulators of a full tile.
 #pragma GCC unroll 2
-      for (int half = 0; half < 2; ++half) {
-        auto widened = [&](int q, int v) __attribute__((always_inline)) {
-          const VU lanes = VU::load_aligned(reinterpret_cast<const std::uint32_t*>(b[q] + p * NR * 4) + v * W);
-          return xsimd::bitwise_cast<V>(half == 0 ? lanes << 16 : lanes & VU(0xffff0000u));
-        };
-        // A's pair as floats: k = 2p + half of row r.
-        auto a_of = [&](int r) __attribute__((always_inline)) {
-          return V(reinterpret_cast<const float*>(a + r * S)[2 * p + half]);
-        };
-        if constexpr (P == 1) {
-          V bv[NV];
-#pragma GCC unroll 8
-          for (int v = 0; v < NV; ++v) bv[v] = widened(0, v);
-#pragma GCC unroll 64
-          for (int r = 0; r < MR; ++r) {
-            const V av = a_of(r);
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[0][r][v] = multiply_add<A>(av, bv[v], acc[0][r][v]);
-          }
-        } else {
-          V av[MR];
-#pragma GCC unroll 4
-          for (int r = 0; r < MR; ++r) av[r] = a_of(r);
-#pragma GCC unroll 4
-          for (int q = 0; q < P; ++q)
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) {
-              const V bv = widened(q, v);
-#pragma GCC unroll 4
-              for (int r = 0; r < MR; ++r) acc[q][r][v] = multiply_add<A>(av[r], bv, acc[q][r][v]);
-            }
-        }
-      }
+      for (int half = 0; half < 2; ++half)
+        tile_step<P, MR, NV>(
+            acc,
+            // A's pair as floats: k = 2p + half of row r.
+            [&](int r) __attribute__((always_inline)) { return V(reinterpret_cast<const float*>(a + r * S)[2 * p + half]); },
+            [&](int q, int v) __attribute__((always_inline)) {
+              const VU lanes = VU::load_aligned(reinterpret_cast<const std::uint32_t*>(b[q] + p * NR * 4) + v * W);
+              return xsimd::bitwise_cast<V>(half == 0 ? lanes << 16 : lanes & VU(0xffff0000u));
+            },
+            [](const V& c, const V& x, const V& y) __attribute__((always_inline)) { return multiply_add<A>(y, x, c); });
     }
   }
   store_panels<A>(acc, t);

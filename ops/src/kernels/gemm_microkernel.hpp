@@ -121,6 +121,37 @@ template <int R, int NV>
 inline constexpr int kLatencyWays = R * NV >= 8 ? 1 : (R * NV >= 4 ? 2 : 4);
 static_assert(kLatencyWays<1, 1> <= detail::kGemmMaxPanels);
 
+// One k step of an MR × (P·NR) tile: acc[q][r][v] = madd(acc[q][r][v], B's vector v of
+// panel q, A's broadcast of row r). Tall tiles (P = 1) load the NV vectors of B, then
+// broadcast each row in turn; thin ones keep their few rows' broadcasts in registers
+// while the panels' vectors go by. (Always inlined: the accumulators stay in registers.)
+template <int P, int MR, int NV, class Acc, class AOf, class BOf, class Madd>
+ATTEND_VECTOR_MATH void tile_step(Acc (&acc)[P][MR][NV], const AOf& a_of, const BOf& b_of, const Madd& madd) {
+  if constexpr (P == 1) {
+    decltype(b_of(0, 0)) bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = b_of(0, v);
+#pragma GCC unroll 64
+    for (int r = 0; r < MR; ++r) {
+      const auto av = a_of(r);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[0][r][v] = madd(acc[0][r][v], bv[v], av);
+    }
+  } else {
+    decltype(a_of(0)) av[MR];
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) av[r] = a_of(r);
+#pragma GCC unroll 4
+    for (int q = 0; q < P; ++q)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        const auto bv = b_of(q, v);
+#pragma GCC unroll 4
+        for (int r = 0; r < MR; ++r) acc[q][r][v] = madd(acc[q][r][v], bv, av[r]);
+      }
+  }
+}
+
 // An MR × (P·NR) tile: P adjacent panels, each output vector one accumulator that runs
 // over k in order (GemmKernels: the same sum whatever MR and P).
 template <class A, int MR, int NV, int P>
@@ -148,43 +179,30 @@ void gemm_tile(const detail::GemmTile& t) {
       for (int l = 0; l < NR / 16; ++l) __builtin_prefetch(b[q] + (k + kPrefetchK) * NR + l * 16, 0, 3);
     // The next panel, spread over this panel's whole compute time (run_block_few_rows).
     __builtin_prefetch(next_panel + k * next_step, 0, 2);
-    if constexpr (P == 1) {
-      V bv[NV];
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) bv[v] = V::load_aligned(b[0] + k * NR + v * W);
-#pragma GCC unroll 64
-      for (int r = 0; r < MR; ++r) {
-        const V ar(a[r * S + k]);
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) acc[0][r][v] = multiply_add<A>(ar, bv[v], acc[0][r][v]);
-      }
-    } else {
-      // Few rows: their broadcasts stay in registers while the panels' vectors go by.
-      V ar[MR];
-#pragma GCC unroll 4
-      for (int r = 0; r < MR; ++r) ar[r] = V(a[r * S + k]);
-#pragma GCC unroll 4
-      for (int q = 0; q < P; ++q)
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) {
-          const V bv = V::load_aligned(b[q] + k * NR + v * W);
-#pragma GCC unroll 4
-          for (int r = 0; r < MR; ++r) acc[q][r][v] = multiply_add<A>(ar[r], bv, acc[q][r][v]);
-        }
-    }
+    tile_step<P, MR, NV>(
+        acc, [&](int r) __attribute__((always_inline)) { return V(a[r * S + k]); },
+        [&](int q, int v) __attribute__((always_inline)) { return V::load_aligned(b[q] + k * NR + v * W); },
+        [](const V& c, const V& x, const V& y) __attribute__((always_inline)) { return multiply_add<A>(y, x, c); });
   }
   store_panels<A>(acc, t);
+}
+
+// A table's entry with its shape and no kernels yet.
+template <int MR>
+detail::GemmKernels empty_gemm_kernels(int nr, const char* name) {
+  static_assert(MR <= 16, "GemmKernels holds 16 row counts");
+  detail::GemmKernels k;
+  k.mr = MR;
+  k.nr = nr;
+  k.name = name;
+  return k;
 }
 
 // A table entry of one panel per call: kernels[mr − 1][0] = kernel_for.operator()<mr>()
 // for mr = 1 … MR (s8).
 template <int MR, class KernelFor>
 detail::GemmKernels make_gemm_kernels(int nr, const char* name, const KernelFor& kernel_for) {
-  static_assert(MR <= 16, "GemmKernels holds 16 row counts");
-  detail::GemmKernels k;
-  k.mr = MR;
-  k.nr = nr;
-  k.name = name;
+  detail::GemmKernels k = empty_gemm_kernels<MR>(nr, name);
   [&]<int... R>(std::integer_sequence<int, R...>) {
     ((k.kernels[R][0] = kernel_for.template operator()<R + 1>(), k.panels[R] = 1), ...);
   }(std::make_integer_sequence<int, MR>{});
@@ -204,11 +222,7 @@ void add_panel_kernels(detail::GemmKernels& k, const KernelFor& kernel_for) {
 
 template <int MR, int NV, class KernelFor>
 detail::GemmKernels make_panel_gemm_kernels(const char* name, int nr, const KernelFor& kernel_for) {
-  static_assert(MR <= 16, "GemmKernels holds 16 row counts");
-  detail::GemmKernels k;
-  k.mr = MR;
-  k.nr = nr;
-  k.name = name;
+  detail::GemmKernels k = empty_gemm_kernels<MR>(nr, name);
   [&]<int... R>(std::integer_sequence<int, R...>) {
     (add_panel_kernels<R + 1, NV>(k, kernel_for), ...);
   }(std::make_integer_sequence<int, MR>{});
