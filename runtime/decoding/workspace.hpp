@@ -117,6 +117,7 @@ class Workspace final : private Finisher {
   std::vector<std::uint8_t> last_step_;
   std::vector<std::uint8_t> non_finite_;  // per sentence of the batch: its logits were not finite
   std::vector<std::uint8_t> finite_rows_; // per decoder row of this step: its logits were all finite
+  std::vector<std::uint8_t> recompute_rows_;  // per decoder row of this step: the rules changed its logits
   int cur_ = 0;
   std::int64_t step_ = 0;
 
