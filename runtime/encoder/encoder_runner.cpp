@@ -46,7 +46,7 @@ std::shared_ptr<const EncoderPlan> EncoderRunner::plan_for(std::int64_t sequence
   const std::int64_t capacity = std::min(power_of_two_at_least(sequences), full.max_batch);
   const std::int64_t rows = std::min(std::max(power_of_two_at_least(tokens), full.max_length), full.max_tokens);
   if (capacity == full.max_batch && rows == full.max_tokens && threads == full.threads) return plan_;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   auto& plan = plans_[{capacity, rows, threads}];
   if (!plan) {
     EncoderLimits l = full;
@@ -62,7 +62,7 @@ std::shared_ptr<const EncoderPlan> EncoderRunner::plan_for(std::int64_t sequence
 // alternate, and the pool then holds only what the current split uses).
 std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences, std::int64_t tokens, int threads) const {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard lock(mutex_);
     auto same_threads = [&](const auto& w) { return w->plan().limits().threads == threads; };
     auto best = idle_.end();
     for (auto it = idle_.begin(); it != idle_.end(); ++it) {
@@ -93,12 +93,12 @@ std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences,
 }
 
 void EncoderRunner::release(std::unique_ptr<EncoderWorkspace> w) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   idle_.push_back(std::move(w));
 }
 
 void EncoderRunner::collect_statistics(EncoderWorkspace& w) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   const auto seconds = w.step_seconds();
   for (size_t i = 0; i < seconds.size() && i < step_seconds_.size(); ++i) step_seconds_[i] += seconds[i];
   counters_.batches += w.counters().batches;
@@ -237,17 +237,17 @@ void EncoderRunner::run_batch(EncoderWorkspace& w, std::span<const std::int64_t>
 }
 
 std::vector<double> EncoderRunner::step_seconds() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return step_seconds_;
 }
 
 EncoderCounters EncoderRunner::counters() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return counters_;
 }
 
 void EncoderRunner::reset_statistics() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::fill(step_seconds_.begin(), step_seconds_.end(), 0.0);
   counters_ = {};
 }
