@@ -95,7 +95,7 @@ int run_embed(const EncoderCommandArgs& args) {
     attend::EmbedOptions options;
     options.normalize = args.normalize ? 1 : args.no_normalize ? 0 : -1;
     std::optional<NpyWriter> npy;
-    if (format == "npy") npy.emplace(out.stream(), encoder.encoder_info().embedding_dim, out.label());
+    if (format == "npy") npy.emplace(out.stream(), encoder.encoder_info().embedding_dim, out.label()), out.keep_no_partial();
     run_lines(args, "attend embed", input, [&](const std::vector<EncodedLine>& lines) {
       const auto embeddings = encoder.embed_ids(ids_of(lines), options);
       std::string text;

@@ -7,9 +7,11 @@
 
 #include "attend/attend.hpp"
 #include "commands.hpp"
+#include "interrupts.hpp"
 
 int main(int argc, char** argv) {
   using namespace attend::cli;
+  watch_interrupts();  // before any thread starts
   CLI::App app{"attend — encoder-decoder transformer inference on x86 CPUs"};
   app.set_version_flag("--version", std::string("attend ") + attend::version());
   app.require_subcommand(1);
