@@ -6,6 +6,7 @@
 
 #include "attend/attend.hpp"
 #include "attention_maps.hpp"
+#include "option_limits.hpp"
 #include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
@@ -274,6 +275,7 @@ bool Model::is_empty_source(const std::vector<std::int32_t>& ids) const {
 }
 
 Translator::Translator(const Model& model, const TranslatorOptions& options) : state_(std::make_unique<State>()) {
+  limits::check_translator(options, model.max_positions());
   state_->model = model;
   state_->options = options;
   runtime::TranslatorConfig c;

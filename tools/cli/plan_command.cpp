@@ -22,13 +22,13 @@ Command add_plan_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("plan", "Show the static execution plan: steps, shapes, arena offsets, FLOPs, bytes");
   args->model.add_flags(*app, "");
   auto& l = args->limits;
-  app->add_option("--max-batch", l.max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
-  app->add_option("--max-src-len", l.max_source_length, "Tokens per source")->check(at_least(1))->capture_default_str();
-  app->add_option("--max-tgt-len", l.max_target_length, "Generated tokens")->check(at_least(1))->capture_default_str();
+  app->add_option("--max-batch", l.max_batch_size, "Sentences per batch")->check(batch_size_range())->capture_default_str();
+  app->add_option("--max-src-len", l.max_source_length, "Tokens per source (at most the model's positions)")->check(at_least(1))->capture_default_str();
+  app->add_option("--max-tgt-len", l.max_target_length, "Generated tokens")->check(in_range(1, ATTEND_MAX_TARGET_LENGTH))->capture_default_str();
   app->add_option("--max-batch-tokens", l.max_batch_tokens, "Padded source tokens per batch (0: batch × source length)")
-      ->check(at_least(0))->capture_default_str();
-  app->add_option("--beam", l.max_beam_size, "Beam size")->check(at_least(1))->capture_default_str();
-  app->add_option("-t,--threads", l.threads, "Compute threads (0: one per core)")->check(at_least(0))->capture_default_str();
+      ->check(batch_tokens_range(0))->capture_default_str();
+  app->add_option("--beam", l.max_beam_size, "Beam size")->check(beam_range())->capture_default_str();
+  app->add_option("-t,--threads", l.threads, "Compute threads (0: one per core)")->check(threads_range())->capture_default_str();
   return {app, [args] {
             if (!args->model.directory.empty() && attend::is_encoder_model(args->model.directory)) {
               // Encoders: batches of --max-batch sequences, --max-batch-tokens packed tokens.

@@ -226,6 +226,8 @@ int Translation::run() {
     topt.max_beam_size = std::max(options_.beam_size, options_.sampling || options_.return_alternatives ? options_.num_hypotheses : 1);
     try {
       translator_.emplace(*model_, topt);
+    } catch (const attend::OptionError& e) {  // a flag out of the translator's range: named as the flag
+      throw UsageError(usage_message(e));
     } catch (const attend::Error& e) {  // limits the flags asked for that the model or the machine cannot take
       throw UsageError(e.what());
     }
@@ -411,11 +413,11 @@ Command add_translate_command(CLI::App& parent) {
   app->add_flag("--scores", args->scores, "Prefix each output with its score");
   app->add_flag("--strict", args->strict, "Reject invalid UTF-8, out-of-vocabulary ids and over-long lines instead of repairing them");
   app->add_flag("-q,--quiet", args->quiet, "No progress bar and no summary");
-  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
-  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(at_least(0))->capture_default_str();
-  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
-  app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
-  app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(at_least(0))->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(threads_range())->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(threads_each_range())->capture_default_str();
+  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(threads_each_range())->capture_default_str();
+  app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(batch_size_range())->capture_default_str();
+  app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(batch_tokens_range(0))->capture_default_str();
   return {app, [args, app] {
             args->decoding.finish_parsing(*app);
             return Translation(*args).run();

@@ -41,7 +41,8 @@ _DEFAULT_BATCH_TOKENS = 4096  # padded source tokens: keeps the arena small on m
 _DEFAULT_BEAM = 2             # CTranslate2's default beam_size
 _DEFAULT_TARGET = 256         # …and max_decoding_length
 _MAX_CACHED_PLANS = 4
-_MAX_THREADS = 1024           # the engine's limit on a plan's threads
+_LIMITS = _attend.limits      # include/attend/limits.h
+_MAX_THREADS = _LIMITS["max_threads_each"]
 
 
 @_arguments.checked()
@@ -287,8 +288,11 @@ class Translator:
     def _plan_for(self, max_batch_size: int, batch_type: str, beam: int, target: int, method: str) -> "_attend.Translator":
         if batch_type not in ("examples", "tokens"):
             raise _refuse(method, f"batch_type={batch_type!r}", "must be 'examples' or 'tokens'")
-        if max_batch_size < 0:
-            raise _refuse(method, f"max_batch_size={max_batch_size}", "must be ≥ 0 (0: no limit)")
+        # The engine field it becomes has its range: named here as the caller's argument.
+        highest = _LIMITS["max_batch_tokens" if batch_type == "tokens" else "max_batch_size"]
+        if not 0 <= max_batch_size <= highest:
+            raise _refuse(method, f"max_batch_size={max_batch_size}",
+                          f"must be in [0, {highest}] (0: no limit; batch_type={batch_type!r})")
         if batch_type == "tokens" and max_batch_size > 0:
             return self._plan(_DEFAULT_BATCH, max_batch_size, beam, target)
         # 0 is CTranslate2's "one batch": attend splits into its plan's batches, which
