@@ -289,7 +289,10 @@ class Translate:
         self.options = o
         self.input_format, self.output_format = input_format, output_format
         self.column, self.output_column, self.id_column, self.scores = column, output_column, id_column, scores
-        self.max_source_length = self.translator.max_source_length
+        # The limit sources are cut to, as attend translate applies it: max_input_length
+        # where it is the lower (0: none), else the model's.
+        model_limit = self.translator.max_source_length
+        self.max_source_length = min(o.max_input_length, model_limit) if o.max_input_length > 0 else model_limit
         self.max_length = min(t.max_target_length, positions)
         self.common_prefix = self._encode_prefix(target_prefix or "", 0)
         self.truncated = 0
@@ -313,9 +316,11 @@ class Translate:
     def _encode(self, line: str) -> Optional[List[int]]:
         if self._blank(line):
             return None
-        if self.input_format == "text":
-            ids = self.model.encode_text(line)
-        elif self.input_format == "tokens":
+        if self.input_format == "text":  # only what the limit keeps is tokenized, as attend translate does
+            ids, _, _, cut = self.model.encode_source_text(line, self.max_source_length)
+            self.truncated += cut
+            return None if self.model.is_empty_source(ids) else ids
+        if self.input_format == "tokens":
             ids = self.model.encode_tokens(_split_tokens(line))
         else:
             ids = self._ids(line, "source")
