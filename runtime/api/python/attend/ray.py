@@ -488,6 +488,7 @@ class _Shards:
         self.key = hashlib.sha256(f"{stamp}|{shard_lines}|{settings}".encode()).hexdigest()
         self.lines = _count_lines(path)
         self.count = max(1, math.ceil(self.lines / shard_lines)) if self.lines else 0
+        self.model_facts: Any = None  # what the settings check found out about the model (_settings_status)
 
     def shard_file(self, k: int) -> Path:
         return self.work / f"{k:06d}.txt"
@@ -558,7 +559,10 @@ class _EmbeddingShards(_Shards):
         import numpy as np
 
         pieces = [np.load(self.shard_file(k), mmap_mode="r") for k in range(self.count)]
-        dim = pieces[0].shape[1] if pieces else 0
+        # An empty input is [0, dim], as `attend embed` writes it, so that arrays concatenate.
+        dim = pieces[0].shape[1] if pieces else self.model_facts
+        if dim is None:
+            raise RuntimeError(f"{self.path}: the embedding dimension is unknown (the settings check did not run)")
         tmp = self.output.with_name(self.output.name + ".attend-ray.tmp")
         with _writing(tmp):
             out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(self.lines, dim))
@@ -745,20 +749,20 @@ def translate_arguments(args: argparse.Namespace) -> Dict[str, Any]:
                 options=given_decoding_options(args))
 
 
-def _settings_status(make: Any) -> Tuple[int, str]:
-    """Runs on a worker (where the model is): (0, "") if `make()` succeeds, else the exit
-    status `attend translate` gives the same failure — 1 for a bad model, 2 for options
-    the model cannot take — and the message."""
+def _settings_status(make: Any, describe: Any = lambda made: None) -> Tuple[int, str, Any]:
+    """Runs on a worker (where the model is): (0, "", describe(make())) if `make()`
+    succeeds, else the exit status `attend translate` gives the same failure — 1 for a
+    bad model, 2 for options the model cannot take — the message and None."""
     try:
-        make()
+        made = make()
     except ModelError as e:
-        return 1, str(e)
+        return 1, str(e), None
     except (ValueError, RuntimeError) as e:  # options against the model; limits the translator cannot plan
-        return 2, str(e)
-    return 0, ""
+        return 2, str(e), None
+    return 0, "", describe(made)
 
 
-def _check_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str]:
+def _check_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str, Any]:
     return _settings_status(lambda: Translate(model_dir, **kwargs))
 
 
@@ -805,7 +809,7 @@ def _process_files(args: argparse.Namespace, files: List[_Shards], actor_class: 
                    model_dir: str, method: str, check: Any, verb: str) -> int:
     """The files' unfinished shards through a pool of `actor_class` actors on the cluster
     (args.address), `method` per shard; `check()` returns an ObjectRef to the settings'
-    (status, message) against the model (_settings_status). Shared by translate and embed."""
+    (status, message, facts) against the model (_settings_status). Shared by translate and embed."""
     import ray
 
     pending = [f for f in files if f.prepare()]
@@ -830,13 +834,15 @@ def _process_files(args: argparse.Namespace, files: List[_Shards], actor_class: 
         # The options against the model, once, where the model is; an error here names
         # the option instead of actors failing (and restarting) one after the other.
         try:
-            status, message = ray.get(check())
+            status, message, model_facts = ray.get(check())
         except ray.exceptions.RayTaskError as e:
             raise RuntimeError(str(e.cause) if getattr(e, "cause", None) else str(e)) from None
         if status == 2:
             raise UsageError(message)
         if status != 0:
             raise ModelError(message)
+        for f in pending:
+            f.model_facts = model_facts
         actors = args.actors or max(1, int(ray.cluster_resources().get("CPU", 1) // args.threads))
         remote = ray.remote(num_cpus=args.threads, max_restarts=-1, max_task_retries=-1)(actor_class)
         pool = [remote.remote(model_dir, **actor_kwargs) for _ in range(actors)]
@@ -854,8 +860,9 @@ def _embed_arguments(args: argparse.Namespace) -> Dict[str, Any]:
                 max_length=args.max_length, max_batch_size=args.max_batch_size, input_format=args.input_format)
 
 
-def _check_embed_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str]:
-    return _settings_status(lambda: Embed(model_dir, **kwargs))
+def _check_embed_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str, Any]:
+    """Also the embeddings' dimension, which an empty input's [0, dim] array needs."""
+    return _settings_status(lambda: Embed(model_dir, **kwargs), lambda e: e.encoder.encoder_info.embedding_dim)
 
 
 def _embed_files(args: argparse.Namespace) -> int:
