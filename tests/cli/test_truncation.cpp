@@ -120,7 +120,7 @@ TEST_CASE("truncation: a line of 40 MB costs what its kept tokens cost, with the
   }
 }
 
-// A line over the reading cap (1 MiB at this limit) is read only that far, its rest
+// A line over the reading cap (16 MiB at this limit) is read only that far, its rest
 // dropped as it arrives: memory follows the cap, and the warning says so.
 TEST_CASE("truncation: a line far over the limit is never held whole", "[cli][truncation][memory]") {
   const CommandResult r = run_shell("{ yes 'the quick brown fox' | head -c 300000000 | tr '\\n' ' '; echo; "
@@ -128,7 +128,7 @@ TEST_CASE("truncation: a line far over the limit is never held whole", "[cli][tr
                                     " --max-length 8 --max-input-length 16");
   REQUIRE(r.status == 0);
   CHECK(split_lines(r.out).size() == 2);
-  CHECK_THAT(r.err, Contains("1 line(s) longer than 1048576 bytes were read only up to that") && Contains("line 1, 300000000 bytes"));
+  CHECK_THAT(r.err, Contains("1 line(s) longer than 16777216 bytes were read only up to that") && Contains("line 1, 300000000 bytes"));
   INFO(r.err);
   CHECK(peak_rss(r.err) < 150);
 }

@@ -61,7 +61,7 @@ Sentences read_sentences(const attend::Model& model, const std::string& path, Fo
   SourceLines lines(model, format, false, {positions, "the model's limit of " + std::to_string(positions) + " source tokens"},
                     "attend bench");
   LineReader reader(path, "input");
-  reader.cap_lines(std::max<std::size_t>(std::size_t{1} << 20, static_cast<std::size_t>(positions) * 1024));
+  reader.cap_lines(std::max<std::size_t>(std::size_t{16} << 20, static_cast<std::size_t>(positions) << 14));  // as translate
   while (limit <= 0 || static_cast<std::int64_t>(out.size()) < limit) {
     const auto chunk = reader.read(1024, true);
     if (chunk.empty()) break;

@@ -135,7 +135,7 @@ std::vector<std::int32_t> SourceLines::parse_ids(const std::string& line, std::u
 std::vector<std::string> SourceLines::unknown_examples(const std::string& line) const {
   std::vector<std::string> pieces, examples;
   if (format_ == Format::tokens) {
-    pieces = split_tokens(line);
+    pieces = split_tokens(line, kMaxScannedCharacters);
   } else {  // one character at a time: SentencePiece reads a character it lacks as <unk>
     for (std::size_t i = 0; i < line.size() && pieces.size() < kMaxScannedCharacters;) {
       std::size_t n = 1;
@@ -173,7 +173,7 @@ void SourceLines::check_unknown(const std::string& line, const std::vector<std::
 // Tokens are the vocabulary's own: a line of them is blank only without any (a
 // vocabulary may hold U+00A0 as a token). Text and ids: Unicode blank lines too.
 bool SourceLines::blank(const std::string& line) const {
-  return format_ == Format::tokens ? split_tokens(line).empty() : attend::is_blank_text(line);
+  return format_ == Format::tokens ? line.find_first_not_of(" \t") == std::string::npos : attend::is_blank_text(line);
 }
 
 // Tokens and ids: the kept ones and the last two (truncation keeps an end-of-sequence,

@@ -29,11 +29,12 @@ namespace {
 constexpr std::size_t kFirstChunkLines = 64;
 constexpr std::size_t kMaxChunkLines = 4096;
 // A chunk also ends once its lines hold this many bytes, and a line is read only as far
-// as the limit on source tokens can use (kLineBytesPerToken a token, at least
-// kMinLineBytes): memory stays bounded whatever the lines' lengths.
+// as the limit on source tokens could ever use (kLineBytesPerToken a token, at least
+// kMinLineBytes: a 10 MB token in a line of ids is still read whole): memory stays
+// bounded whatever the lines' lengths (only what the limit keeps is tokenized).
 constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 20;
-constexpr std::size_t kLineBytesPerToken = 1024;
-constexpr std::size_t kMinLineBytes = std::size_t{1} << 20;
+constexpr std::size_t kLineBytesPerToken = std::size_t{16} << 10;
+constexpr std::size_t kMinLineBytes = std::size_t{16} << 20;
 
 struct TranslateArgs {
   ModelChoice model;
