@@ -85,8 +85,8 @@ TEST_CASE("fork: a C++ Translator with inter_threads 2 translates in the child a
 }
 
 TEST_CASE("fork: a C++ Encoder with inter_threads 2 embeds in the child as in the parent", "[fork]") {
-  attend::EncoderOptions options;
-  options.inter_threads = 2, options.intra_threads = 1, options.max_batch_size = 2;
+  attend::EncoderOptions options;  // two compute threads a batch: each batch worker has a thread team too
+  options.inter_threads = 2, options.intra_threads = 2, options.max_batch_size = 2;
   const attend::Encoder encoder(kEncoder, options);
   const std::vector<std::string> texts = {"a first text", "the second one", "three", "and a fourth", "five", "six of them"};
   const auto expected = encoder.embed(texts);

@@ -167,7 +167,7 @@ namespace attend::test {
 // Every numeric flag of every command shows its range in --help; the translator's and
 // encoder's settings have one range each (include/attend/limits.h), the same for
 // translate and embed, and a value outside is a usage error (exit 2) naming the flag.
-TEST_CASE("every numeric flag shows its range in --help; out of range is exit 2 naming the flag", "[cli][arguments][limits]") {
+TEST_CASE("every numeric flag shows its range in --help, and out of range is exit 2 naming the flag", "[cli][arguments][limits]") {
   for (const std::string command : {"translate", "bench", "plan", "embed", "classify", "tokenize"}) {
     const CommandResult help = run_attend({command, "--help"});
     REQUIRE(help.status == 0);

@@ -153,7 +153,7 @@ TEST_CASE("interrupts: a signal before any line is written leaves no file at all
   CHECK(!fs::exists(out.string() + ".partial"));
 }
 
-TEST_CASE("interrupts: embed -o FILE.jsonl keeps its rows so far; -o FILE.npy keeps nothing (a cut .npy is no array)",
+TEST_CASE("interrupts: embed -o FILE.jsonl keeps its rows so far, -o FILE.npy nothing (a cut .npy is no array)",
           "[cli][interrupts]") {
   const std::string texts = "a first text\nthe second one\n";
   const CommandResult expected = run_attend({"embed", "-m", kEncoder, "-q", "--output-format", "jsonl"}, texts);
