@@ -4,6 +4,8 @@
 // tokens cost — with the very ids (and so the very translation) the whole line gives.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
 #include <fstream>
 #include <regex>
 
@@ -131,6 +133,25 @@ TEST_CASE("truncation: a line far over the limit is never held whole", "[cli][tr
   CHECK_THAT(r.err, Contains("1 line(s) longer than 16777216 bytes were read only up to that") && Contains("line 1, 300000000 bytes"));
   INFO(r.err);
   CHECK(peak_rss(r.err) < 150);
+}
+
+// embed and tokenize read a line only up to 1 MiB: a 40 MB line embeds as its start does.
+TEST_CASE("truncation: embed of a 40 MB line costs what the encoder keeps of it", "[cli][truncation][memory]") {
+  const std::string encoder = std::string(ATTEND_TEST_DATA) + "/encoders/bert";  // 64 tokens at most
+  const std::string head = "the quick brown fox jumps over the lazy dog";
+  std::string line;
+  while (line.size() < (40u << 20)) line += head + " ";
+  const std::string big = write_scratch_file("long-embed.txt", line + "\n");
+  const std::string small = write_scratch_file("short-embed.txt", line.substr(0, 4000) + "\n");
+  const CommandResult whole = run_attend({"embed", "-m", encoder, "--output-format", "tsv", "-i", big});
+  REQUIRE(whole.status == 0);
+  rusage children{};
+  ::getrusage(RUSAGE_CHILDREN, &children);  // the largest process this test has waited for: attend embed
+  const CommandResult reference = run_attend({"embed", "-m", encoder, "--output-format", "tsv", "-q", "-i", small});
+  REQUIRE(reference.status == 0);
+  CHECK(whole.out == reference.out);
+  CHECK_THAT(whole.err, Contains("1 line(s) longer than 1048576 bytes were read only up to that"));
+  CHECK(children.ru_maxrss < 150 * 1024);  // KiB; was ~35 bytes of memory per byte of the line
 }
 
 }  // namespace attend::test
