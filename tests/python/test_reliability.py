@@ -236,3 +236,23 @@ def test_translate_text_of_a_40_mb_line_costs_what_the_kept_tokens_cost(text_mod
     grown_mib, same = out.stdout.split()
     assert same == "True"  # the kept ids are the whole line's
     assert int(grown_mib) < 100, out.stdout  # was ~17 bytes per byte of the line (> 600 MiB)
+
+
+def test_python_m_attend_ray_flags_show_and_check_the_engines_ranges(tmp_path):
+    """The Ray command line's numeric flags: ranges in --help, exit 2 naming the flag —
+    checked by argparse, before any cluster starts."""
+    for command in ("translate", "embed"):
+        help_text = subprocess.run([sys.executable, "-m", "attend.ray", command, "--help"], capture_output=True,
+                                   text=True, check=True).stdout
+        assert "[1, 65536]" in help_text and "[1, 4096]" in help_text, help_text
+    source = tmp_path / "in.txt"
+    source.write_text("a\n")
+    for command, flag, value, message in (("translate", "--max-batch-size", "65537", "[1, 65536], got 65537"),
+                                          ("embed", "--max-batch-size", "0", "[1, 65536], got 0"),
+                                          ("translate", "--max-batch-tokens", "-1", "[0, 16777216], got -1"),
+                                          ("embed", "--threads", "5000", "[1, 4096], got 5000"),
+                                          ("translate", "--seed", "-1", "[0, 18446744073709551615], got -1")):
+        run = subprocess.run([sys.executable, "-m", "attend.ray", command, "--address", "local", "-m", str(ENCODER),
+                              "-i", str(source), "-o", str(tmp_path / "out"), flag, value],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 2 and flag in run.stderr and message in run.stderr, (command, flag, run.stderr)

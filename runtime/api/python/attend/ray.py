@@ -51,6 +51,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import _attend
 
+_LIMITS = _attend.limits  # include/attend/limits.h
+
 FORMATS = ("text", "tokens", "ids")
 # `attend translate --compute-type`'s names (and `attend embed`'s).
 COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32", "bfloat16", "int8_bfloat16")
@@ -652,6 +654,23 @@ def _option_value(spec: Any) -> Any:
     return parse
 
 
+def _integer_in(lowest: int, highest: Optional[int] = None) -> Any:
+    """argparse's `type` for an integer flag with a range (the engine's from
+    _attend.limits, include/attend/limits.h): a value outside is exit 2 naming the flag,
+    as `attend translate` refuses it."""
+    range_ = f"an integer in [{lowest}, {highest}]" if highest is not None else f"an integer ≥ {lowest}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not {range_}") from None
+        if value < lowest or (highest is not None and value > highest):
+            raise argparse.ArgumentTypeError(f"must be {range_}, got {text}")
+        return value
+    return parse
+
+
 def add_decoding_flags(parser: argparse.ArgumentParser) -> None:
     """Every decoding flag of `attend translate`, made from the same description list
     (include/attend/options.h, through attend._attend.translation_option_specs), so a
@@ -702,7 +721,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--target-prefix-file", nargs="+", help="One forced target prefix per input line: a file per "
                    "input, in the order of -i")
     add_decoding_flags(p)
-    p.add_argument("--seed", type=int, default=1, help="Seed of the sampling (as attend translate's; default: 1)")
+    p.add_argument("--seed", type=_integer_in(0, (1 << 64) - 1), default=1,
+                   help="Seed of the sampling (as attend translate's; an integer in [0, 2^64 - 1]; default: 1)")
     p.add_argument("--scores", action="store_true", help="Prefix each output with its score")
     p.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
     p.add_argument("--compute-type", default="default", choices=COMPUTE_TYPES, help="The GEMM weights' type: "
@@ -710,12 +730,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-cache-type", default="default", choices=("default", "float32", "bfloat16"),
                    help="The decoder's attention caches: default (bfloat16 with int8/bfloat16 compute, else "
                    "float32), float32 (CTranslate2's results exactly), bfloat16")
-    p.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
-    p.add_argument("--max-batch-tokens", type=int, default=4096, help="Padded source tokens per batch (0: no cap)")
-    p.add_argument("--threads", type=int, default=1, help="Compute threads per actor; each actor reserves this "
+    p.add_argument("--max-batch-size", type=_integer_in(1, _LIMITS["max_batch_size"]), default=32,
+                   help=f"Sentences per batch, in [1, {_LIMITS['max_batch_size']}] (default: 32)")
+    p.add_argument("--max-batch-tokens", type=_integer_in(0, _LIMITS["max_batch_tokens"]), default=4096,
+                   help=f"Padded source tokens per batch, in [0, {_LIMITS['max_batch_tokens']}] (0: no cap)")
+    p.add_argument("--threads", type=_integer_in(1, _LIMITS["max_threads"]), default=1,
+                   help=f"Compute threads per actor, in [1, {_LIMITS['max_threads']}]; each actor reserves this "
                    "many CPUs (threads × actors = the cluster's cores)")
-    p.add_argument("--actors", type=int, default=0, help="Translating actors (0: the cluster's CPUs / --threads)")
-    p.add_argument("--shard-lines", type=int, default=2000, help="Lines per shard (the unit of restart)")
+    p.add_argument("--actors", type=_integer_in(0), default=0, help="Translating actors, ≥ 0 (0: the cluster's CPUs / --threads)")
+    p.add_argument("--shard-lines", type=_integer_in(1), default=2000, help="Lines per shard, ≥ 1 (the unit of restart)")
     e = commands.add_parser("embed", help="Sentence embeddings of files: OUTPUT_DIR/<input name>.npy",
                             description="Embed files on a Ray cluster with an encoder-only model: OUTPUT_DIR/<input "
                                         "name>.npy per input, float32 [lines, dim], row i = line i. Restartable: a "
@@ -732,11 +755,14 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--compute-type", default="default", choices=COMPUTE_TYPES, help="default, auto, float32, int8, "
                    "bfloat16")
     e.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
-    e.add_argument("--max-length", type=int, default=0, help="Tokens a line is cut to (0: the model's)")
-    e.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
-    e.add_argument("--threads", type=int, default=1, help="Compute threads per actor (each reserves as many CPUs)")
-    e.add_argument("--actors", type=int, default=0, help="Actors (0: the cluster's CPUs / --threads)")
-    e.add_argument("--shard-lines", type=int, default=2000, help="Lines per shard (the unit of restart)")
+    e.add_argument("--max-length", type=_integer_in(0), default=0,
+                   help="Tokens a line is cut to, ≥ 0 and at most the model's positions (0: the model's)")
+    e.add_argument("--max-batch-size", type=_integer_in(1, _LIMITS["max_batch_size"]), default=32,
+                   help=f"Sentences per batch, in [1, {_LIMITS['max_batch_size']}] (default: 32)")
+    e.add_argument("--threads", type=_integer_in(1, _LIMITS["max_threads"]), default=1,
+                   help=f"Compute threads per actor, in [1, {_LIMITS['max_threads']}] (each reserves as many CPUs)")
+    e.add_argument("--actors", type=_integer_in(0), default=0, help="Actors, ≥ 0 (0: the cluster's CPUs / --threads)")
+    e.add_argument("--shard-lines", type=_integer_in(1), default=2000, help="Lines per shard, ≥ 1 (the unit of restart)")
     return top
 
 
@@ -769,9 +795,6 @@ def _check_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str, A
 def _translate_files(args: argparse.Namespace) -> int:
     import ray
 
-    for name in ("threads", "shard_lines", "max_batch_size"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be ≥ 1")
     if args.target_prefix is not None and args.target_prefix_file:
         raise UsageError("--target-prefix and --target-prefix-file exclude each other")
     inputs = [Path(p) for p in args.input]
@@ -868,11 +891,6 @@ def _check_embed_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, 
 def _embed_files(args: argparse.Namespace) -> int:
     import ray
 
-    for name in ("threads", "shard_lines", "max_batch_size"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be ≥ 1")
-    if args.max_length < 0:
-        raise UsageError(f"--max-length {args.max_length}: must be ≥ 0 (0: the model's)")
     inputs = [Path(p) for p in args.input]
     for p in inputs:
         _check_readable(p, "input")
