@@ -202,6 +202,20 @@ ATTEND_C_API attend_status attend_encoder_embed_text(const attend_encoder* encod
                                                      int normalize, float* embeddings);
 ATTEND_C_API attend_status attend_encoder_embed_ids(const attend_encoder* encoder, const int32_t* const* ids,
                                                     const size_t* lengths, size_t count, int normalize, float* embeddings);
+/* sentence-transformers' prompts (config_sentence_transformers.json), put before every
+   text: `prompt` itself if not NULL, else the model's prompt named `prompt_name` if not
+   NULL (an unknown name is an error listing the model's), else the model's default
+   prompt, if it has one — which attend_encoder_embed_text applies too. */
+ATTEND_C_API attend_status attend_encoder_embed_text_with_prompt(const attend_encoder* encoder, const char* const* texts,
+                                                                 size_t count, int normalize, const char* prompt_name,
+                                                                 const char* prompt, float* embeddings);
+/* The model's prompts, by index (NULL out of range); the default prompt's name ("" for
+   none); similarity_fn_name ("cosine", "dot", "euclidean" or "manhattan"). */
+ATTEND_C_API size_t attend_encoder_num_prompts(const attend_encoder* encoder);
+ATTEND_C_API const char* attend_encoder_prompt_name(const attend_encoder* encoder, size_t index);
+ATTEND_C_API const char* attend_encoder_prompt_text(const attend_encoder* encoder, size_t index);
+ATTEND_C_API const char* attend_encoder_default_prompt_name(const attend_encoder* encoder);
+ATTEND_C_API const char* attend_encoder_similarity(const attend_encoder* encoder);
 /* CTranslate2's Encoder.forward_batch: type_ids NULL (all 0) or one list per sequence;
    pooler_output NULL, or count x hidden_size floats (models with a pooler). */
 /* Every layer and head's self-attention of one sequence of ids (attend::Encoder::

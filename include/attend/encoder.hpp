@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,7 +33,9 @@ struct EncoderOptions {
                                          // cut further to 512 per compute thread (memory
                                          // stays flat, the GEMMs run on chunks that size)
   // Tokens a text is cut to, special tokens included (0: sentence-transformers'
-  // max_seq_length, else the model's positions). Ids given as ids must fit in it.
+  // max_seq_length, else the model's positions). Sequences given as ids may be as long
+  // as max_length when it is set, else as the model's positions (as CTranslate2's
+  // forward_batch: max_seq_length is about texts).
   std::int64_t max_length = 0;
   // The pooling of the embeddings, sentence-transformers' names (cls, mean, max,
   // mean_sqrt_len, weightedmean, lasttoken); empty: the model's (1_Pooling), mean
@@ -44,6 +47,13 @@ struct EmbedOptions {
   // L2 normalisation of the embeddings: -1 as the model (a Normalize module), 0 never,
   // 1 always (sentence-transformers' normalize_embeddings=True).
   int normalize = -1;
+  // sentence-transformers' prompts (config_sentence_transformers.json), put before every
+  // text as its encode(prompt=, prompt_name=) does: `prompt` itself when set; else the
+  // model's prompt named `prompt_name` (an unknown name is an attend::Error listing the
+  // model's); else the model's default_prompt_name's, if it has one. embed() only: ids
+  // are taken as they are.
+  std::optional<std::string> prompt;
+  std::string prompt_name;
 };
 
 // CTranslate2's EncoderForwardOutput for one sequence.
@@ -79,6 +89,12 @@ struct EncoderInfo {
   bool normalize = false;           // the model normalises its embeddings
   bool has_pooler = false, has_tokenizer = false;
   std::vector<std::string> labels;  // a classifier's labels, by id
+  // sentence-transformers' config_sentence_transformers.json: the prompts (name, text),
+  // the one embed uses by default ("": none), and similarity_fn_name ("cosine", "dot",
+  // "euclidean", "manhattan"; cosine without one).
+  std::vector<std::pair<std::string, std::string>> prompts;
+  std::string default_prompt_name;
+  std::string similarity = "cosine";
 };
 
 struct EncoderStepProfile {
@@ -124,6 +140,19 @@ class ATTEND_API Encoder {
   // when asked, through the same plan and kernels. Throws as embed_ids does.
   AttentionHeads attention_heads(const std::vector<std::int32_t>& ids,
                                  const std::vector<std::int32_t>& token_type_ids = {}) const;
+
+  // Why embed_ids, forward_ids, classify_ids or attention_heads would refuse one
+  // sequence (no tokens, more than max_length, an id or token type outside the model's),
+  // or "" when they would not — for a caller that names the sequence its own way ("line
+  // 7: id 40000 (token 3 of 5) is outside the vocabulary [0, 30522)"). A model without
+  // token type embeddings (DistilBERT) ignores token types, as transformers does.
+  std::string input_problem(const std::vector<std::int32_t>& ids,
+                            const std::vector<std::int32_t>& token_type_ids = {}) const;
+
+  // The text embed(texts, options) puts before every text ("" for none): options.prompt,
+  // the model's prompt named options.prompt_name, or its default prompt. Throws
+  // attend::Error for a prompt name the model does not have.
+  std::string prompt_text(const EmbedOptions& options) const;
 
   // The model's tokenizer, as embed and classify use it.
   TokenizedText tokenize(const std::string& text) const;

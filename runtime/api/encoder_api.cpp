@@ -72,7 +72,7 @@ Encoder::Encoder(const std::string& directory, const EncoderOptions& options) : 
   if (!files.vocabulary.empty()) s.vocabulary = runtime::Vocabulary::from_file(files.vocabulary, "[UNK]");
   // Before the model: the heap its parse frees goes back to the system with the model's
   // (return_freed_memory), and a bad tokenizer.json is named before the weights load.
-  if (!s.tokenizer_path.empty()) s.tokenizer = runtime::HfTokenizer::load(s.tokenizer_path);
+  if (!s.tokenizer_path.empty()) s.tokenizer = runtime::HfTokenizer::load(s.tokenizer_path, files.config.family);
   s.model = runtime::EncoderModel::build(std::move(files.config), std::move(files.tensors), std::move(files.report),
                                          load_options(options));
   limits::check_encoder(options, s.config().max_positions());
@@ -81,8 +81,10 @@ Encoder::Encoder(const std::string& directory, const EncoderOptions& options) : 
   runtime::EncoderRunnerConfig rc;
   rc.threads = s.split.intra, rc.inter_threads = s.split.inter;
   rc.max_batch_size = options.max_batch_size;
-  rc.max_batch_tokens = std::max(options.max_batch_tokens, s.max_length);
-  rc.max_length = s.max_length;
+  // Ids run up to the positions (as CTranslate2's forward_batch), or the max_length asked
+  // for; sentence-transformers' max_seq_length cuts texts only.
+  rc.max_length = options.max_length > 0 ? s.max_length : s.config().max_positions();
+  rc.max_batch_tokens = std::max(options.max_batch_tokens, rc.max_length);
   s.runner = std::make_unique<runtime::EncoderRunner>(s.model, rc);
 }
 
@@ -94,7 +96,8 @@ namespace {
 
 // A text, or a pair (second non-null), through the model's tokenizer.
 TokenizedText tokenized(const Encoder::State& s, const std::string& first, const std::string* second) {
-  if (!s.tokenizer) throw Error(s.directory + ": no tokenizer.json — give token ids instead");
+  if (!s.tokenizer)
+    throw Error(s.directory + ": no tokenizer (tokenizer.json, vocab.txt or sentencepiece.bpe.model) — give token ids instead");
   runtime::TokenizeOptions o;
   o.max_length = s.max_length;
   runtime::Encoding e = second ? s.tokenizer->encode_pair(first, *second, o) : s.tokenizer->encode(first, o);
@@ -118,6 +121,11 @@ AttentionHeads Encoder::attention_heads(const std::vector<std::int32_t>& ids,
   return h;
 }
 
+std::string Encoder::input_problem(const std::vector<std::int32_t>& ids,
+                                   const std::vector<std::int32_t>& token_type_ids) const {
+  return state_->runner->problem(ids, token_type_ids);
+}
+
 TokenizedText Encoder::tokenize(const std::string& text) const { return tokenized(*state_, text, nullptr); }
 
 TokenizedText Encoder::tokenize_pair(const std::string& first, const std::string& second) const {
@@ -126,15 +134,36 @@ TokenizedText Encoder::tokenize_pair(const std::string& first, const std::string
 
 std::int32_t Encoder::token_to_id(const std::string& token) const {
   if (state_->vocabulary) return state_->vocabulary->id_or_unk(token);
-  if (state_->tokenizer) return state_->tokenizer->token_to_id(token);
+  if (state_->tokenizer) {  // an unknown token is the unknown token, as CTranslate2 maps it
+    const std::int32_t id = state_->tokenizer->token_to_id(token);
+    if (id >= 0) return id;
+    if (const std::int32_t unk = state_->tokenizer->unknown_id(); unk >= 0) return unk;
+    for (const char* unk : {"<unk>", "[UNK]"})  // a BPE model without one: the special token (CTranslate2's unk)
+      if (const std::int32_t id = state_->tokenizer->token_to_id(unk); id >= 0) return id;
+    throw Error("token '" + token + "' is not in " + state_->tokenizer_path + ", which has no unknown token");
+  }
   throw Error(state_->directory + ": no vocabulary to look tokens up in");
+}
+
+std::string Encoder::prompt_text(const EmbedOptions& options) const {
+  const runtime::EncoderConfig& c = state_->config();
+  if (options.prompt) return *options.prompt;
+  const std::string& name = options.prompt_name.empty() ? c.default_prompt_name : options.prompt_name;
+  if (name.empty()) return {};
+  if (const std::string* text = c.prompt(name)) return *text;
+  if (runtime::is_standard_prompt_name(name)) return {};  // as sentence-transformers: defined for every model
+  std::string names;
+  for (const auto& [n, text] : c.prompts) names += (names.empty() ? "'" : ", '") + n + "'";
+  throw Error("prompt name '" + name + "' is not one of the model's prompts (" +
+              (names.empty() ? "it has none: config_sentence_transformers.json" : names) + ")");
 }
 
 std::vector<std::vector<float>> Encoder::embed(const std::vector<std::string>& texts, const EmbedOptions& options,
                                                const EmbeddingCallback& on_embedding) const {
+  const std::string prompt = prompt_text(options);
   std::vector<std::vector<std::int32_t>> ids;
   ids.reserve(texts.size());
-  for (const std::string& t : texts) ids.push_back(tokenize(t).ids);
+  for (const std::string& t : texts) ids.push_back(tokenize(prompt.empty() ? t : prompt + t).ids);
   return embed_ids(ids, options, on_embedding);
 }
 
@@ -209,6 +238,9 @@ EncoderInfo Encoder::encoder_info() const {
   i.normalize = c.normalize, i.has_pooler = c.pooler;
   i.has_tokenizer = state_->tokenizer.has_value();
   i.labels = c.labels;
+  i.prompts = c.prompts;
+  i.default_prompt_name = c.default_prompt_name;
+  i.similarity = runtime::similarity_name(c.similarity);
   return i;
 }
 
@@ -219,7 +251,8 @@ ModelInfo Encoder::info() const {
   i.config_json = state_->config().to_json();
   for (const auto& t : r.tensors) i.tensors.push_back({t.name, t.dtype, t.shape, t.elements});
   i.checks = r.checks;
-  if (state_->tokenizer) i.text_tokenizer = "tokenizer.json: " + state_->tokenizer->describe();
+  if (state_->tokenizer)
+    i.text_tokenizer = std::filesystem::path(state_->tokenizer_path).filename().string() + ": " + state_->tokenizer->describe();
   if (state_->vocabulary) i.vocabulary = std::to_string(state_->vocabulary->size()) + " tokens";
   i.isa = ops::isa_name(state_->model->isa());
   i.compute_type = state_->model->compute_type().name;

@@ -29,20 +29,27 @@ struct TokenizeOptions {
 
 class HfTokenizer {
  public:
-  // Reads a tokenizer.json; throws attend::Error naming the file and the field for
-  // anything missing or unsupported.
-  static HfTokenizer load(const std::filesystem::path& tokenizer_json);
+  // Reads a tokenizer.json — or, for a directory without one, its vocab.txt or
+  // sentencepiece.bpe.model (with tokenizer_config.json), built as transformers builds
+  // them (text/hf/vocab_files.hpp; `model_type`, config.json's, picks the class when
+  // tokenizer_config.json names none). Throws attend::Error naming the file and the
+  // field for anything missing or unsupported.
+  static HfTokenizer load(const std::filesystem::path& file, const std::string& model_type = "");
 
   // Text in any bytes: invalid UTF-8 is replaced by U+FFFD (Encoding::invalid_utf8 says
-  // so). A max_length below the number of special tokens is an error.
+  // so). A max_length below the number of special tokens is an error. With a max_length,
+  // a long text is read only as far as truncation keeps (text_pieces.hpp), where the
+  // pipeline allows it: the same ids, in memory that does not grow with the text.
   Encoding encode(std::string_view text, const TokenizeOptions& = {}) const;
   Encoding encode_pair(std::string_view a, std::string_view b, const TokenizeOptions& = {}) const;
 
   std::int32_t token_to_id(std::string_view token) const;  // -1 if absent
+  std::int32_t unknown_id() const;                         // the model's unknown token; -1 if it has none
   const std::string& id_to_token(std::int32_t id) const;   // throws attend::Error for an unknown id
   std::int64_t vocab_size() const;  // model and added tokens: one more than the highest id
   std::int32_t pad_id() const;      // from tokenizer.json's padding / the model's pad token; -1 if none
   std::int64_t truncation_max_length() const;  // tokenizer.json's truncation.max_length; 0 if none
+  bool reads_in_pieces() const;  // whether a truncated long text is read only as far as it is kept
   std::string describe() const;     // "WordPiece (BertNormalizer lowercase, …)" for `attend inspect`
 
   HfTokenizer(const HfTokenizer&) = default;

@@ -89,3 +89,36 @@ for compute_type in ("float32", "int8"):
         check(f"attend bench --compute-type {compute_type} --src-len {lengths}", json.loads(out)["peak_rss_mib"])
 sys.exit(1 if failed else 0)
 PY
+
+# One line of 10^7 characters, max_seq_length 256 (issue 29): read only as far as the
+# truncation keeps — the ids of a prefix of it read whole, under 150 MiB peak RSS (the
+# weights, the line itself, two threads' workspaces).
+"$python" - "$attend" "$dir/model" <<'PY'
+import os, resource, subprocess, sys, tempfile
+attend, model = sys.argv[1], sys.argv[2]
+# The line is written in pieces and never held here: a child's peak RSS counts the pages
+# it shares with this process until it execs.
+words = "the quick brown fox jumps over the lazy dog, naïve café! ".split()
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "long.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        size = k = 0
+        while size < 10**7:
+            piece = " ".join(words[(k + j) % len(words)] for j in range(1000)) + " "
+            f.write(piece)
+            size += len(piece)
+            k += 1000
+        f.write("\n")
+    with open(path, encoding="utf-8") as f:
+        head = f.read(3000)
+    subprocess.run([attend, "embed", "-m", model, "-i", path, "-o", os.path.join(tmp, "e.npy"), "--compute-type", "float32",
+                    "-t", "2", "-q"], check=True)
+    mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    whole = subprocess.run([attend, "tokenize", "-m", model, "-i", path, "-q"], check=True, capture_output=True, text=True).stdout
+head = subprocess.run([attend, "tokenize", "-m", model, "-q"], input=head + "\n", check=True, capture_output=True,
+                      text=True).stdout
+ok = mib < 150 and whole == head and len(whole.split()) == 256
+print(f"{'ok' if ok else 'FAILED'}: attend embed of one 10^7-character line: peak RSS {mib:.1f} MiB (limit 150), "
+      f"{len(whole.split())} ids, {'the same as' if whole == head else 'NOT the same as'} its first 3000 characters'")
+sys.exit(0 if ok else 1)
+PY

@@ -115,6 +115,25 @@ TEST_CASE("sentence-transformers pipelines: every pooling mode, Dense, Normalize
   for (const char* name : {"st-all-poolings", "st-mean"}) check_fixture(name, 1e-4);
 }
 
+// transformers' create_position_ids_from_input_ids: a pad token inside a sequence takes
+// position padding_idx and the tokens after it continue from the last non-pad one —
+// ids with pads inside (last_hidden_state of RobertaModel), and texts with "<pad>" in
+// them embedded by sentence-transformers (mean pooling over every token, pads too).
+TEST_CASE("RoBERTa: pad tokens inside a sequence are positioned as transformers positions them", "[encoder]") {
+  check_fixture("st-roberta-prompts", 1e-4);
+  const auto model = load("st-roberta-prompts");
+  CHECK(model->config().pad_positions);
+  CHECK(model->config().position_offset == 2);
+}
+
+// DistilBERT has no token type embeddings: the types a pair's tokenizer gives are not
+// used, as in transformers (the fixture's pair cases carry types 0 and 1).
+TEST_CASE("DistilBERT classifies sentence pairs, their token types unused", "[encoder]") {
+  const json cases = cases_of("distilbert-classifier");
+  REQUIRE(std::count_if(cases.begin(), cases.end(), [](const json& c) { return c.contains("pair"); }) == 3);
+  check_fixture("distilbert-classifier", 1e-4);
+}
+
 TEST_CASE("CTranslate2's converted encoder matches its Encoder", "[encoder]") { check_fixture("ct2-bert", 1e-4); }
 
 TEST_CASE("results do not depend on batching or threads", "[encoder]") {

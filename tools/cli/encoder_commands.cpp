@@ -27,6 +27,7 @@ constexpr std::size_t kLineBytes = std::size_t{1} << 20;
 
 struct EncoderCommandArgs {
   EncoderChoice encoder;
+  PromptChoice prompt;  // embed, tokenize
   std::string input = "-", output = "-", output_format, input_format = "text";
   bool normalize = false, no_normalize = false, quiet = false;
   std::string attention_all, attention_lines;  // embed: every head of the chosen lines
@@ -99,7 +100,7 @@ int run_embed(const EncoderCommandArgs& args) {
   std::uint64_t written = 0;
   try {
     const attend::Encoder encoder = args.encoder.load();
-    EncoderInput input(encoder, args.input_format, false, "attend embed");
+    EncoderInput input(encoder, args.input_format, false, "attend embed", args.prompt.text(encoder, args.input_format));
     attend::EmbedOptions options;
     options.normalize = args.normalize ? 1 : args.no_normalize ? 0 : -1;
     std::optional<NpyWriter> npy;
@@ -191,7 +192,7 @@ int run_tokenize(const EncoderCommandArgs& args) {
   const std::string format = args.output_format.empty() ? "ids" : args.output_format;
   return with_output(args, "attend tokenize", [&](OutputFile& out, std::uint64_t& written) {
     const attend::Encoder encoder = args.encoder.load();
-    EncoderInput input(encoder, "text", false, "attend tokenize");
+    EncoderInput input(encoder, "text", false, "attend tokenize", args.prompt.text(encoder, "text"));
     run_lines(args, "attend tokenize", input, [&](const std::vector<EncodedLine>& lines) {
       std::string text;
       for (const EncodedLine& l : lines) {
@@ -230,6 +231,7 @@ Command add_embed_command(CLI::App& parent) {
   app->add_option("--input-format", args->input_format, "text, or ids (token ids separated by spaces)")
       ->check(CLI::IsMember({"text", "ids"}))
       ->capture_default_str();
+  args->prompt.add_flags(*app);
   app->add_flag("--normalize", args->normalize, "L2-normalise every embedding (default: as the model, its Normalize module)");
   app->add_flag("--no-normalize", args->no_normalize, "Never normalise, even if the model has a Normalize module");
   app->add_option("--attention-all", args->attention_all,
@@ -262,6 +264,7 @@ Command add_tokenize_command(CLI::App& parent) {
   add_io_flags(app, *args);
   app->add_option("--output-format", args->output_format, "ids (the default) or tokens")
       ->check(CLI::IsMember({"ids", "tokens"}));
+  args->prompt.add_flags(*app);
   return {app, [args] { return run_tokenize(*args); }};
 }
 

@@ -48,9 +48,33 @@ attend::Encoder EncoderChoice::load() const {
   return attend::Encoder(directory, o);
 }
 
-EncoderInput::EncoderInput(const attend::Encoder& encoder, std::string format, bool pairs, std::string who)
-    : encoder_(encoder), format_(std::move(format)), pairs_(pairs), max_length_(encoder.encoder_info().max_length),
-      warnings_(std::move(who)) {}
+void PromptChoice::add_flags(CLI::App& app) {
+  app.add_option("--prompt", prompt,
+                 "Text put before every line, as sentence-transformers' encode(prompt=...) (\"\" for none; default: "
+                 "the model's default prompt, config_sentence_transformers.json)");
+  app.add_option("--prompt-name", prompt_name,
+                 "The model's prompt to put before every line (config_sentence_transformers.json's prompts), as "
+                 "encode(prompt_name=...)");
+}
+
+std::string PromptChoice::text(const attend::Encoder& encoder, const std::string& input_format) const {
+  if (prompt && !prompt_name.empty()) throw UsageError("--prompt and --prompt-name exclude each other");
+  if (input_format == "ids") {
+    if (prompt || !prompt_name.empty()) throw UsageError("--prompt and --prompt-name apply to text, not to --input-format ids");
+    return {};
+  }
+  attend::EmbedOptions o;
+  o.prompt = prompt, o.prompt_name = prompt_name;
+  try {
+    return encoder.prompt_text(o);
+  } catch (const attend::Error& e) {
+    throw UsageError(std::string("--prompt-name: ") + e.what());
+  }
+}
+
+EncoderInput::EncoderInput(const attend::Encoder& encoder, std::string format, bool pairs, std::string who, std::string prompt)
+    : encoder_(encoder), format_(std::move(format)), pairs_(pairs), prompt_(std::move(prompt)),
+      max_length_(encoder.encoder_info().max_length), warnings_(std::move(who)) {}
 
 EncodedLine EncoderInput::encode(const std::string& raw, std::uint64_t number) {
   EncodedLine out;
@@ -67,11 +91,16 @@ EncodedLine EncoderInput::encode(const std::string& raw, std::uint64_t number) {
       out.ids.push_back(id);
       at = end;
     }
-    if (out.ids.empty()) throw attend::Error(at_line(number) + "no token ids (an encoder needs at least one token)");
+    if (out.ids.empty()) {  // the model's empty input, as an empty text line gives
+      if (!encoder_.encoder_info().has_tokenizer)
+        throw attend::Error(at_line(number) + "no token ids, and the model has no tokenizer to give its empty input");
+      out.ids = encoder_.tokenize("").ids;
+    }
     if (static_cast<std::int64_t>(out.ids.size()) > max_length_) {
       out.ids.resize(static_cast<size_t>(max_length_));
       if (truncated_++ == 0) first_truncated_ = number;
     }
+    check(out, number);
     tokens_ += out.ids.size();
     return out;
   }
@@ -81,12 +110,21 @@ EncodedLine EncoderInput::encode(const std::string& raw, std::uint64_t number) {
     warnings_.add("lines with invalid UTF-8 (replaced by U+FFFD)", number,
                   "invalid UTF-8 at byte " + std::to_string(*bad + 1) + ", replaced by U+FFFD");
   const std::size_t tab = pairs_ ? raw.find('\t') : std::string::npos;
-  attend::TokenizedText t =
-      tab == std::string::npos ? encoder_.tokenize(raw) : encoder_.tokenize_pair(raw.substr(0, tab), raw.substr(tab + 1));
+  attend::TokenizedText t = tab != std::string::npos ? encoder_.tokenize_pair(raw.substr(0, tab), raw.substr(tab + 1))
+                            : prompt_.empty()        ? encoder_.tokenize(raw)
+                                                     : encoder_.tokenize(prompt_ + raw);
   if (t.truncated && truncated_++ == 0) first_truncated_ = number;
   tokens_ += t.ids.size();
   out.ids = std::move(t.ids), out.types = std::move(t.type_ids), out.tokens = std::move(t.tokens);
+  check(out, number);
   return out;
+}
+
+// A line the model cannot run is named here, before its chunk runs (the library would
+// name its index within the chunk).
+void EncoderInput::check(const EncodedLine& line, std::uint64_t number) const {
+  if (const std::string why = encoder_.input_problem(line.ids, line.types); !why.empty())
+    throw attend::Error(at_line(number) + why);
 }
 
 void EncoderInput::print_warnings(std::FILE* to) const {

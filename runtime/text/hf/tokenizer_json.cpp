@@ -469,6 +469,15 @@ std::vector<AddedToken> read_added_tokens(const Field& f) {
 
 }  // namespace
 
+bool reads_in_pieces(const HfTokenizer::Pipeline& p) {
+  if ((p.normalizer && !p.normalizer->local()) || !p.pre_tokenizer || !p.pre_tokenizer->splits_at_spaces()) return false;
+  for (const AddedToken& t : p.added.tokens()) {
+    const std::string matched = t.normalized && p.normalizer ? p.normalizer->normalize(t.content) : t.content;
+    if (t.rstrip || t.content.find(' ') != std::string::npos || matched.find(' ') != std::string::npos) return false;
+  }
+  return true;
+}
+
 std::shared_ptr<const HfTokenizer::Pipeline> read_tokenizer_json(const std::filesystem::path& path) {
   auto p = std::make_shared<HfTokenizer::Pipeline>();
   p->file = path.string();
@@ -500,6 +509,7 @@ std::shared_ptr<const HfTokenizer::Pipeline> read_tokenizer_json(const std::file
   }
   if (top.has("truncation") && top.at("truncation").has("max_length"))
     p->truncation_max_length = top.at("truncation").at("max_length").integer();
+  p->reads_in_pieces = reads_in_pieces(*p);
   return p;
 }
 
