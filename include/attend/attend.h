@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attend/limits.h"
 #include "attend/options.h"
 
 #if defined(_WIN32)
@@ -35,8 +36,10 @@ extern "C" {
 
 typedef enum attend_status {
   ATTEND_OK = 0,
-  ATTEND_ERROR = 1,                 /* the model, the input or an option is at fault: see attend_last_error() */
-  ATTEND_ERROR_INVALID_ARGUMENT = 2, /* a NULL handle or pointer (an array's entry too), an index out of range */
+  ATTEND_ERROR = 1,                 /* the model or the input is at fault: see attend_last_error() */
+  ATTEND_ERROR_INVALID_ARGUMENT = 2, /* a NULL handle or pointer (an array's entry too), an index out of range,
+                                        an option out of its range (limits.h, options.h) or one the model or
+                                        translator cannot take: the message names the field */
   ATTEND_ERROR_OUT_OF_MEMORY = 3
 } attend_status;
 
@@ -44,14 +47,15 @@ typedef struct attend_model attend_model;
 typedef struct attend_translator attend_translator;
 typedef struct attend_result attend_result;
 
+/* Each field's range is in limits.h; a value outside it is ATTEND_ERROR_INVALID_ARGUMENT. */
 typedef struct attend_translator_options {
   int threads;                 /* all compute threads; 0: one per core */
   int inter_threads;           /* batches translated at once; 0: chosen for the cores */
   int intra_threads;           /* compute threads per batch; 0: threads / inter_threads */
   int64_t max_batch_size;      /* sentences per batch (default 32) */
   int64_t max_batch_tokens;    /* padded source tokens per batch (default 4096; 0: no cap) */
-  int64_t max_source_length;   /* 0: the model's maximum */
-  int64_t max_target_length;   /* default 256, at most the model's max_positions */
+  int64_t max_source_length;   /* at most the model's positions; 0: the model's positions */
+  int64_t max_target_length;   /* default 256; more than the model's max_positions is cut to them */
   int64_t max_beam_size;       /* default 4 */
 } attend_translator_options;
 
@@ -179,8 +183,9 @@ typedef struct attend_encoder_options {
   const char* pooling;        /* NULL: the model's; "cls", "mean", "max", "mean_sqrt_len", "weightedmean", "lasttoken" */
   int threads, inter_threads, intra_threads;  /* 0: chosen */
   int64_t max_batch_size;     /* sequences per batch (default 32) */
-  int64_t max_batch_tokens;   /* tokens per batch, packed (default 8192) */
-  int64_t max_length;         /* tokens a text is cut to; 0: the model's (sentence-transformers' max_seq_length) */
+  int64_t max_batch_tokens;   /* tokens per batch, packed (default 8192; raised to max_length when lower) */
+  int64_t max_length;         /* tokens a text is cut to, at most the model's positions; 0: the model's
+                                 (sentence-transformers' max_seq_length). Ranges: limits.h */
 } attend_encoder_options;
 ATTEND_C_API void attend_encoder_options_init(attend_encoder_options* options);
 /* options: NULL for the defaults. */

@@ -94,6 +94,20 @@ class ATTEND_API Model {
   // Cuts an encoded source to `max_length` ids, keeping the end-of-sequence the model
   // appends to sources (if it does) as the last id. Returns whether anything was cut.
   bool truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_length) const;
+  // A source line through the SentencePiece model (encode_text), cut to `max_length`
+  // ids as truncate_source cuts it (0: not cut) — the same ids — tokenizing only as much
+  // of a long line as the kept ids need: memory and time follow max_length, not the line.
+  struct TruncatedSource {
+    std::vector<std::int32_t> ids;
+    std::int64_t length = 0;  // the ids of the whole line (BOS/EOS included), or a lower bound (more)
+    bool more = false;        // only the start of the line was tokenized: it has more than `length` ids
+    bool truncated = false;   // ids were cut to max_length
+    bool exact = true;        // false only with `cut`: the kept ids reach the line's cut end, where
+                              // they may differ from those of the line it was cut from
+  };
+  // `cut`: the line is the start of a longer one (read only in part, as `attend translate`
+  // reads a line far longer than its limit).
+  TruncatedSource encode_source_text(const std::string& line, std::int64_t max_length, bool cut = false) const;
   // A source with no token besides the BOS/EOS the model adds to every source (an empty
   // or blank line): translators give it an empty hypothesis without running the model,
   // as the CLI writes an empty line for an empty line.

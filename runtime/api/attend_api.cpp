@@ -6,6 +6,7 @@
 
 #include "attend/attend.hpp"
 #include "attention_maps.hpp"
+#include "option_limits.hpp"
 #include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
@@ -269,11 +270,31 @@ bool Model::truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_len
   return truncate_ids(ids, max_length, state_->model->config().eos_id);
 }
 
+Model::TruncatedSource Model::encode_source_text(const std::string& line, std::int64_t max_length, bool cut) const {
+  if (max_length < 0) throw Error("encode_source_text: max_length must be ≥ 0 (0: no cut)");
+  const runtime::Tokenizers& tok = state_->tokenizers;
+  const std::int32_t eos = state_->model->config().eos_id;
+  // A couple of pieces beyond those kept: truncation looks at the last ids (an EOS, a
+  // language code after it), which are then the added EOS, never a piece of the text.
+  const bool bounded = max_length > 0 && tok.text_never_gives(eos, runtime::Side::source);
+  const std::int64_t count = bounded ? std::max<std::int64_t>(0, max_length - tok.source_specials()) + 2
+                                     : std::numeric_limits<std::int64_t>::max();
+  runtime::LeadingPieces pieces = tok.leading_pieces(line, runtime::Side::source, count, cut);
+  TruncatedSource out;
+  out.length = pieces.seen + tok.source_specials();
+  out.more = pieces.more;
+  out.exact = pieces.exact;
+  out.ids = tok.with_specials(std::move(pieces.ids), runtime::Side::source);
+  out.truncated = max_length > 0 && truncate_ids(out.ids, max_length, eos);
+  return out;
+}
+
 bool Model::is_empty_source(const std::vector<std::int32_t>& ids) const {
   return runtime::is_empty_source(ids, state_->model->config());
 }
 
 Translator::Translator(const Model& model, const TranslatorOptions& options) : state_(std::make_unique<State>()) {
+  limits::check_translator(options, model.max_positions());
   state_->model = model;
   state_->options = options;
   runtime::TranslatorConfig c;
@@ -403,9 +424,15 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
                                                           const ResultCallback& on_result, std::size_t first_index) const {
   const auto& tok = state_->model.state_->tokenizers;
   const auto& config = state_->translator->model().config();
+  // Only what max_input_length keeps is tokenized (a line of a gigabyte costs what its
+  // first tokens cost) — unless attention is returned: its rows span every token of the
+  // line, the cut ones as zeros (CTranslate2's), so the line is tokenized whole.
+  const std::int64_t keep = options.max_input_length > 0 && !options.return_attention
+                                ? std::min(options.max_input_length, state_->translator->plan().limits().max_source_length)
+                                : 0;
   Encoded in;
   encode_all(sources, [&](const std::string& s, SourceView& v) {
-    auto ids = tok.encode_text(s, runtime::Side::source);
+    auto ids = keep > 0 ? state_->model.encode_source_text(s, keep).ids : tok.encode_text(s, runtime::Side::source);
     v = special_positions(config, ids.size());
     v.count = ids.size() - v.leading - v.trailing;
     if (options.replace_unknowns)

@@ -12,6 +12,7 @@
 #include "formats/encoder_io.hpp"
 #include "text/vocabulary.hpp"
 #include "text/hf_tokenizer.hpp"
+#include "option_limits.hpp"
 #include "thread_split.hpp"
 
 namespace attend {
@@ -74,8 +75,8 @@ Encoder::Encoder(const std::string& directory, const EncoderOptions& options) : 
   if (!s.tokenizer_path.empty()) s.tokenizer = runtime::HfTokenizer::load(s.tokenizer_path, files.config.family);
   s.model = runtime::EncoderModel::build(std::move(files.config), std::move(files.tensors), std::move(files.report),
                                          load_options(options));
-  if (options.max_length < 0) throw Error("max_length = " + std::to_string(options.max_length) + ": must be ≥ 0 (0: the model's)");
-  s.max_length = options.max_length > 0 ? std::min(options.max_length, s.config().max_positions()) : s.config().max_length();
+  limits::check_encoder(options, s.config().max_positions());
+  s.max_length = options.max_length > 0 ? options.max_length : s.config().max_length();
   s.split = split_threads(options.threads, options.inter_threads, options.intra_threads);
   runtime::EncoderRunnerConfig rc;
   rc.threads = s.split.intra, rc.inter_threads = s.split.inter;

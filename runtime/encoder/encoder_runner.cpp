@@ -52,7 +52,7 @@ std::shared_ptr<const EncoderPlan> EncoderRunner::plan_for(std::int64_t sequence
   const std::int64_t rows = std::min(std::max(power_of_two_at_least(tokens), length), full.max_tokens);
   if (capacity == full.max_batch && rows == full.max_tokens && length == full.max_length && threads == full.threads)
     return plan_;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   auto& plan = plans_[{capacity, rows, length, threads}];
   if (!plan) {
     EncoderLimits l = full;
@@ -69,7 +69,7 @@ std::shared_ptr<const EncoderPlan> EncoderRunner::plan_for(std::int64_t sequence
 std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences, std::int64_t tokens, std::int64_t longest,
                                                           int threads) const {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard lock(mutex_);
     auto same_threads = [&](const auto& w) { return w->plan().limits().threads == threads; };
     auto best = idle_.end();
     for (auto it = idle_.begin(); it != idle_.end(); ++it) {
@@ -101,12 +101,12 @@ std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences,
 }
 
 void EncoderRunner::release(std::unique_ptr<EncoderWorkspace> w) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   idle_.push_back(std::move(w));
 }
 
 void EncoderRunner::collect_statistics(EncoderWorkspace& w) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   const auto seconds = w.step_seconds();
   for (size_t i = 0; i < seconds.size() && i < step_seconds_.size(); ++i) step_seconds_[i] += seconds[i];
   counters_.batches += w.counters().batches;
@@ -256,17 +256,17 @@ void EncoderRunner::run_batch(EncoderWorkspace& w, std::span<const std::int64_t>
 }
 
 std::vector<double> EncoderRunner::step_seconds() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return step_seconds_;
 }
 
 EncoderCounters EncoderRunner::counters() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return counters_;
 }
 
 void EncoderRunner::reset_statistics() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::fill(step_seconds_.begin(), step_seconds_.end(), 0.0);
   counters_ = {};
 }

@@ -21,6 +21,7 @@
 
 #include "encoder/encoder_workspace.hpp"
 #include "translator/batch_workers.hpp"
+#include "translator/fork_guard.hpp"
 
 namespace attend::runtime {
 
@@ -95,7 +96,7 @@ class EncoderRunner {
   EncoderRunnerConfig config_;
   std::shared_ptr<const EncoderPlan> plan_;
   std::unique_ptr<BatchWorkers> workers_;  // inter_threads > 1 only
-  mutable std::mutex mutex_;               // guards everything below
+  mutable ForkSafeMutex mutex_;            // guards everything below (fork waits for it)
   mutable std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, int>, std::shared_ptr<const EncoderPlan>> plans_;
   mutable std::vector<std::unique_ptr<EncoderWorkspace>> idle_;
   mutable std::vector<double> step_seconds_;

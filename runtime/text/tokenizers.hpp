@@ -21,6 +21,15 @@ namespace attend::runtime {
 
 enum class Side { source, target };
 
+// The first pieces of a text, as encode_text gives them (Tokenizers::leading_pieces).
+struct LeadingPieces {
+  std::vector<std::int32_t> ids;  // at most the pieces asked for (no BOS/EOS)
+  std::int64_t seen = 0;          // the text's pieces: all of them, or (more) a lower bound
+  bool more = false;              // only part of the text was tokenized: it has more than `seen`
+  bool exact = true;              // false: the text was given cut (`cut`) where its last ids may
+                                  // differ from those of the whole, and these reach that far
+};
+
 class Tokenizers {
  public:
   Tokenizers() = default;
@@ -44,6 +53,19 @@ class Tokenizers {
   // Source text or tokens → ids, with the BOS/EOS the model asks for. Blank text
   // (text/blank_text.hpp) has no pieces.
   std::vector<std::int32_t> encode_text(const std::string& text, Side side) const;
+  // The first `count` pieces of encode_text(text, side) — the same ids — tokenizing only
+  // as much of a long text as they need, so that memory and time follow `count`, not
+  // the text. `cut`: the text is the start of a longer one (a line read in part); its
+  // ids near the cut are not trusted to be the whole's (`exact`).
+  LeadingPieces leading_pieces(const std::string& text, Side side, std::int64_t count, bool cut = false) const;
+  // Whether encode_text never gives `id` for a text's own pieces (a control id, as the
+  // end-of-sequence): where it does, cutting a text's ids depends on its last pieces.
+  bool text_never_gives(std::int32_t id, Side side) const;
+  // The BOS/EOS encode_text adds around a source's pieces.
+  std::int64_t source_specials() const { return (add_bos_ ? 1 : 0) + (add_eos_ ? 1 : 0); }
+  std::vector<std::int32_t> with_specials(std::vector<std::int32_t> pieces, Side side) const {
+    return with_source_specials(std::move(pieces), side);
+  }
   std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side) const;
   std::string decode_text(const std::vector<std::int32_t>& ids) const;               // target side
   std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& ids) const;  // target side
@@ -56,12 +78,17 @@ class Tokenizers {
 
  private:
   std::vector<std::int32_t> with_source_specials(std::vector<std::int32_t> ids, Side side) const;
+  const sentencepiece::SentencePieceProcessor& spm(Side side) const { return side == Side::source ? *source_spm_ : *target_spm_; }
+  bool pieces_stop_at_spaces(Side side) const { return side == Side::source ? source_word_local_ : target_word_local_; }
 
   std::shared_ptr<sentencepiece::SentencePieceProcessor> source_spm_, target_spm_;
   std::optional<Vocabulary> source_vocab_, target_vocab_;
   std::string text_files_, vocab_files_;
   std::int32_t bos_ = 0, eos_ = 0;
   bool add_bos_ = false, add_eos_ = false;
+  // Every piece with the word mark "▁" has it first only: a piece never spans a space,
+  // so the pieces before a space do not depend on the text after it.
+  bool source_word_local_ = false, target_word_local_ = false;
 };
 
 }  // namespace attend::runtime

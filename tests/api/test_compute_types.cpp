@@ -210,7 +210,7 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
   CHECK(std::string(attend_model_compute_type(model)) == "float32");
   attend_model_free(model);
   model = nullptr;
-  CHECK(attend_model_load_typed(fp32.c_str(), nullptr, "float16", &model) == ATTEND_ERROR);
+  CHECK(attend_model_load_typed(fp32.c_str(), nullptr, "float16", &model) == ATTEND_ERROR_INVALID_ARGUMENT);
   CHECK(model == nullptr);
   CHECK_THAT(std::string(attend_last_error()), Catch::Contains("float16"));
   CHECK(std::string(attend_model_compute_type(nullptr)).empty());
@@ -236,7 +236,7 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
   attend_model_free(model);
   lo.kv_cache_type = "int8";
   model = nullptr;
-  CHECK(attend_model_load_with(fp32.c_str(), &lo, &model) == ATTEND_ERROR);
+  CHECK(attend_model_load_with(fp32.c_str(), &lo, &model) == ATTEND_ERROR_INVALID_ARGUMENT);
   CHECK(model == nullptr);
   CHECK_THAT(std::string(attend_last_error()), Catch::Contains("kv_cache_type = 'int8'"));
 
@@ -247,7 +247,7 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
   REQUIRE(attend_model_load((out + "/int8").c_str(), nullptr, &model) == ATTEND_OK);
   CHECK(std::string(attend_model_compute_type(model)) == "int8");
   attend_model_free(model);
-  CHECK(attend_convert_model(fp32.c_str(), (out + "/bad").c_str(), "float16") == ATTEND_ERROR);
+  CHECK(attend_convert_model(fp32.c_str(), (out + "/bad").c_str(), "float16") == ATTEND_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(std::string(attend_last_error()), Catch::Contains("float16"));
   CHECK(attend_convert_model(nullptr, out.c_str(), nullptr) == ATTEND_ERROR_INVALID_ARGUMENT);
 }

@@ -20,6 +20,10 @@ namespace attend::cli {
 namespace {
 
 constexpr std::size_t kChunkLines = 1024;
+// Embed and tokenize read a line only this far (the rest is dropped as it arrives, with
+// a warning): tokens far beyond any encoder's max_length, never a gigabyte held for one
+// line. Classify reads pairs whole: a cut would drop the second text.
+constexpr std::size_t kLineBytes = std::size_t{1} << 20;
 
 struct EncoderCommandArgs {
   EncoderChoice encoder;
@@ -39,8 +43,10 @@ void append_float(std::string& out, float v) {
 // Runs `per_chunk` on the input's lines, chunk by chunk, with the progress line, the
 // warnings and the summary alike for every command.
 template <class PerChunk>
-int run_lines(const EncoderCommandArgs& args, const char* who, EncoderInput& input, const PerChunk& per_chunk) {
+int run_lines(const EncoderCommandArgs& args, const char* who, EncoderInput& input, const PerChunk& per_chunk,
+              std::size_t line_cap = kLineBytes) {
   LineReader reader(args.input, "input");
+  reader.cap_lines(line_cap);
   const bool interactive = args.input == "-" && is_terminal(0);
   const bool show_progress = !args.quiet && is_terminal(2) && !interactive;
   Progress progress(show_progress, show_progress ? count_lines(args.input) : std::nullopt);
@@ -58,10 +64,12 @@ int run_lines(const EncoderCommandArgs& args, const char* who, EncoderInput& inp
     }
   } catch (...) {
     progress.finish();
+    reader.print_warnings(stderr, who);
     input.print_warnings(stderr);
     throw;
   }
   progress.finish();
+  reader.print_warnings(stderr, who);
   input.print_warnings(stderr);
   if (!args.quiet)
     std::fprintf(stderr, "%s: %llu lines (%llu tokens) in %.2f s: %.1f lines/s, %.0f tokens/s\n", who,
@@ -96,7 +104,7 @@ int run_embed(const EncoderCommandArgs& args) {
     attend::EmbedOptions options;
     options.normalize = args.normalize ? 1 : args.no_normalize ? 0 : -1;
     std::optional<NpyWriter> npy;
-    if (format == "npy") npy.emplace(out.stream(), encoder.encoder_info().embedding_dim, out.label());
+    if (format == "npy") npy.emplace(out.stream(), encoder.encoder_info().embedding_dim, out.label()), out.keep_no_partial();
     run_lines(args, "attend embed", input, [&](const std::vector<EncodedLine>& lines) {
       const auto embeddings = encoder.embed_ids(ids_of(lines), options);
       std::string text;
@@ -176,7 +184,7 @@ int run_classify(const EncoderCommandArgs& args) {
         ++written;
       }
       std::fflush(out.stream());
-    });
+    }, 0);
   });
 }
 

@@ -24,18 +24,19 @@ void EncoderChoice::add_flags(CLI::App& app, bool pooling_flag) {
     app.add_option("--pooling", pooling, "Pooling of the embeddings (default: the model's 1_Pooling, else mean)")
         ->check(CLI::IsMember({"cls", "mean", "max", "mean_sqrt_len", "weightedmean", "lasttoken"}));
   app.add_option("--max-length", max_length,
-                 "Tokens a line is cut to, special tokens included (0: the model's — sentence-transformers' max_seq_length)")
+                 "Tokens a line is cut to, special tokens included, at most the model's positions (0: the model's — "
+                 "sentence-transformers' max_seq_length)")
       ->check(at_least(0))
       ->capture_default_str();
-  app.add_option("-t,--threads", threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
-  app.add_option("--inter-threads", inter_threads, "Batches run at once (0: chosen)")->check(at_least(0))->capture_default_str();
+  app.add_option("-t,--threads", threads, "Compute threads in all (0: one per core)")->check(threads_range())->capture_default_str();
+  app.add_option("--inter-threads", inter_threads, "Batches run at once (0: chosen)")->check(threads_each_range())->capture_default_str();
   app.add_option("--intra-threads", intra_threads, "Compute threads per batch (0: threads / inter-threads)")
-      ->check(at_least(0))
+      ->check(threads_each_range())
       ->capture_default_str();
-  app.add_option("--max-batch-size", max_batch_size, "Sequences per batch")->check(at_least(1))->capture_default_str();
+  app.add_option("--max-batch-size", max_batch_size, "Sequences per batch")->check(batch_size_range())->capture_default_str();
   app.add_option("--max-batch-tokens", max_batch_tokens,
                  "Tokens per batch (packed: no padding; cut further to 512 per compute thread)")
-      ->check(at_least(1))
+      ->check(batch_tokens_range(1))
       ->capture_default_str();
 }
 

@@ -7,9 +7,12 @@
 
 #include "attend/attend.hpp"
 #include "commands.hpp"
+#include "interrupts.hpp"
+#include "option_flags.hpp"
 
 int main(int argc, char** argv) {
   using namespace attend::cli;
+  watch_interrupts();  // before any thread starts
   CLI::App app{"attend — encoder-decoder transformer inference on x86 CPUs"};
   app.set_version_flag("--version", std::string("attend ") + attend::version());
   app.require_subcommand(1);
@@ -41,6 +44,9 @@ int main(int argc, char** argv) {
       return c.run();
     } catch (const UsageError& e) {
       std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", who.c_str(), e.what());
+      return 2;
+    } catch (const attend::OptionError& e) {  // a setting the model or the library refuses: a usage error too
+      std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", who.c_str(), usage_message(e).c_str());
       return 2;
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "%s: error: out of memory (a model or limits too large for this machine)\n", who.c_str());

@@ -1,6 +1,7 @@
 #include "model_choice.hpp"
 
 #include "commands.hpp"
+#include "flag_checks.hpp"
 
 namespace attend::cli {
 
@@ -12,6 +13,7 @@ void ModelChoice::add_flags(CLI::App& app, const std::string& default_preset) {
   auto* preset_option = app.add_option("--preset", preset, preset_help)->check(CLI::IsMember({"tiny", "base", "big"}));
   model->excludes(preset_option);
   app.add_option("--seed", seed, "Seed of the preset's weights and of any random workload or sampling")
+      ->check(any_uint64())
       ->capture_default_str();
   app.add_option("--isa", isa, "Kernels to use: avx512, avx2, sse2 (default: the best this CPU runs, or $ATTEND_ISA)")
       ->check(CLI::IsMember({"avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"}));

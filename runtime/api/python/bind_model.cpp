@@ -1,5 +1,6 @@
 // attend.Model and what describes it (ModelInfo, TensorInfo, SpecialIds).
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "attend/attend.hpp"
@@ -131,6 +132,16 @@ void bind_model(nb::module_& m) {
           },
           nb::arg("ids"), nb::arg("max_length"),
           "The encoded source cut to `max_length` ids, keeping the end-of-sequence the model appends (if any) last.")
+      .def(
+          "encode_source_text",
+          [](const attend::Model& m, const std::string& text, std::int64_t max_length) {
+            attend::Model::TruncatedSource t = m.encode_source_text(text, max_length);
+            return nb::make_tuple(t.ids, t.length, t.more, t.truncated);
+          },
+          nb::arg("text"), nb::arg("max_length"),
+          "(ids, length, more, truncated): truncate_source(encode_text(text), max_length) — the same ids — "
+          "tokenizing only as much of a long text as they need; `length` counts the whole text's ids (more: "
+          "at least that many).")
       .def("__repr__", [](const attend::Model& m) { return "attend.Model(" + m.info().directory + ")"; });
 }
 

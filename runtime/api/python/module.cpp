@@ -178,6 +178,13 @@ NB_MODULE(_attend, m) {
     }
   });
   m.def("version", [] { return std::string(attend::version()); }, "The library's version, e.g. \"0.1.0\".");
+  // include/attend/limits.h, for the package's own checks of arguments it maps (they
+  // name the caller's argument, not the engine field it becomes).
+  nb::dict limits;
+  limits["max_threads"] = ATTEND_MAX_THREADS, limits["max_threads_each"] = ATTEND_MAX_THREADS_EACH;
+  limits["max_batch_size"] = ATTEND_MAX_BATCH_SIZE, limits["max_batch_tokens"] = ATTEND_MAX_BATCH_TOKENS;
+  limits["max_target_length"] = ATTEND_MAX_TARGET_LENGTH, limits["max_beam_size"] = ATTEND_MAX_BEAM_SIZE;
+  m.attr("limits") = limits;
   m.def("is_blank_text", &attend::is_blank_text, nb::arg("text"),
         "Whether `text` is blank (white space and invisible characters only): such a line translates to an "
         "empty one, as `attend translate` treats it.");

@@ -12,11 +12,34 @@ CTranslate2 converted encoder) and run it without padding; every call releases t
 
 from __future__ import annotations
 
-from typing import Any, Iterable, NamedTuple, Optional, Sequence, Union
+import time
+from typing import Any, Callable, Iterable, List, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _attend
+
+# A call into the engine runs without the GIL and cannot see Ctrl-C: Python runs a signal
+# handler (KeyboardInterrupt) only between two calls. A long input therefore goes to the
+# engine in pieces of about this many seconds each (sized from the pieces before), so
+# that Ctrl-C stops it that soon and the encoder stays usable. Results do not depend on
+# the pieces: a text's embedding does not depend on the texts beside it.
+_PIECE_SECONDS = 0.25
+_FIRST_PIECE = 64  # texts
+
+
+def _in_pieces(items: Sequence[Any], run: Callable[[Sequence[Any]], Any]) -> List[Any]:
+    """run(piece) over consecutive pieces of `items`, timed so that each takes about
+    _PIECE_SECONDS; their results in order."""
+    results, start, size = [], 0, _FIRST_PIECE
+    while start < len(items) or not results:
+        began = time.monotonic()
+        results.append(run(items[start:start + size]))
+        start += size
+        seconds = time.monotonic() - began
+        # Grow at most 4× (a piece of short texts may precede long ones), shrink at once.
+        size = max(1, min(size * 4, int(size * _PIECE_SECONDS / max(seconds, 1e-6))))
+    return results
 
 
 def _threads(inter_threads: int, intra_threads: int) -> dict:
@@ -109,7 +132,18 @@ class Encoder:
             if len(token_type_ids) != len(ids):
                 raise ValueError(f"token_type_ids has {len(token_type_ids)} rows for a batch of {len(ids)} sequences")
             types = [np.asarray(t).reshape(-1).tolist()[: len(i)] for t, i in zip(token_type_ids, ids)]
-        last, pooler = self._engine.forward_ids(ids, types)
+        pieces = _in_pieces(range(len(ids)), lambda r: self._engine.forward_ids(
+            ids[r.start:r.stop], None if types is None else types[r.start:r.stop]))
+        if len(pieces) == 1:
+            return EncoderForwardOutput(*pieces[0])
+        # [batch, longest, hidden], zeros past each sequence's length, as one call gives.
+        longest = max(last.shape[1] for last, _ in pieces)
+        last = np.zeros((len(ids), longest, pieces[0][0].shape[2]), dtype=np.float32)
+        at = 0
+        for piece, _ in pieces:
+            last[at:at + len(piece), :piece.shape[1]] = piece
+            at += len(piece)
+        pooler = None if pieces[0][1] is None else np.concatenate([p for _, p in pieces])
         return EncoderForwardOutput(last, pooler)
 
     def info(self) -> "_attend.ModelInfo":
@@ -195,7 +229,8 @@ class SentenceEncoder:
         prefix = self._resolve_prompt(prompt, prompt_name)
         if not texts:
             return np.array([]) if convert_to_numpy else []
-        embeddings = self._engine.embed(texts, 1 if normalize_embeddings else -1, prompt=prefix)
+        normalize = 1 if normalize_embeddings else -1
+        embeddings = np.concatenate(_in_pieces(texts, lambda piece: self._engine.embed(piece, normalize, prompt=prefix)))
         if single:
             return embeddings[0]
         return embeddings if convert_to_numpy else list(embeddings)

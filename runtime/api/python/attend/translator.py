@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import inspect
 import itertools
 import operator
 import os
@@ -41,7 +42,8 @@ _DEFAULT_BATCH_TOKENS = 4096  # padded source tokens: keeps the arena small on m
 _DEFAULT_BEAM = 2             # CTranslate2's default beam_size
 _DEFAULT_TARGET = 256         # …and max_decoding_length
 _MAX_CACHED_PLANS = 4
-_MAX_THREADS = 1024           # the engine's limit on a plan's threads
+_LIMITS = _attend.limits      # include/attend/limits.h
+_MAX_THREADS = _LIMITS["max_threads_each"]
 
 
 @_arguments.checked()
@@ -287,8 +289,11 @@ class Translator:
     def _plan_for(self, max_batch_size: int, batch_type: str, beam: int, target: int, method: str) -> "_attend.Translator":
         if batch_type not in ("examples", "tokens"):
             raise _refuse(method, f"batch_type={batch_type!r}", "must be 'examples' or 'tokens'")
-        if max_batch_size < 0:
-            raise _refuse(method, f"max_batch_size={max_batch_size}", "must be ≥ 0 (0: no limit)")
+        # The engine field it becomes has its range: named here as the caller's argument.
+        highest = _LIMITS["max_batch_tokens" if batch_type == "tokens" else "max_batch_size"]
+        if not 0 <= max_batch_size <= highest:
+            raise _refuse(method, f"max_batch_size={max_batch_size}",
+                          f"must be in [0, {highest}] (0: no limit; batch_type={batch_type!r})")
         if batch_type == "tokens" and max_batch_size > 0:
             return self._plan(_DEFAULT_BATCH, max_batch_size, beam, target)
         # 0 is CTranslate2's "one batch": attend splits into its plan's batches, which
@@ -413,30 +418,34 @@ class Translator:
         (attend's) fills ``attention`` as ``True`` does and ``attention_heads`` with every
         layer and head along the best hypothesis (:class:`attend.AttentionHeads`).
         """
+        arguments = dict(locals())
+        del arguments["self"]
+        return self._translate_batch(0, **arguments)
+
+    def _translate_batch(self, first_index: int, source: Any, target_prefix: Any, max_batch_size: int, batch_type: str,
+                         asynchronous: bool, return_scores: bool,
+                         callback: Optional[Callable[[GenerationStepResult], bool]], **decoding: Any
+                         ) -> Union[List[TranslationResult], List[AsyncResult]]:
+        """translate_batch with its sentences numbered from `first_index`: sentence i
+        draws its samples (and is named in messages) as sentence first_index + i, so a
+        stream cut into chunks draws what one call over it draws."""
         method = "translate_batch"
-        options = self._decoding_options(
-            method, beam_size=beam_size, patience=patience, num_hypotheses=num_hypotheses,
-            length_penalty=length_penalty, coverage_penalty=coverage_penalty, repetition_penalty=repetition_penalty,
-            no_repeat_ngram_size=no_repeat_ngram_size, disable_unk=disable_unk, suppress_sequences=suppress_sequences,
-            end_token=end_token, return_end_token=return_end_token, prefix_bias_beta=prefix_bias_beta,
-            max_input_length=max_input_length, max_decoding_length=max_decoding_length,
-            min_decoding_length=min_decoding_length, use_vmap=use_vmap, return_logits_vocab=return_logits_vocab,
-            return_attention=return_attention, return_alternatives=return_alternatives,
-            min_alternative_expansion_prob=min_alternative_expansion_prob, sampling_topk=sampling_topk,
-            sampling_topp=sampling_topp, sampling_temperature=sampling_temperature, replace_unknowns=replace_unknowns)
+        options = self._decoding_options(method, **decoding)
+        beam_size, num_hypotheses = decoding["beam_size"], decoding["num_hypotheses"]
         # Sampled draws and alternatives each take a row of the plan, as beams do.
-        rows = max(beam_size, num_hypotheses) if options.sampling or return_alternatives else beam_size
-        plan = self._plan_for(max_batch_size, batch_type, rows, max_decoding_length, method)
+        rows = max(beam_size, num_hypotheses) if options.sampling or decoding["return_alternatives"] else beam_size
+        plan = self._plan_for(max_batch_size, batch_type, rows, decoding["max_decoding_length"], method)
         # Empty sources tell nothing: their prefixes may (CTranslate2 takes tokens then).
         prefix_kind = None if target_prefix is None else _input_kind(target_prefix, "target_prefix")
         kind = _input_kind(source, "source") or prefix_kind or "tokens"
         if asynchronous:
             source, target_prefix = _snapshot(source), _snapshot(target_prefix)
         count = len(source)
+        return_attention = decoding["return_attention"]
 
         def work() -> List[TranslationResult]:
             return self._translate(plan, kind, source, target_prefix, options, return_scores, return_attention,
-                                   callback)
+                                   callback, first_index)
 
         if asynchronous:
             return self._submit(work, count)
@@ -444,7 +453,8 @@ class Translator:
 
     def _translate(self, plan: "_attend.Translator", kind: str, source: Any, target_prefix: Any,
                    options: "_attend.TranslationOptions", return_scores: bool, return_attention: Union[bool, str],
-                   callback: Optional[Callable[[GenerationStepResult], bool]]) -> List[TranslationResult]:
+                   callback: Optional[Callable[[GenerationStepResult], bool]], first_index: int = 0
+                   ) -> List[TranslationResult]:
         if len(source) == 0:
             return []
         on_token = None
@@ -458,13 +468,13 @@ class Translator:
         self._active += 1
         try:
             if kind == "tokens":
-                raw = plan.translate_tokens(source, options, target_prefix, on_token)  # each token checked there
+                raw = plan.translate_tokens(source, options, target_prefix, on_token, first_index)  # each token checked there
                 hypotheses = lambda h: h.tokens  # noqa: E731
             else:
                 prefixes = None
                 if target_prefix is not None:
                     prefixes = [p if p is not None else [] for p in target_prefix]
-                raw = plan.translate_ids(source, options, prefixes, on_token)
+                raw = plan.translate_ids(source, options, prefixes, on_token, first_index)
                 hypotheses = lambda h: h.ids  # noqa: E731
         finally:
             self._active -= 1
@@ -479,18 +489,34 @@ class Translator:
         on, and yields one :class:`TranslationResult` per example in input order. Memory
         stays bounded by the chunks in flight. ``kwargs``: any ``translate_batch`` option."""
         iterables = [source] if target_prefix is None else [source, target_prefix]
-        yield from self._process_iterable(self.translate_batch, iterables, max_batch_size, batch_type, kwargs)
 
-    def _process_iterable(self, process: Callable[..., List[AsyncResult]], iterables: List[Iterable[Any]],
-                          max_batch_size: int, batch_type: str, kwargs: Dict[str, Any]) -> Iterator[Any]:
+        def translate_chunk(first: int, streams: Tuple[List[Any], ...], options: Dict[str, Any]) -> List[AsyncResult]:
+            # Example i of the stream is sentence i, whatever chunk it is read in: its
+            # draws are those translate_batch gives it in one call over the stream.
+            bound = _TRANSLATE_BATCH.bind(self, *streams, **options)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            del arguments["self"]
+            return self._translate_batch(first, **arguments)
+
+        yield from self._process_iterable(translate_chunk, iterables, max_batch_size, batch_type, kwargs)
+
+    def _process_iterable(self, process: Callable[[int, Tuple[List[Any], ...], Dict[str, Any]], List[AsyncResult]],
+                          iterables: List[Iterable[Any]], max_batch_size: int, batch_type: str,
+                          kwargs: Dict[str, Any]) -> Iterator[Any]:
+        """Reads the iterables in chunks and yields `process(first, chunk, options)`'s
+        results in order, `first` being the index of the chunk's first example in the
+        stream."""
         if max_batch_size < 1:
             raise ValueError("max_batch_size must be ≥ 1")
         kwargs = dict(kwargs, max_batch_size=max_batch_size, batch_type=batch_type, asynchronous=True)
         read_size = max_batch_size * 16 if max_batch_size > 1 else max_batch_size
         pending: collections.deque = collections.deque()
         in_flight = 2 * self._inter_threads  # chunks: one translating per worker, one read ahead
+        first = 0
         for streams in _chunks(iterables, read_size, batch_type):
-            pending.append(process(*streams, **kwargs))
+            pending.append(process(first, streams, kwargs))
+            first += len(streams[0])
             while pending and (len(pending) > in_flight or all(r.done() for r in pending[0])):
                 for r in pending.popleft():
                     yield r.result()
@@ -596,7 +622,9 @@ class Translator:
                        batch_type: str = "examples", **kwargs: Any) -> Iterator[ScoringResult]:
         """Scores a stream of any length, as ``ctranslate2.Translator.score_iterable``:
         one :class:`ScoringResult` per example, in input order, memory bounded."""
-        yield from self._process_iterable(self.score_batch, [source, target], max_batch_size, batch_type, kwargs)
+        # Scoring draws nothing: a chunk is scored as the same examples in one call are.
+        yield from self._process_iterable(lambda first, streams, options: self.score_batch(*streams, **options),
+                                          [source, target], max_batch_size, batch_type, kwargs)
 
     # ---- attend's own ----
 
@@ -691,6 +719,9 @@ class Translator:
         return f"attend.Translator({self._model_path!r}, inter_threads={self._inter_threads}, " \
                f"intra_threads={self._intra_threads})"
 
+
+# translate_batch's parameters and defaults, which translate_iterable's chunks take.
+_TRANSLATE_BATCH = inspect.signature(Translator.translate_batch)
 
 # Every translator of the process, so that a forked child resets each one's per-process
 # state (the C++ thread teams restart themselves after fork).
