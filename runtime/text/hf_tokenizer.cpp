@@ -76,6 +76,7 @@ Encoding HfTokenizer::encode_sequences(std::string_view a, const std::string_vie
   bool bad_a = false, bad_b = false;
   std::vector<TokenSequence> sequences{tokenize(p, hf::valid_utf8(a, bad_a), 0)};
   if (b) sequences.push_back(tokenize(p, hf::valid_utf8(*b, bad_b), 1));
+  for (std::size_t k = 0; k < sequences.size(); ++k) sequences[k].sequence = static_cast<std::int32_t>(k);
   e.invalid_utf8 = bad_a || bad_b;
 
   if (options.max_length < 0) throw error_of("max_length ", options.max_length, ": must be ≥ 0 (0: no truncation)");
@@ -91,7 +92,10 @@ Encoding HfTokenizer::encode_sequences(std::string_view a, const std::string_vie
 
   if (p.post_processor) sequences = p.post_processor->process(std::move(sequences), options.add_special_tokens);
   TokenSequence all;
-  for (const TokenSequence& s : sequences) all.append(s);
+  for (const TokenSequence& s : sequences) {
+    all.append(s);
+    e.sequence_ids.insert(e.sequence_ids.end(), s.size(), s.sequence);
+  }
   e.ids = std::move(all.ids), e.type_ids = std::move(all.type_ids), e.tokens = std::move(all.tokens);
   return e;
 }
