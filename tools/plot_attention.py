@@ -73,6 +73,13 @@ class Axis:
         """The longest label's length on the page (a character is ~0.6 em)."""
         return 0.6 * font / 72 * max((len(t) for t in self.tokens), default=1) + 0.08
 
+    def upright(self):
+        """Column labels of one or two characters stand upright; longer ones turn 90°."""
+        return max((len(t) for t in self.tokens), default=0) <= 2
+
+    def column_label_inches(self, font):
+        return 1.3 * font / 72 + 0.08 if self.upright() else self.label_inches(font)
+
     def cropped_note(self, name):
         return f"first {len(self.tokens)} of {self.total} {name} tokens" if len(self.tokens) < self.total else ""
 
@@ -96,8 +103,9 @@ def label(ax, rows, columns, font, left=True, bottom=True):
                     gid="row label", clip_on=False)
     if bottom:
         where = offset_copy(ax.get_xaxis_transform(), fig=ax.figure, y=-2, units="points")
+        rotation = 0 if columns.upright() else 90
         for j, token in enumerate(columns.tokens):
-            ax.text(j, 0, token, transform=where, ha="center", va="top", rotation=90, fontsize=font,
+            ax.text(j, 0, token, transform=where, ha="center", va="top", rotation=rotation, fontsize=font,
                     color=columns.colour(j), gid="column label", clip_on=False)
     for spine in ax.spines.values():
         spine.set_linewidth(0.5)
@@ -137,7 +145,7 @@ def grid_figure(w, cells, shape, rows, columns, scale, title, header, row_name, 
     pitch, font = GRID["pitch"], GRID["font"]
     map_w = max(GRID["min_map"], pitch * len(columns.tokens))
     map_h = max(GRID["min_map"], pitch * len(rows.tokens))
-    left, bottom = rows.label_inches(font) + 0.4, columns.label_inches(font) + 0.35
+    left, bottom = rows.label_inches(font) + 0.4, columns.column_label_inches(font) + 0.35
     gap_x, gap_y, right, top = 0.22, 0.32, 1.5, 1.0
     width = left + g_cols * map_w + (g_cols - 1) * gap_x + right
     height = bottom + g_rows * map_h + (g_rows - 1) * gap_y + top
@@ -188,7 +196,7 @@ def single_figure(matrix, rows, columns, vmax, scale, title, subtitle, row_name,
     pitch, font = SINGLE["pitch"], SINGLE["font"]
     map_w = max(SINGLE["min_map"], pitch * len(columns.tokens))
     map_h = max(SINGLE["min_map"], pitch * len(rows.tokens))
-    left, bottom = rows.label_inches(font) + 0.45, columns.label_inches(font) + 0.45
+    left, bottom = rows.label_inches(font) + 0.45, columns.column_label_inches(font) + 0.45
     right, top = 1.4, 0.95
     width, height = max(left + map_w + right, 6.0), bottom + map_h + top
     fig = plt.figure(figsize=(width, height))
