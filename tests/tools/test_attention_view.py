@@ -140,11 +140,12 @@ def translation_page(browser, attend, model, tool, scratch):
     check(abs(got - want) <= 1e-4, f"the hovered weight {got} is the file's {want}")
 
     # A token hovered: only its lines; the tokens it attends to get their weights.
-    before = canvas_ink(browser, "lines")
     g = browser.evaluate("[lv.g.xl, lv.g.top, lv.g.rowH]")
-    mouse(browser, canvas_point(browser, "lines", g[0] - 12, g[1] + 0.5 * g[2]))
+    mouse(browser, canvas_point(browser, "lines-focus", g[0] - 12, g[1] + 0.5 * g[2]))
     check(browser.evaluate("state.hover && state.hover.side === 'left' && state.hover.index === 0"), "token 0 hovered")
-    check(canvas_ink(browser, "lines") != before, "hovering a token redraws its lines")
+    check(canvas_ink(browser, "lines-focus")[0] > 0 and
+          browser.evaluate("document.getElementById('lines').style.visibility") == "hidden",
+          "hovering a token shows its own lines instead of every line")
     check(tooltip(browser).startswith(str(z["target_tokens"][0])), f"the hovered token's tooltip: {tooltip(browser)!r}")
 
     # Keys: head and layer, the scale, the line, back to the model view.
