@@ -227,6 +227,12 @@ ATTEND_C_API attend_status attend_encoder_attention_heads(const attend_encoder* 
 /* The same written to path as the .npz `attend embed --attention-all` writes. */
 ATTEND_C_API attend_status attend_encoder_save_attention(const attend_encoder* encoder, const int32_t* ids, size_t length,
                                                          const char* path);
+/* The same for a text, or a sentence pair (second non-NULL; a cross-encoder's query and
+ * passage), through the model's tokenizer.json as embed and classify tokenize it: the
+ * file also holds the text(s) and which sentence (A or B) each token came from
+ * (attend::Encoder::text_attention_heads). */
+ATTEND_C_API attend_status attend_encoder_save_text_attention(const attend_encoder* encoder, const char* text,
+                                                              const char* second, const char* path);
 ATTEND_C_API attend_status attend_encoder_forward_ids(const attend_encoder* encoder, const int32_t* const* ids,
                                                       const int32_t* const* type_ids, const size_t* lengths, size_t count,
                                                       float* last_hidden_state, float* pooler_output);

@@ -177,8 +177,18 @@ struct AttentionHeads {
   std::vector<std::int32_t> source_ids;         // as the encoder saw them, the model's BOS/EOS included
   std::vector<std::int32_t> target_ids;         // one per decoding step: the output, a final end token included
   std::vector<std::int32_t> decoder_input_ids;  // the decoder start token, then target_ids but the last
-  // The same as vocabulary tokens (decimal ids for a model without vocabularies).
+  // The same as the model's own tokens: its tokenizer.json, SentencePiece model or
+  // vocabulary files (decimal ids only for a model with none of them).
   std::vector<std::string> source_tokens, target_tokens, decoder_input_tokens;
+  // Encoder-only models: the token type (segment) ids the encoder saw (empty: none given,
+  // all 0), and — when the input was given as text — which text each source token came
+  // from: 0 the text (a pair's first, sentence A), 1 a pair's second (sentence B), -1 a
+  // special token the tokenizer added (Hugging Face's sequence_ids). Empty otherwise.
+  std::vector<std::int32_t> source_type_ids, source_sequence_ids;
+  // What the maps are of, for the files and pictures made from them: the model's
+  // directory, and the input as text where it was given as text (a pair: two texts).
+  std::string model;
+  std::vector<std::string> source_texts;
   AttentionMaps encoder_self;  // [encoder layers, heads, source, source]
   AttentionMaps decoder_self;  // [decoder layers, heads, target, target]: causal, 0 above the diagonal
   AttentionMaps cross;         // [decoder layers, heads, target, source]
@@ -328,8 +338,10 @@ ATTEND_API void convert_model(const std::string& input_directory, const std::str
 // float32 arrays encoder_self, decoder_self, cross shaped [layers, heads, rows, columns]
 // (a map with no layers is left out: an encoder-only model has no decoder), int32
 // source_ids, target_ids, decoder_input_ids, unicode source_tokens, target_tokens,
-// decoder_input_tokens, and int64 `line` when line ≥ 0. Throws attend::Error naming the
-// path when it cannot be written (a missing directory, a full disk).
+// decoder_input_tokens, and int64 `line` when line ≥ 0; where the heads have them, int32
+// source_type_ids and source_sequence_ids, unicode `model` (a 0-d string) and
+// source_texts. Throws attend::Error naming the path when it cannot be written (a
+// missing directory, a full disk).
 ATTEND_API void save_attention_npz(const AttentionHeads& heads, const std::string& path, std::int64_t line = -1);
 
 // The library's version, e.g. "0.1.0".

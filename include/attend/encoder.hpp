@@ -78,6 +78,9 @@ struct Classification {
 struct TokenizedText {
   std::vector<std::int32_t> ids, type_ids;
   std::vector<std::string> tokens;
+  // The text each token came from: 0 the text (a pair's first), 1 a pair's second, -1 a
+  // special token the tokenizer added (Hugging Face's Encoding.sequence_ids).
+  std::vector<std::int32_t> sequence_ids;
   bool truncated = false;
   bool invalid_utf8 = false;  // invalid UTF-8 was replaced by U+FFFD
 };
@@ -134,12 +137,19 @@ class ATTEND_API Encoder {
   std::vector<Classification> classify_ids(const std::vector<std::vector<std::int32_t>>& ids,
                                            const std::vector<std::vector<std::int32_t>>& token_type_ids = {}) const;
   // Every layer and head's self-attention of one sequence of ids (what embed_ids runs):
-  // AttentionHeads::encoder_self [layers, heads, length, length], source_ids and
-  // source_tokens (the vocabulary's, or decimal ids without one); an encoder-only model
-  // has no decoder, so decoder_self and cross stay empty (0 layers). Recomputed only
-  // when asked, through the same plan and kernels. Throws as embed_ids does.
+  // AttentionHeads::encoder_self [layers, heads, length, length], source_ids,
+  // source_type_ids (as given) and source_tokens (the model's tokenizer.json or
+  // vocabulary tokens, decimal ids without either); an encoder-only model has no
+  // decoder, so decoder_self and cross stay empty (0 layers). Recomputed only when
+  // asked, through the same plan and kernels. Throws as embed_ids does.
   AttentionHeads attention_heads(const std::vector<std::int32_t>& ids,
                                  const std::vector<std::int32_t>& token_type_ids = {}) const;
+  // The same for a text, or a sentence pair (a cross-encoder's query and passage),
+  // tokenized as embed and classify tokenize it: source_texts holds the text(s),
+  // source_sequence_ids which text each token came from (sentence A or B). Throws as
+  // tokenize does.
+  AttentionHeads text_attention_heads(const std::string& text) const;
+  AttentionHeads text_attention_heads(const std::string& first, const std::string& second) const;
 
   // Why embed_ids, forward_ids, classify_ids or attention_heads would refuse one
   // sequence (no tokens, more than max_length, an id or token type outside the model's),

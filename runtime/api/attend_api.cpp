@@ -119,6 +119,7 @@ AttentionHeads trace_heads(const runtime::Translator& translator, const runtime:
                            std::span<const std::int32_t> source, std::span<const std::int32_t> target) {
   runtime::AttentionCapture capture = translator.trace_attention(source, target);
   AttentionHeads h;
+  h.model = translator.model().report().origin;
   if (!source.empty()) {  // an empty source is not run: no tokens either
     h.source_ids.assign(source.begin(), source.end());
     h.target_ids.assign(target.begin(), target.end());

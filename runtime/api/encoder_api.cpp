@@ -103,22 +103,56 @@ TokenizedText tokenized(const Encoder::State& s, const std::string& first, const
   runtime::Encoding e = second ? s.tokenizer->encode_pair(first, *second, o) : s.tokenizer->encode(first, o);
   TokenizedText t;
   t.ids = std::move(e.ids), t.type_ids = std::move(e.type_ids), t.tokens = std::move(e.tokens);
+  t.sequence_ids = std::move(e.sequence_ids);
   t.truncated = e.truncated;
   t.invalid_utf8 = e.invalid_utf8;
   return t;
+}
+
+// An id as the model's own token, for attention labels: CTranslate2's vocabulary where
+// the directory has one (its ids are the model's), else tokenizer.json's; the decimal id
+// where neither names it (an embedding row past the tokenizer's vocabulary).
+std::string token_name(const Encoder::State& s, std::int32_t id) {
+  if (s.vocabulary) return s.vocabulary->token(id);
+  if (s.tokenizer && id >= 0 && id < s.tokenizer->vocab_size()) try {
+      return s.tokenizer->id_to_token(id);
+    } catch (const Error&) {  // an id tokenizer.json skips (its added tokens may leave gaps)
+    }
+  return std::to_string(id);
+}
+
+AttentionHeads heads_of(const Encoder::State& s, const std::vector<std::int32_t>& ids,
+                        const std::vector<std::int32_t>& token_type_ids) {
+  runtime::AttentionCapture capture = s.runner->trace_attention(ids, token_type_ids);
+  AttentionHeads h;
+  h.model = s.directory;
+  h.source_ids = ids;
+  h.source_type_ids = token_type_ids;
+  for (const std::int32_t id : ids) h.source_tokens.push_back(token_name(s, id));
+  h.encoder_self = maps_of(std::move(capture.encoder_self));
+  return h;
+}
+
+AttentionHeads text_heads(const Encoder::State& s, std::vector<std::string> texts) {
+  TokenizedText t = tokenized(s, texts[0], texts.size() > 1 ? &texts[1] : nullptr);
+  AttentionHeads h = heads_of(s, t.ids, t.type_ids);
+  h.source_tokens = std::move(t.tokens);  // the tokenizer's own strings for what it produced
+  h.source_sequence_ids = std::move(t.sequence_ids);
+  h.source_texts = std::move(texts);
+  return h;
 }
 
 }  // namespace
 
 AttentionHeads Encoder::attention_heads(const std::vector<std::int32_t>& ids,
                                        const std::vector<std::int32_t>& token_type_ids) const {
-  runtime::AttentionCapture capture = state_->runner->trace_attention(ids, token_type_ids);
-  AttentionHeads h;
-  h.source_ids = ids;
-  for (const std::int32_t id : ids)
-    h.source_tokens.push_back(state_->vocabulary ? state_->vocabulary->token(id) : std::to_string(id));
-  h.encoder_self = maps_of(std::move(capture.encoder_self));
-  return h;
+  return heads_of(*state_, ids, token_type_ids);
+}
+
+AttentionHeads Encoder::text_attention_heads(const std::string& text) const { return text_heads(*state_, {text}); }
+
+AttentionHeads Encoder::text_attention_heads(const std::string& first, const std::string& second) const {
+  return text_heads(*state_, {first, second});
 }
 
 std::string Encoder::input_problem(const std::vector<std::int32_t>& ids,

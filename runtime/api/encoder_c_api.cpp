@@ -142,6 +142,17 @@ attend_status attend_encoder_save_attention(const attend_encoder* e, const int32
   return guarded([&] { attend::save_attention_npz(e->encoder.attention_heads(std::vector<std::int32_t>(ids, ids + length)), path); });
 }
 
+attend_status attend_encoder_save_text_attention(const attend_encoder* e, const char* text, const char* second,
+                                                 const char* path) {
+  if (e == nullptr || text == nullptr || path == nullptr)
+    return invalid("attend_encoder_save_text_attention: encoder, text and path must not be NULL");
+  return guarded([&] {
+    attend::save_attention_npz(second == nullptr ? e->encoder.text_attention_heads(text)
+                                                 : e->encoder.text_attention_heads(text, second),
+                               path);
+  });
+}
+
 attend_status attend_encoder_forward_ids(const attend_encoder* e, const int32_t* const* ids, const int32_t* const* type_ids,
                                          const size_t* lengths, size_t count, float* last_hidden_state, float* pooler_output) {
   if (e == nullptr || (count > 0 && (ids == nullptr || lengths == nullptr || last_hidden_state == nullptr)))

@@ -111,6 +111,7 @@ Encoding HfTokenizer::encode_sequences(std::string_view a, const std::string_vie
   Encoding e;
   std::vector<TokenSequence> sequences{tokenize_text(p, a, 0, cap, e.invalid_utf8)};
   if (b) sequences.push_back(tokenize_text(p, *b, 1, cap, e.invalid_utf8));
+  for (std::size_t k = 0; k < sequences.size(); ++k) sequences[k].sequence = static_cast<std::int32_t>(k);
   if (max_length > 0) {
     std::size_t n1 = sequences[0].size(), n2 = b ? sequences[1].size() : 0;
     if (b && n1 > limit && n2 > limit && limit % 2 == 1) {
@@ -126,7 +127,10 @@ Encoding HfTokenizer::encode_sequences(std::string_view a, const std::string_vie
 
   if (p.post_processor) sequences = p.post_processor->process(std::move(sequences), options.add_special_tokens);
   TokenSequence all;
-  for (const TokenSequence& s : sequences) all.append(s);
+  for (const TokenSequence& s : sequences) {
+    all.append(s);
+    e.sequence_ids.insert(e.sequence_ids.end(), s.size(), s.sequence);
+  }
   e.ids = std::move(all.ids), e.type_ids = std::move(all.type_ids), e.tokens = std::move(all.tokens);
   return e;
 }

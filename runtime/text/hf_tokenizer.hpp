@@ -18,6 +18,7 @@ struct Encoding {
   std::vector<std::int32_t> ids;       // special tokens included, as the post-processor places them
   std::vector<std::int32_t> type_ids;  // token type (segment) ids, same length
   std::vector<std::string> tokens;     // the token strings, same length
+  std::vector<std::int32_t> sequence_ids;  // the text each token came from: 0, 1 (a pair's second), -1 a special token
   bool truncated = false;              // cut to max_length
   bool invalid_utf8 = false;           // the text had invalid UTF-8, replaced by U+FFFD
 };

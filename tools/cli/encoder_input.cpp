@@ -110,9 +110,10 @@ EncodedLine EncoderInput::encode(const std::string& raw, std::uint64_t number) {
     warnings_.add("lines with invalid UTF-8 (replaced by U+FFFD)", number,
                   "invalid UTF-8 at byte " + std::to_string(*bad + 1) + ", replaced by U+FFFD");
   const std::size_t tab = pairs_ ? raw.find('\t') : std::string::npos;
-  attend::TokenizedText t = tab != std::string::npos ? encoder_.tokenize_pair(raw.substr(0, tab), raw.substr(tab + 1))
-                            : prompt_.empty()        ? encoder_.tokenize(raw)
-                                                     : encoder_.tokenize(prompt_ + raw);
+  out.texts = tab == std::string::npos ? std::vector<std::string>{prompt_ + raw}
+                                       : std::vector<std::string>{raw.substr(0, tab), raw.substr(tab + 1)};
+  attend::TokenizedText t =
+      out.texts.size() == 1 ? encoder_.tokenize(out.texts[0]) : encoder_.tokenize_pair(out.texts[0], out.texts[1]);
   if (t.truncated && truncated_++ == 0) first_truncated_ = number;
   tokens_ += t.ids.size();
   out.ids = std::move(t.ids), out.types = std::move(t.type_ids), out.tokens = std::move(t.tokens);

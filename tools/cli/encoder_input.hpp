@@ -45,6 +45,7 @@ struct EncoderChoice {
 struct EncodedLine {
   std::vector<std::int32_t> ids, types;
   std::vector<std::string> tokens;  // text input only
+  std::vector<std::string> texts;   // text input only: the line, or a pair's two texts
 };
 
 class EncoderInput {

@@ -87,7 +87,7 @@ class Translation {
   std::string attention_for(std::uint64_t line, const std::vector<std::int32_t>& source,
                             const attend::TranslationResult* result) const;
   // --attention-all: the chosen line's every head, traced along its best hypothesis.
-  void write_attention_heads(std::uint64_t line, const std::vector<std::int32_t>& source,
+  void write_attention_heads(std::uint64_t line, const std::string& text, const std::vector<std::int32_t>& source,
                              const attend::TranslationResult* result);
   void print_summary(double seconds) const;
 
@@ -194,15 +194,15 @@ std::string Translation::attention_for(std::uint64_t line, const std::vector<std
 // output it traces ends with the end token (the step that ended it); an empty line,
 // which is not run, gets maps of 0 rows; a line whose scores were not finite, its
 // encoder's only.
-void Translation::write_attention_heads(std::uint64_t line, const std::vector<std::int32_t>& source,
-                                        const attend::TranslationResult* result) {
+void Translation::write_attention_heads(std::uint64_t line, const std::string& text,
+                                        const std::vector<std::int32_t>& source, const attend::TranslationResult* result) {
   std::vector<std::int32_t> target;
   if (result != nullptr && !result->non_finite) {
     const attend::Hypothesis& best = result->hypotheses.at(0);
     target = best.ids;
     if (best.finished && !options_.return_end_token) target.push_back(best.end_id);
   }
-  attention_heads_->write(line, translator_->attention_heads(source, target));
+  attention_heads_->write(line, translator_->attention_heads(source, target), text);
 }
 
 int Translation::run() {
@@ -375,7 +375,7 @@ void Translation::translate_chunk(const std::vector<std::string>& text, const st
                              first);
   progress.update(totals_.lines, totals_.generated);
   std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [i, r] : chosen) write_attention_heads(first + i, sources[i], empty[i] ? nullptr : &r);
+  for (const auto& [i, r] : chosen) write_attention_heads(first + i, text[i], sources[i], empty[i] ? nullptr : &r);
   if (args_.strict && first_non_finite != std::numeric_limits<std::uint64_t>::max())
     throw attend::Error(at_line(first_non_finite + 1) + "the model produced NaN or infinite scores (--strict)");
   if (rejected) std::rethrow_exception(rejected);

@@ -140,6 +140,14 @@ void bind_encoder(nb::module_& m) {
           "Every layer and head's self-attention of one sequence of ids: an AttentionHeads whose encoder_self is "
           "[layers, heads, length, length] (no decoder: decoder_self and cross are empty).")
       .def(
+          "text_attention_heads",
+          [](const attend::Encoder& e, const std::string& text, std::optional<std::string> pair) {
+            return running([&] { return pair ? e.text_attention_heads(text, *pair) : e.text_attention_heads(text); });
+          },
+          nb::arg("text"), nb::arg("pair") = nb::none(),
+          "The same for a text, or a sentence pair, tokenized as embed and classify tokenize it: source_texts and "
+          "source_sequence_ids (0 sentence A, 1 sentence B, -1 a special token) are filled too.")
+      .def(
           "forward_ids",
           [](const attend::Encoder& e, nb::handle ids, nb::handle token_type_ids) {
             const Ids rows = IdRows(ids, "ids").vectors();

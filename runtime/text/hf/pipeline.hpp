@@ -39,6 +39,10 @@ struct TokenSequence {
   std::vector<std::int32_t> ids;
   std::vector<std::int32_t> type_ids;
   std::vector<std::string> tokens;
+  // The input text these tokens came from (0: the first, 1: the pair's second; HF's
+  // sequence_ids), -1 for special tokens a post-processor adds. Post-processors move
+  // whole sequences, so the tag stays with them.
+  std::int32_t sequence = -1;
 
   std::size_t size() const { return ids.size(); }
   void append(const TokenSequence& other);

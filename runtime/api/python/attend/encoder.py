@@ -121,6 +121,14 @@ class Encoder:
         of ``attend embed --attention-all``."""
         return self._engine.attention_heads(self._ids([tokens], None)[0], token_type_ids)
 
+    def text_attention_heads(self, text: str, pair: Optional[str] = None) -> Any:
+        """The same for a text, or a sentence pair (a cross-encoder's query and passage),
+        through the model's tokenizer.json as ``attend embed`` and ``classify`` tokenize it:
+        ``source_texts`` and ``source_sequence_ids`` (0 sentence A, 1 sentence B, -1 a
+        special token) name what each token is; ``save(path)`` keeps them for
+        tools/attention_view.py and tools/plot_attention.py."""
+        return self._engine.text_attention_heads(text, pair)
+
     def forward_batch(self, inputs: Any, lengths: Optional[Sequence[int]] = None,
                       token_type_ids: Optional[Sequence[Sequence[int]]] = None) -> EncoderForwardOutput:
         """The last hidden state (and pooler output) of each sequence: tokens (looked up in
@@ -287,6 +295,11 @@ class SentenceEncoder:
             raise ValueError(f"similarity_pairwise needs embeddings of one shape, got {a.shape} and {b.shape}")
         return np.array([_SIMILARITIES[self._similarity_fn_name](a[i:i + 1], b[i:i + 1])[0, 0] for i in range(len(a))],
                         dtype=np.float32)
+
+    def attention_heads(self, sentence: str, pair: Optional[str] = None) -> Any:
+        """Every layer and head's self-attention of a sentence (or a pair) as ``encode``
+        tokenizes it: :meth:`Encoder.text_attention_heads`."""
+        return self._engine.text_attention_heads(sentence, pair)
 
 
 def _check_device(device: Any) -> None:
