@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "encoder/encoder_workspace.hpp"
-#include "translator/batch_workers.hpp"
+#include "batching/batch_workers.hpp"
 
 namespace attend::runtime {
 

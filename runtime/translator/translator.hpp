@@ -20,8 +20,8 @@
 #include <tuple>
 #include <vector>
 
-#include "translator/batch_workers.hpp"
-#include "translator/batching.hpp"
+#include "batching/batch_workers.hpp"
+#include "batching/batching.hpp"
 #include "decoding/decoding.hpp"
 #include "plan/execution_plan.hpp"
 #include "decoding/workspace.hpp"

@@ -1,4 +1,4 @@
-#include "translator/batch_workers.hpp"
+#include "batching/batch_workers.hpp"
 
 namespace attend::runtime {
 
