@@ -32,14 +32,24 @@ TokenSequence tokenize(const HfTokenizer::Pipeline& p, const std::string& text, 
   return out;
 }
 
+// Keeps `n` tokens of a sequence: its first, or (from the left) its last.
+void keep(TokenSequence& s, std::size_t n, bool left) {
+  if (!left || s.size() <= n) return s.truncate(n);
+  const auto cut = static_cast<std::ptrdiff_t>(s.size() - n);
+  s.ids.erase(s.ids.begin(), s.ids.begin() + cut);
+  s.type_ids.erase(s.type_ids.begin(), s.type_ids.begin() + cut);
+  s.tokens.erase(s.tokens.begin(), s.tokens.begin() + cut);
+}
+
 // Cuts the sequences to `limit` tokens in all, as tokenizers' "longest_first": a single
-// sequence keeps its first tokens; a pair cuts the longer one first, then both to halves
-// (the first sequence's half rounded down unless it is the longer one).
-bool truncate(TokenSequence& a, TokenSequence* b, std::size_t limit) {
+// sequence keeps its first tokens (its last, from the left); a pair cuts the longer one
+// first, then both to halves (the first sequence's half rounded down unless it is the
+// longer one).
+bool truncate(TokenSequence& a, TokenSequence* b, std::size_t limit, bool left) {
   const std::size_t total = a.size() + (b ? b->size() : 0);
   if (total <= limit) return false;
   if (!b) {
-    a.truncate(limit);
+    keep(a, limit, left);
     return true;
   }
   std::size_t n1 = a.size(), n2 = b->size();
@@ -48,7 +58,7 @@ bool truncate(TokenSequence& a, TokenSequence* b, std::size_t limit) {
   n2 = n1 > limit ? n1 : std::max(n1, limit - n1);
   if (n1 + n2 > limit) n1 = limit / 2, n2 = n1 + limit % 2;
   if (swap) std::swap(n1, n2);
-  a.truncate(n1), b->truncate(n2);
+  keep(a, n1, left), keep(*b, n2, left);
   return true;
 }
 
@@ -86,7 +96,7 @@ Encoding HfTokenizer::encode_sequences(std::string_view a, const std::string_vie
     if (max_length < added)
       throw error_of("max_length ", max_length, " leaves no room: ", p.file, " adds ", added, " special tokens to ",
                      b ? "a pair" : "a text");
-    e.truncated = truncate(sequences[0], b ? &sequences[1] : nullptr, max_length - added);
+    e.truncated = truncate(sequences[0], b ? &sequences[1] : nullptr, max_length - added, options.truncate_left);
   }
 
   if (p.post_processor) sequences = p.post_processor->process(std::move(sequences), options.add_special_tokens);
@@ -94,6 +104,26 @@ Encoding HfTokenizer::encode_sequences(std::string_view a, const std::string_vie
   for (const TokenSequence& s : sequences) all.append(s);
   e.ids = std::move(all.ids), e.type_ids = std::move(all.type_ids), e.tokens = std::move(all.tokens);
   return e;
+}
+
+std::string HfTokenizer::decode(const std::vector<std::int32_t>& ids, bool skip_special_tokens) const {
+  const Pipeline& p = *pipeline_;
+  if (!p.decoder_unsupported.empty()) throw error_of("cannot decode: ", p.decoder_unsupported);
+  std::vector<std::string> tokens;
+  for (const std::int32_t id : ids) {
+    if (skip_special_tokens) {
+      const auto& added = p.added.tokens();
+      if (std::any_of(added.begin(), added.end(), [&](const hf::AddedToken& t) { return t.special && t.id == id; })) continue;
+    }
+    tokens.push_back(id_to_token(id));
+  }
+  std::string text;
+  if (p.decoder) {
+    for (const std::string& piece : p.decoder->decode_chain(std::move(tokens))) text += piece;
+  } else {
+    for (const std::string& t : tokens) text.append(text.empty() ? "" : " ").append(t);
+  }
+  return text;
 }
 
 std::int32_t HfTokenizer::token_to_id(std::string_view token) const {
