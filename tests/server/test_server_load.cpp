@@ -2,8 +2,10 @@
 // results in its order; overload is a 429 and passes; clients that vanish cost nothing;
 // a shutdown answers every request it accepted. And the queue's policy itself, on its own.
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <atomic>
+#include <fstream>
 #include <random>
 #include <regex>
 #include <thread>
@@ -183,6 +185,68 @@ TEST_CASE("over --max-concurrent-requests a request is a 429 at once, and the se
   CHECK(json::parse(heavy_reply.body).size() == texts.size());
   CHECK(s.post("/embed", {{"inputs", "after the storm"}}).status == 200);
   CHECK(s.get("/health").status == 200);  // /health and /metrics are never refused
+}
+
+TEST_CASE("503 while a model loads: the server listens first, /health and the model's routes answer once it is ready", "[server][load]") {
+  // A copy of st-mean whose tokenizer.json is a FIFO: loading blocks on it until the test
+  // writes the file through it.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("attend-loading-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(encoder_dir("st-mean"), dir, fs::copy_options::recursive);
+  const fs::path tokenizer = dir / "tokenizer.json";
+  std::string content;
+  {
+    std::ifstream in(tokenizer, std::ios::binary);
+    content.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  fs::remove(tokenizer);
+  REQUIRE(::mkfifo(tokenizer.c_str(), 0600) == 0);
+  ServerOptions o;
+  o.port = 0;
+  o.models.push_back({"slow", dir.string()});
+  o.log = [](const std::string&) {};
+  Server server(o);
+  server.start();
+  CHECK_FALSE(server.ready());
+  const Reply health = http(server.port(), "GET", "/health");
+  CHECK(health.status == 503);
+  CHECK(json::parse(health.body)["error_type"] == "Unhealthy");
+  const Reply early = http(server.port(), "POST", "/embed", json{{"inputs", "too early"}}.dump());
+  CHECK(early.status == 503);
+  CHECK(json::parse(early.body)["error"].get<std::string>().find("still loading") != std::string::npos);
+  {
+    std::ofstream fifo(tokenizer, std::ios::binary);  // unblocks the load
+    fifo << content;
+  }
+  server.wait_until_ready();
+  CHECK(http(server.port(), "GET", "/health").status == 200);
+  CHECK(http(server.port(), "POST", "/embed", json{{"inputs", "now"}}.dump()).status == 200);
+  server.shutdown();
+  server.wait();
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--request-timeout: a request not answered in time is a 504, and the server goes on", "[server][load]") {
+  ServerOptions o = test_options(false);
+  o.models.resize(1);
+  o.request_timeout = 0.05;
+  o.max_client_batch_size = 100000;
+  o.payload_limit = 50'000'000;
+  TestServer s(o);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 20000; ++i) texts.push_back(text_for(3, 4, i));
+  const Reply late = s.post("/embed", {{"inputs", texts}});
+  REQUIRE_STATUS(late, 504);
+  CHECK(json::parse(late.body)["error_type"] == "Timeout");
+  // A batch that has started runs to its end (its answer is dropped); once it has, a
+  // small request is answered in time again.
+  int status = 0;
+  for (int attempt = 0; attempt < 100 && status != 200; ++attempt) {
+    status = s.post("/embed", {{"inputs", "quick"}}).status;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(status == 200);
 }
 
 TEST_CASE("clients killed mid-request leave the server healthy; their queued work is dropped", "[server][load]") {
