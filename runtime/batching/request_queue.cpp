@@ -44,13 +44,16 @@ std::size_t RequestQueue::depth() const {
   return queue_.size();
 }
 
-bool RequestQueue::ready(const std::vector<std::size_t>& picked, bool full, std::chrono::steady_clock::time_point now) const {
-  if (full || closed_ || announced_ == 0) return true;
-  return now - queue_[picked.front()]->queued >= limits_.wait;
+bool RequestQueue::expecting_company(std::size_t picked) const {
+  if (announced_ > 0) return true;
+  // The last batch's clients coming back: only if the queue filled right after the
+  // engine freed (an engine idle for a while has no one coming back).
+  return picked < last_batch_requests_ && queue_.front()->queued - free_since_ < limits_.wait;
 }
 
 std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(std::vector<std::shared_ptr<QueuedRequest>>* dropped) {
   std::unique_lock<std::mutex> lock(mutex_);
+  free_since_ = std::chrono::steady_clock::now();
   for (;;) {
     // Requests nobody waits for any more are dropped here, before they cost anything.
     for (auto it = queue_.begin(); it != queue_.end();) {
@@ -84,7 +87,9 @@ std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(std::vector
     full = full || tokens >= limits_.max_tokens ||
            (limits_.max_requests > 0 && static_cast<std::int64_t>(picked.size()) >= limits_.max_requests);
     const auto now = std::chrono::steady_clock::now();
-    if (ready(picked, full, now)) {
+    const auto deadline = std::max(queue_.front()->queued, free_since_) + limits_.wait;
+    if (full || closed_ || !expecting_company(picked.size()) || now >= deadline) {
+      last_batch_requests_ = picked.size();
       std::vector<std::shared_ptr<QueuedRequest>> batch;
       batch.reserve(picked.size());
       for (std::size_t i : picked) batch.push_back(std::move(queue_[i]));
@@ -92,8 +97,8 @@ std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(std::vector
       return batch;
     }
     // Company is on its way: wait for it (a push, a withdrawal), at most until the
-    // leader has waited long enough.
-    changed_.wait_until(lock, queue_.front()->queued + limits_.wait);
+    // deadline.
+    changed_.wait_until(lock, deadline);
   }
 }
 

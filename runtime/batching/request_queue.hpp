@@ -7,9 +7,13 @@
 //     an engine call: the same task and options) join it in arrival order while the
 //     batch stays within max_tokens and max_requests — a request larger than max_tokens
 //     still goes, alone;
-//   - the batch leaves at once when it is full, when nothing else is on its way (no
-//     request announced: being read or tokenized), or when its oldest request has waited
-//     `wait`; otherwise it waits for the company that is on its way, at most that long;
+//   - the batch leaves at once when it is full, or when no company is expected; it is
+//     expected while requests are announced (being read or tokenized), and while the
+//     batch has fewer requests than the last one had and the engine freed up only just
+//     before they came (the clients the last batch answered are sending their next
+//     requests: without this wait, load splits into a large batch and a trail of tiny
+//     ones). It waits at most `wait` from when both the engine was free and a request
+//     was there, so a lone client never waits and no request waits longer than that;
 //   - requests whose client has gone (abandoned) are dropped, never run.
 // Requests of other groups keep their place: the next batch is led by the oldest left.
 #pragma once
@@ -63,7 +67,7 @@ class RequestQueue {
   std::size_t depth() const;
 
  private:
-  bool ready(const std::vector<std::size_t>& picked, bool full, std::chrono::steady_clock::time_point now) const;
+  bool expecting_company(std::size_t picked) const;
 
   RequestBatchLimits limits_;
   mutable std::mutex mutex_;
@@ -71,6 +75,8 @@ class RequestQueue {
   std::deque<std::shared_ptr<QueuedRequest>> queue_;
   std::int64_t announced_ = 0;
   bool closed_ = false;
+  std::size_t last_batch_requests_ = 0;
+  std::chrono::steady_clock::time_point free_since_;  // when next_batch was last called
 };
 
 }  // namespace attend::runtime

@@ -107,6 +107,42 @@ TEST_CASE("the request queue waits for announced company, at most batch_wait, an
   q.withdraw();
 }
 
+TEST_CASE("the request queue expects the last batch's clients back, right after the engine frees up", "[server][queue]") {
+  runtime::RequestQueue q({100, 0, std::chrono::milliseconds(300)});
+  for (int i = 1; i <= 3; ++i) q.push(fake(i, 1), false);
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{1, 2, 3});
+  // The engine is free; its three clients send again: the batch waits for all three
+  // (here the third comes 50 ms late) rather than going with the first.
+  std::thread clients([&] {
+    q.push(fake(4, 1), false), q.push(fake(5, 1), false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    q.push(fake(6, 1), false);
+  });
+  auto start = Clock::now();
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{4, 5, 6});
+  CHECK(Clock::now() - start < std::chrono::milliseconds(250));  // all back: no need to wait longer
+  clients.join();
+  // One of them does not come back: the others go after the wait, no later.
+  std::thread fewer([&] { q.push(fake(7, 1), false), q.push(fake(8, 1), false); });
+  start = Clock::now();
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{7, 8});
+  const auto waited = Clock::now() - start;
+  CHECK(waited >= std::chrono::milliseconds(250));
+  CHECK(waited < std::chrono::milliseconds(1000));
+  fewer.join();
+  // An engine idle longer than the wait expects no one: a request alone goes at once.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto idle_then = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(350));
+    q.push(fake(9, 1), false);
+  };
+  std::thread late(idle_then);
+  start = Clock::now();
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{9});
+  CHECK(Clock::now() - start < std::chrono::milliseconds(600));
+  late.join();
+}
+
 TEST_CASE("64 concurrent clients with mixed lengths: every answer is its own request's, rows in order, batched together", "[server][load]") {
   ServerOptions o = test_options(false);
   o.models.resize(1);  // bert
