@@ -94,9 +94,8 @@ std::optional<double> optional_number(const json& object, const char* field) {
   return v->get<double>();
 }
 
-namespace {
-
-std::vector<std::int32_t> ids_of(const json& array, const std::string& where) {
+std::vector<std::int32_t> token_ids(const json& array, const std::string& where) {
+  if (!array.is_array()) throw bad_request(where + ": must be a list of token ids, got " + kind_of(array));
   std::vector<std::int32_t> ids;
   ids.reserve(array.size());
   for (std::size_t k = 0; k < array.size(); ++k) {
@@ -109,8 +108,6 @@ std::vector<std::int32_t> ids_of(const json& array, const std::string& where) {
   }
   return ids;
 }
-
-}  // namespace
 
 std::vector<TextOrIds> texts_or_ids(const json& object, const char* field) {
   const json* v = field_of(object, field);
@@ -126,7 +123,7 @@ std::vector<TextOrIds> texts_or_ids(const json& object, const char* field) {
   bool all_numbers = true;
   for (const json& item : *v) all_numbers = all_numbers && item.is_number();
   if (all_numbers) {  // [101, 7592, 102]: one input of token ids
-    out.push_back({{}, ids_of(*v, name), true});
+    out.push_back({{}, token_ids(*v, name), true});
     return out;
   }
   out.reserve(v->size());
@@ -137,7 +134,7 @@ std::vector<TextOrIds> texts_or_ids(const json& object, const char* field) {
       out.push_back({item.get<std::string>(), {}, false});
     } else if (item.is_array()) {
       if (item.empty()) throw empty_input(where + ": an empty list of token ids");
-      out.push_back({{}, ids_of(item, where), true});
+      out.push_back({{}, token_ids(item, where), true});
     } else {
       throw bad_request(where + ": must be a string or a list of token ids, got " + kind_of(item));
     }

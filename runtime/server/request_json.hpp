@@ -40,6 +40,9 @@ struct TextOrIds {
 // An empty array is a 400 (Empty); ids outside [0, 2^31) a 400 naming the item.
 std::vector<TextOrIds> texts_or_ids(const json& object, const char* field);
 
+// A JSON array of token ids (each an integer in [0, 2^31)); 400 naming `where` otherwise.
+std::vector<std::int32_t> token_ids(const json& array, const std::string& where);
+
 // A list of strings: a string alone is a list of one (`single` says which it was).
 std::vector<std::string> string_list(const json& object, const char* field, bool* single = nullptr);
 

@@ -49,15 +49,12 @@ void Router::decode(const CallPtr& call) {
   std::vector<std::vector<std::int32_t>> sequences;
   const bool batch = it->is_array() && !it->empty() && it->at(0).is_array();
   const json wrapped = batch ? *it : json::array({*it});
-  for (std::size_t i = 0; i < wrapped.size(); ++i) {
-    json holder = {{"ids", wrapped[i]}};
-    const std::string where = batch ? "ids " + std::to_string(i) : "ids";
-    if (!wrapped[i].is_array()) throw bad_request("field 'ids': must be token ids or a list of them, got " + kind_of(wrapped[i]));
-    auto parsed = texts_or_ids(holder, "ids");
-    if (parsed.size() != 1 || !parsed[0].is_ids) throw bad_request("field '" + where + "': must be a list of token ids");
-    sequences.push_back(std::move(parsed[0].ids));
-  }
-  if (sequences.empty()) throw empty_input("field 'ids' is empty");
+  if (!it->is_array()) throw bad_request("field 'ids': must be token ids or a list of them, got " + kind_of(*it));
+  for (std::size_t i = 0; i < wrapped.size(); ++i)
+    sequences.push_back(token_ids(wrapped[i], batch ? "field 'ids', item " + std::to_string(i) : "field 'ids'"));
+  if (batch && static_cast<std::int64_t>(sequences.size()) > options_.max_client_batch_size)
+    throw too_large("field 'ids' has " + std::to_string(sequences.size()) + " lists, more than the server's " +
+                    "--max-client-batch-size " + std::to_string(options_.max_client_batch_size));
   const bool skip_special = optional_bool(body, "skip_special_tokens").value_or(true);
   std::string s = "[";
   for (std::size_t i = 0; i < sequences.size(); ++i) {

@@ -172,6 +172,43 @@ def test_tei_routes_with_requests_equal_the_cli_and_hugging_face_tokenizers(mini
         assert server.stop() == 0
 
 
+def test_decode_equals_hugging_face_tokenizers_for_every_decoder_kind(tmp_path):
+    """/decode through tokenizer.json's decoder (WordPiece, ByteLevel, Metaspace, none)
+    against `tokenizers`' own decode of the same ids: the 313 texts of the tokenizer
+    fixtures, and random ids, special tokens skipped and kept."""
+    requests = need("requests")
+    tokenizers = need("tokenizers")
+    import shutil
+
+    names = ["bert-cased", "roberta-bpe", "xlmr-unigram", "mix-bpe"]
+    args = []
+    for name in names:  # the tokenizer beside a small model (/decode needs only the tokenizer)
+        model = tmp_path / name
+        model.mkdir()
+        for f in ("config.json", "model.safetensors"):
+            shutil.copy(SOURCE / "tests/data/encoders/bert" / f, model / f)
+        shutil.copy(SOURCE / f"tests/data/tokenizers/{name}.json", model / "tokenizer.json")
+        args += ["-m", f"{name}={model}"]
+    cases = [json.loads(line) for line in open(SOURCE / "tests/data/tokenizers/expected/cases.jsonl", encoding="utf-8")]
+    texts = [c["a"] for c in cases if "a" in c] + [c["b"] for c in cases if "b" in c]
+    rng = np.random.default_rng(11)
+    with Serve(*args, "--max-client-batch-size", "400", "--no-access-log") as server:
+        s = requests.Session()
+        for name in names:
+            tok = tokenizers.Tokenizer.from_file(str(SOURCE / f"tests/data/tokenizers/{name}.json"))
+            tok.no_padding()
+            tok.no_truncation()
+            ids = [tok.encode(t).ids for t in texts]
+            ids += [rng.integers(0, tok.get_vocab_size(), size=int(rng.integers(1, 12))).tolist() for _ in range(50)]
+            for skip in (True, False):
+                r = s.post(server.url + "/decode", json={"model": name, "ids": ids, "skip_special_tokens": skip})
+                assert r.status_code == 200, r.text
+                got = r.json()
+                for i, (row, text) in enumerate(zip(ids, got)):
+                    assert text == tok.decode(row, skip_special_tokens=skip), (name, skip, i, row)
+        assert server.stop() == 0
+
+
 def test_libretranslate_request_with_httpx_equals_attend_translate():
     httpx = need("httpx")
     model = FIXTURE / "model"
