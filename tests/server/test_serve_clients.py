@@ -246,6 +246,25 @@ def test_curl_over_tcp_and_a_unix_socket(minilm, tmp_path):
     assert not sock.exists()
 
 
+def test_model_flags_apply_to_the_model_they_follow(minilm):
+    requests = need("requests")
+    # Before the first -m: every model; after one: that model.
+    with Serve("--max-length", "64", "-m", f"a={minilm}", "--compute-type", "int8", "--max-length", "128",
+               "-m", f"b={minilm}", "-m", f"c={minilm}", "--compute-type", "int8") as server:
+        models = {m["served_model_name"]: m for m in requests.get(server.url + "/info").json()["models"]}
+        assert (models["a"]["model_dtype"], models["a"]["max_input_length"]) == ("int8", 128)
+        assert (models["b"]["model_dtype"], models["b"]["max_input_length"]) == ("float32", 64)
+        assert (models["c"]["model_dtype"], models["c"]["max_input_length"]) == ("int8", 64)
+        assert server.stop() == 0
+    bad = subprocess.run([str(CLI), "serve", "-m", str(minilm), "--max-batch-tokens", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--max-batch-tokens" in bad.stderr
+    missing = subprocess.run([str(CLI), "serve", "-m", "/no/such/model"], capture_output=True, text=True)
+    assert missing.returncode == 2 and "must be a model directory" in missing.stderr
+    broken = subprocess.run([str(CLI), "serve", "-m", str(SOURCE / "tests/data"), "--port", "0"], capture_output=True,
+                            text=True, timeout=60)
+    assert broken.returncode == 1 and "model 'data'" in broken.stderr
+
+
 def test_64_concurrent_clients_each_get_their_own_rows(minilm):
     httpx = need("httpx")
     import asyncio

@@ -26,6 +26,7 @@ struct ModelFlag {
   const char* help;
   CLI::Validator check;
   bool is_flag = false;  // takes no value
+  bool integer = false;
 };
 
 const std::vector<ModelFlag>& model_flags() {
@@ -38,19 +39,19 @@ const std::vector<ModelFlag>& model_flags() {
        CLI::IsMember({"avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"})},
       {"--kv-cache-type", "Translation: the decoder's attention caches: default, float32, bfloat16",
        CLI::IsMember({"default", "float32", "bfloat16"})},
-      {"--threads", "Compute threads of the model in all (0: one per core)", at_least(0)},
-      {"--inter-threads", "Batches run at once (0: chosen)", at_least(0)},
-      {"--intra-threads", "Compute threads per batch (0: threads / inter-threads)", at_least(0)},
-      {"--max-length", "Encoders: tokens a text is cut to, special tokens included (0: the model's)", at_least(0)},
+      {"--threads", "Compute threads of the model in all (0: one per core)", at_least(0), false, true},
+      {"--inter-threads", "Batches run at once (0: chosen)", at_least(0), false, true},
+      {"--intra-threads", "Compute threads per batch (0: threads / inter-threads)", at_least(0), false, true},
+      {"--max-length", "Encoders: tokens a text is cut to, special tokens included (0: the model's)", at_least(0), false, true},
       {"--pooling", "Encoders: pooling of the embeddings (default: the model's 1_Pooling, else mean)",
        CLI::IsMember({"cls", "mean", "max", "mean_sqrt_len", "weightedmean", "lasttoken"})},
       {"--normalize", "Encoders: /v1/embeddings L2-normalises (default: as the model, its Normalize module)",
        CLI::Validator(), true},
       {"--no-normalize", "Encoders: /v1/embeddings never normalises", CLI::Validator(), true},
-      {"--max-batch-size", "Sequences per engine batch (the engine cuts the queue's batches further)", at_least(1)},
-      {"--max-source-length", "Translation: longer sources are cut (0: the model's positions)", at_least(0)},
-      {"--max-target-length", "Translation: most tokens a translation may have", at_least(1)},
-      {"--max-beam", "Translation: the largest beam (and n-best) a request may ask", at_least(1)},
+      {"--max-batch-size", "Sequences per engine batch (the engine cuts the queue's batches further)", at_least(1), false, true},
+      {"--max-source-length", "Translation: longer sources are cut (0: the model's positions)", at_least(0), false, true},
+      {"--max-target-length", "Translation: most tokens a translation may have", at_least(1), false, true},
+      {"--max-beam", "Translation: the largest beam (and n-best) a request may ask", at_least(1), false, true},
   };
   return flags;
 }
@@ -140,8 +141,6 @@ std::string flag_for(const std::string& option) {
 int run_serve(ServeArgs& args, const CLI::App& app) {
   attend::ServerOptions& o = args.server;
   o.models = served_models(args, app);
-  if (args.auto_truncate != "true" && args.auto_truncate != "false")
-    throw UsageError("--auto-truncate " + args.auto_truncate + ": must be true or false");
   o.auto_truncate = args.auto_truncate == "true";
   o.access_log = !args.no_access_log;
 
@@ -213,6 +212,7 @@ Command add_serve_command(CLI::App& parent) {
       std::string name = f.name;
       if (name == "--threads") name = "-t,--threads";
       option = app->add_option(name, values, f.help)->expected(1)->take_all()->check(f.check);
+      if (f.integer) option->type_name("INT");
     }
     args->options[f.name] = option;
   }
@@ -238,6 +238,7 @@ Command add_serve_command(CLI::App& parent) {
       ->check(at_least(0))->capture_default_str();
   app->add_option("--auto-truncate", args->auto_truncate,
                   "Cut inputs over a model's limit when a request does not say (false: 422)")
+      ->check(CLI::IsMember({"true", "false"}))
       ->capture_default_str();
   app->add_option("--request-timeout", s.request_timeout, "Seconds from a request's arrival to its answer, then 504 (0: none)")
       ->capture_default_str();
