@@ -1,5 +1,6 @@
 """`attend serve` (the CLI, a real process on loopback) against the clients people use:
-the `openai` package's client.embeddings.create (float and base64), `requests` and
+the `openai` package's client.embeddings.create (float and base64), LangChain's
+OpenAIEmbeddings, `requests` and
 `httpx` on the TEI routes, LibreTranslate's request, curl (TCP and a Unix socket); the
 answers equal `attend embed` / `attend translate` for the same inputs (bit for bit: one
 request is one engine call, as the CLI's file is), and Hugging Face `tokenizers` for
@@ -132,6 +133,20 @@ def test_openai_client_gets_attend_embeds_vectors_bit_for_bit_as_base64_and_floa
             client.embeddings.create(model="text-embedding-3-small", input="x")
         with pytest.raises(openai.BadRequestError):
             client.embeddings.create(model="minilm", input=[[1, 2, 10**9]])
+        assert server.stop() == 0
+
+
+def test_langchain_openai_embeddings_as_the_readme_shows(minilm):
+    langchain_openai = need("langchain_openai")
+    texts = [f"document {i} about the quick brown fox" for i in range(40)]  # two chunks of 32 and 8
+    expected = cli_embed(minilm, texts)
+    with Serve("-m", f"minilm={minilm}") as server:
+        embeddings = langchain_openai.OpenAIEmbeddings(model="minilm", base_url=server.url + "/v1", api_key="unused",
+                                                       check_embedding_ctx_length=False, chunk_size=32)
+        got = np.array(embeddings.embed_documents(texts), dtype=np.float32)
+        assert got.shape == expected.shape
+        assert np.max(np.abs(got - expected)) < 1e-5  # (other batches than the CLI's: to 1e-5)
+        assert np.max(np.abs(np.array(embeddings.embed_query(texts[0]), dtype=np.float32) - expected[0])) < 1e-5
         assert server.stop() == 0
 
 
