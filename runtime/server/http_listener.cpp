@@ -61,12 +61,12 @@ struct Shared {
   }
 };
 
-// A refusal's status for a read error, or 0 when the connection just ends (the client
-// closed it, or went quiet between requests).
-int refusal_status(const error_code& ec, bool request_started) {
+// A refusal's status for an error while a request is read, or 0 when the connection
+// just ends (the client closed it).
+int refusal_status(const error_code& ec) {
   if (ec == http::error::body_limit) return 413;
   if (ec == http::error::header_limit) return 431;
-  if (ec == beast::error::timeout) return request_started ? 408 : 0;
+  if (ec == beast::error::timeout) return 408;
   if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == net::error::eof ||
       ec == net::error::connection_reset || ec == net::error::operation_aborted || ec == net::error::bad_descriptor ||
       ec == net::error::broken_pipe)
@@ -117,8 +117,8 @@ class Connection final : public std::enable_shared_from_this<Connection<Protocol
   using Socket = typename Protocol::socket;
 
   Connection(Socket&& socket, std::shared_ptr<Shared> shared, std::string peer, bool over_capacity)
-      : stream_(std::move(socket)), timer_(stream_.get_executor()), read_timer_(stream_.get_executor()), shared_(std::move(shared)),
-        peer_(std::move(peer)), over_capacity_(over_capacity) {
+      : stream_(std::move(socket)), timer_(stream_.get_executor()), read_timer_(stream_.get_executor()),
+        shared_(std::move(shared)), peer_(std::move(peer)), over_capacity_(over_capacity) {
     ++shared_->connections;
   }
   ~Connection() override {
@@ -318,7 +318,7 @@ class Connection final : public std::enable_shared_from_this<Connection<Protocol
   void fail(error_code ec) {
     end_reading();
     if (timed_out_) ec = beast::error::timeout;
-    const int status = refusal_status(ec, true);
+    const int status = refusal_status(ec);
     if (status == 0) return close();
     refuse(status, refusal_message(status, ec, shared_->config.payload_limit, shared_->config.header_limit));
   }

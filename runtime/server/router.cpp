@@ -288,7 +288,9 @@ EncoderService& Router::encoder_for(const CallPtr& call, const json& body, Capab
     ModelService* m = find(*name);
     if (!m) throw not_found("model '" + *name + "' is not served here (served: " + served_names(models_) + ")");
     chosen = dynamic_cast<EncoderService*>(m);
-    if (!chosen) throw ApiError(424, "Validation", "model '" + *name + "' is a translation model: " + call->request.path + " needs " + capability_name(need));
+    if (!chosen)
+      throw ApiError(424, "Validation",
+                     "model '" + *name + "' is a translation model: " + call->request.path + " needs " + capability_name(need));
   } else {
     // The first encoder that can; for embeddings, one without a classification head first.
     for (int pass = 0; pass < 2 && !chosen; ++pass)
@@ -298,7 +300,9 @@ EncoderService& Router::encoder_for(const CallPtr& call, const json& body, Capab
           chosen = e;
           break;
         }
-    if (!chosen) throw ApiError(424, "Validation", std::string("no model served here does ") + capability_name(need) + " (served: " + served_names(models_) + ")");
+    if (!chosen)
+      throw ApiError(424, "Validation",
+                     std::string("no model served here does ") + capability_name(need) + " (served: " + served_names(models_) + ")");
   }
   check_ready(*chosen);
   if (!can(*chosen))
