@@ -24,6 +24,11 @@ const std::vector<Router::Route>& Router::routes() {
       {"POST", "/decode", &Router::decode},
       {"POST", "/translate", &Router::translate},
       {"GET", "/languages", &Router::languages},
+      // TEI's (and SageMaker's) aliases: / is /health, and the first model's own route.
+      {"GET", "/", &Router::health, true},
+      {"GET", "/ping", &Router::health, true},
+      {"POST", "/", &Router::default_route},
+      {"POST", "/invocations", &Router::default_route},
   };
   return table;
 }
@@ -337,6 +342,16 @@ void Router::submit(const CallPtr& call, ModelService& model, std::shared_ptr<Jo
   job->exchange = call->exchange;
   job->on_dropped = [this, call] { fail(call, ApiError(499, "Cancelled", "the client closed the connection")); };
   if (!model.submit(std::move(job))) fail(call, unavailable("the server is shutting down"));
+}
+
+void Router::default_route(const CallPtr& call) {
+  const ModelService& first = *models_.front();
+  const std::string kind = first.ready() ? first.kind() : "";
+  if (kind.empty()) throw unavailable("model '" + first.name() + "' is still loading: retry shortly");
+  if (kind == "embedding") return tei_embed(call);
+  if (kind == "classifier") return predict(call);
+  if (kind == "reranker") return rerank(call);
+  translate(call);
 }
 
 void Router::health(const CallPtr& call) {

@@ -101,6 +101,7 @@ class Router {
   void decode(const CallPtr& call);
   void translate(const CallPtr& call);
   void languages(const CallPtr& call);
+  void default_route(const CallPtr& call);  // POST / and /invocations: the first model's own route
 
   const ServerOptions& options_;
   std::vector<std::unique_ptr<ModelService>>& models_;

@@ -44,7 +44,7 @@ TEST_CASE("malformed HTTP is a 400 and the connection closes", "[server][hostile
   CHECK(s.get("/health").status == 200);
 }
 
-TEST_CASE("headers over 16 KiB are a 431; a body over the payload limit a 413 before it is read", "[server][hostile]") {
+TEST_CASE("headers over 16 KiB are a 431 — a body over the payload limit a 413 before it is read", "[server][hostile]") {
   TestServer s(hostile_options());
   {
     Connection c(s.port(), std::chrono::seconds(5));
@@ -90,7 +90,7 @@ TEST_CASE("headers over 16 KiB are a 431; a body over the payload limit a 413 be
   CHECK(s.get("/health").status == 200);
 }
 
-TEST_CASE("a slow client (slowloris) gets a 408 within the read timeout; an idle keep-alive connection is closed", "[server][hostile]") {
+TEST_CASE("a slow client (slowloris) gets a 408 within the read timeout — an idle keep-alive connection is closed", "[server][hostile]") {
   TestServer s(hostile_options());
   {
     Connection c(s.port(), std::chrono::seconds(5));
@@ -134,7 +134,7 @@ TEST_CASE("a slow client (slowloris) gets a 408 within the read timeout; an idle
   }
 }
 
-TEST_CASE("bad JSON of every kind is a 400 naming what is wrong; the server stays up", "[server][hostile]") {
+TEST_CASE("bad JSON of every kind is a 400 naming what is wrong — the server stays up", "[server][hostile]") {
   TestServer s(hostile_options());
   struct Case {
     std::string body, needle;

@@ -55,7 +55,7 @@ std::vector<int> ids_of(const std::vector<std::shared_ptr<runtime::QueuedRequest
 
 }  // namespace
 
-TEST_CASE("the request queue: batches by tokens and requests, one group each, oldest first; the gone dropped", "[server][queue]") {
+TEST_CASE("the request queue: batches by tokens and requests, one group each, oldest first — the gone dropped", "[server][queue]") {
   runtime::RequestQueue q({100, 3, std::chrono::microseconds(0)});
   q.push(fake(1, 40), false), q.push(fake(2, 10, "other"), false), q.push(fake(3, 50), false);
   q.push(fake(4, 20), false), q.push(fake(5, 5), false);
@@ -285,7 +285,7 @@ TEST_CASE("--request-timeout: a request not answered in time is a 504, and the s
   CHECK(status == 200);
 }
 
-TEST_CASE("clients killed mid-request leave the server healthy; their queued work is dropped", "[server][load]") {
+TEST_CASE("clients killed mid-request leave the server healthy — their queued work is dropped", "[server][load]") {
   ServerOptions o = test_options(false);
   o.models.resize(1);
   TestServer s(o);

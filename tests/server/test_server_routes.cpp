@@ -88,13 +88,19 @@ TEST_CASE("/health, /info, /v1/models and /metrics once the models are loaded", 
   CHECK(s.get("/v1/models/st").status == 200);
   CHECK(s.get("/v1/models/nope").status == 404);
 
+  // TEI's aliases: GET / and /ping are /health; POST / is the first model's route (/embed).
+  CHECK(s.get("/").status == 200);
+  CHECK(s.get("/ping").status == 200);
+  CHECK(s.post("/", {{"inputs", "hello"}}).body == s.post("/embed", {{"inputs", "hello"}}).body);
+  CHECK(s.post("/invocations", {{"inputs", "hello"}}).status == 200);
+
   s.post("/embed", {{"inputs", "hello"}});
   const Reply metrics = s.get("/metrics");
   REQUIRE_STATUS(metrics, 200);
   CHECK(metrics.headers.at("content-type").find("text/plain") == 0);
-  for (const char* name : {"attend_requests_total{route=\"/embed\",status=\"200\"} 1", "attend_batch_size_bucket",
+  for (const char* name : {"attend_requests_total{route=\"/embed\",status=\"200\"} 2", "attend_batch_size_bucket",
                            "attend_tokens_total{model=\"bert\"}", "attend_queue_depth{model=\"bert\"} 0",
-                           "attend_model_ready{model=\"st\"} 1", "attend_request_duration_seconds_count{route=\"/embed\"} 1",
+                           "attend_model_ready{model=\"st\"} 1", "attend_request_duration_seconds_count{route=\"/embed\"} 2",
                            "attend_connections", "attend_requests_in_flight"})
     CHECK(metrics.body.find(name) != std::string::npos);
 }
@@ -145,7 +151,7 @@ TEST_CASE("/v1/embeddings gives Encoder::embed's vectors bit for bit, as floats 
   for (int k = 0; k < 8; ++k) CHECK(v[k] == Approx(expected[0][k] / std::sqrt(full)).margin(1e-6));
 }
 
-TEST_CASE("/embed has TEI's defaults: normalised, truncated; normalize, dimensions, truncation and ids", "[server]") {
+TEST_CASE("/embed has TEI's defaults: normalised, truncated — normalize, dimensions, truncation and ids", "[server]") {
   TestServer s(test_options(false));
   const Encoder encoder(encoder_dir("bert"), same_engine());
   EmbedOptions unit, raw;
@@ -384,7 +390,7 @@ TEST_CASE("errors are JSON with the status of their kind, naming the field", "[s
   CHECK(http(s.port(), "DELETE", "/health").status == 405);
 }
 
-TEST_CASE("--api-key guards every route but /health and /metrics; CORS answers browsers", "[server]") {
+TEST_CASE("--api-key guards every route but /health and /metrics — CORS answers browsers", "[server]") {
   ServerOptions o = test_options(false);
   o.api_key = "s3cret";
   o.cors_allow_origin = {"https://app.example"};
