@@ -263,7 +263,7 @@ TEST_CASE("503 while a model loads: the server listens first, /health and the mo
   fs::remove_all(dir);
 }
 
-TEST_CASE("--request-timeout: a request not answered in time is a 504, and the server goes on", "[server][load]") {
+TEST_CASE("past --request-timeout a request is a 504, and the server goes on", "[server][load]") {
   ServerOptions o = test_options(false);
   o.models.resize(1);
   o.request_timeout = 0.05;

@@ -390,7 +390,7 @@ TEST_CASE("errors are JSON with the status of their kind, naming the field", "[s
   CHECK(http(s.port(), "DELETE", "/health").status == 405);
 }
 
-TEST_CASE("--api-key guards every route but /health and /metrics — CORS answers browsers", "[server]") {
+TEST_CASE("the API key (--api-key) guards every route but /health and /metrics — CORS answers browsers", "[server]") {
   ServerOptions o = test_options(false);
   o.api_key = "s3cret";
   o.cors_allow_origin = {"https://app.example"};
