@@ -15,6 +15,8 @@ packages=(
   nlohmann-json3-dev         # config.json / safetensors header parsing
   libicu-dev                 # Unicode data of the Hugging Face tokenizers (runtime/text/hf)
   libcli11-dev               # CLI flags
+  libboost-dev               # Boost.Beast/Asio (header-only): attend serve's HTTP (docs/server.md)
+  curl                       # attend serve's tests: a real client
   clang libclang-rt-14-dev   # libFuzzer target for the model-file parsers
   python3 python3-numpy      # fixtures, independent reference implementation
   python3-matplotlib         # tools/plot_attention.py (attention heat maps; its CLI test)

@@ -184,6 +184,7 @@ class ATTEND_API Encoder {
   struct State;  // opaque: the runtime's model, runner and tokenizer
 
  private:
+  friend struct EncoderInternals;  // the library's own (the server reads the tokenizer)
   std::unique_ptr<State> state_;
 };
 

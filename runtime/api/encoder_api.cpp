@@ -9,6 +9,7 @@
 #include "attend/ops/isa.hpp"
 #include "attention_maps.hpp"
 #include "encoder/encoder_runner.hpp"
+#include "encoder_internals.hpp"
 #include "formats/encoder_io.hpp"
 #include "text/vocabulary.hpp"
 #include "text/hf_tokenizer.hpp"
@@ -312,5 +313,9 @@ std::vector<EncoderStepProfile> Encoder::profile() const {
 }
 
 bool is_encoder_model(const std::string& directory) { return runtime::is_encoder_directory(directory); }
+
+const runtime::HfTokenizer* EncoderInternals::tokenizer(const Encoder& encoder) {
+  return encoder.state_->tokenizer ? &*encoder.state_->tokenizer : nullptr;
+}
 
 }  // namespace attend

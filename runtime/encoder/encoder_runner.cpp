@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "attend/error.hpp"
-#include "translator/batching.hpp"
+#include "batching/batching.hpp"
 
 namespace attend::runtime {
 namespace {

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "encoder/encoder_workspace.hpp"
-#include "translator/batch_workers.hpp"
-#include "translator/fork_guard.hpp"
+#include "batching/batch_workers.hpp"
+#include "batching/fork_guard.hpp"
 
 namespace attend::runtime {
 

@@ -34,6 +34,15 @@ TokenSequence tokenize(const HfTokenizer::Pipeline& p, const std::string& text, 
   return out;
 }
 
+// Keeps `n` tokens of a sequence: its first, or (from the left) its last.
+void keep(TokenSequence& s, std::size_t n, bool left) {
+  if (!left || s.size() <= n) return s.truncate(n);
+  const auto cut = static_cast<std::ptrdiff_t>(s.size() - n);
+  s.ids.erase(s.ids.begin(), s.ids.begin() + cut);
+  s.type_ids.erase(s.type_ids.begin(), s.type_ids.begin() + cut);
+  s.tokens.erase(s.tokens.begin(), s.tokens.begin() + cut);
+}
+
 // Pieces of about this many bytes: small enough that a truncated text costs little more
 // than what it keeps, large enough that a short text is one piece.
 constexpr std::size_t kPieceBytes = 4096;
@@ -106,23 +115,26 @@ Encoding HfTokenizer::encode_sequences(std::string_view a, const std::string_vie
   // With truncation, each sequence is read until it has one token more than the limit
   // (which says it is cut): longest_first needs no more — except for a pair that both
   // pass it, with an odd limit, whose longer sequence keeps the extra token: then both
-  // are counted to their ends, piece by piece.
-  const std::size_t limit = max_length > 0 ? max_length - added : 0, cap = max_length > 0 ? std::max<std::size_t>(limit, 1) : 0;
+  // are counted to their ends, piece by piece. Truncating from the left keeps a text's
+  // last tokens, which only the whole text gives: it is read whole.
+  const bool left = options.truncate_left;
+  const std::size_t limit = max_length > 0 ? max_length - added : 0;
+  const std::size_t cap = max_length > 0 && !left ? std::max<std::size_t>(limit, 1) : 0;
   Encoding e;
   std::vector<TokenSequence> sequences{tokenize_text(p, a, 0, cap, e.invalid_utf8)};
   if (b) sequences.push_back(tokenize_text(p, *b, 1, cap, e.invalid_utf8));
   for (std::size_t k = 0; k < sequences.size(); ++k) sequences[k].sequence = static_cast<std::int32_t>(k);
   if (max_length > 0) {
     std::size_t n1 = sequences[0].size(), n2 = b ? sequences[1].size() : 0;
-    if (b && n1 > limit && n2 > limit && limit % 2 == 1) {
+    if (b && cap > 0 && n1 > limit && n2 > limit && limit % 2 == 1) {
       bool ignored = false;
       tokenize_text(p, a, 0, cap, ignored, &n1);
       tokenize_text(p, *b, 1, cap, ignored, &n2);
     }
     e.truncated = n1 + n2 > limit;
     const auto [keep1, keep2] = longest_first(n1, n2, b != nullptr, limit);
-    sequences[0].truncate(keep1);
-    if (b) sequences[1].truncate(keep2);
+    keep(sequences[0], keep1, left);
+    if (b) keep(sequences[1], keep2, left);
   }
 
   if (p.post_processor) sequences = p.post_processor->process(std::move(sequences), options.add_special_tokens);
@@ -133,6 +145,26 @@ Encoding HfTokenizer::encode_sequences(std::string_view a, const std::string_vie
   }
   e.ids = std::move(all.ids), e.type_ids = std::move(all.type_ids), e.tokens = std::move(all.tokens);
   return e;
+}
+
+std::string HfTokenizer::decode(const std::vector<std::int32_t>& ids, bool skip_special_tokens) const {
+  const Pipeline& p = *pipeline_;
+  if (!p.decoder_unsupported.empty()) throw error_of("cannot decode: ", p.decoder_unsupported);
+  std::vector<std::string> tokens;
+  for (const std::int32_t id : ids) {
+    if (skip_special_tokens) {
+      const auto& added = p.added.tokens();
+      if (std::any_of(added.begin(), added.end(), [&](const hf::AddedToken& t) { return t.special && t.id == id; })) continue;
+    }
+    tokens.push_back(id_to_token(id));
+  }
+  std::string text;
+  if (p.decoder) {
+    for (const std::string& piece : p.decoder->decode_chain(std::move(tokens))) text += piece;
+  } else {
+    for (const std::string& t : tokens) text.append(text.empty() ? "" : " ").append(t);
+  }
+  return text;
 }
 
 std::int32_t HfTokenizer::token_to_id(std::string_view token) const {

@@ -26,6 +26,7 @@ struct Encoding {
 struct TokenizeOptions {
   std::int64_t max_length = 0;  // 0: no truncation; else total length incl. special tokens (HF "longest_first" for pairs)
   bool add_special_tokens = true;
+  bool truncate_left = false;   // cut from the start, keeping the end (tokenizers' TruncationDirection::Left)
 };
 
 class HfTokenizer {
@@ -44,6 +45,10 @@ class HfTokenizer {
   Encoding encode(std::string_view text, const TokenizeOptions& = {}) const;
   Encoding encode_pair(std::string_view a, std::string_view b, const TokenizeOptions& = {}) const;
 
+  // Ids back to text, as tokenizers' Tokenizer.decode: the tokens (special added tokens
+  // left out when asked) through tokenizer.json's decoder, or joined by spaces without
+  // one. Throws attend::Error for an id the tokenizer lacks, or a decoder attend lacks.
+  std::string decode(const std::vector<std::int32_t>& ids, bool skip_special_tokens = true) const;
   std::int32_t token_to_id(std::string_view token) const;  // -1 if absent
   std::int32_t unknown_id() const;                         // the model's unknown token; -1 if it has none
   const std::string& id_to_token(std::int32_t id) const;   // throws attend::Error for an unknown id

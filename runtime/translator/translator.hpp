@@ -20,9 +20,9 @@
 #include <tuple>
 #include <vector>
 
-#include "translator/batch_workers.hpp"
-#include "translator/batching.hpp"
-#include "translator/fork_guard.hpp"
+#include "batching/batch_workers.hpp"
+#include "batching/batching.hpp"
+#include "batching/fork_guard.hpp"
 #include "decoding/decoding.hpp"
 #include "plan/execution_plan.hpp"
 #include "decoding/workspace.hpp"

@@ -11,7 +11,7 @@
 #include "attend/ops/isa.hpp"
 #include "attend/ops/parallel_tasks.hpp"
 #include "decoding/workspace.hpp"
-#include "translator/batching.hpp"
+#include "batching/batching.hpp"
 #include "decoding_fixture.hpp"
 #include "formats/model_io.hpp"
 #include "model/random_model.hpp"

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
 
   const std::vector<Command> commands = {add_translate_command(app), add_bench_command(app), add_plan_command(app),
                                          add_inspect_command(app), add_convert_command(app), add_embed_command(app),
-                                         add_classify_command(app), add_tokenize_command(app)};
+                                         add_classify_command(app), add_tokenize_command(app),
+                                         add_serve_command(app)};
   // An unknown command is an error even beside --help (CLI11 would print the help and exit 0).
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

@@ -210,4 +210,5 @@ NB_MODULE(_attend, m) {
   bind_attention_heads(m);
   bind_translator(m);
   bind_encoder(m);
+  bind_server(m);
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "text/hf/added_vocabulary.hpp"
+#include "text/hf/decoders.hpp"
 #include "text/hf/pipeline.hpp"
 #include "text/hf_tokenizer.hpp"
 
@@ -18,6 +19,8 @@ struct HfTokenizer::Pipeline {
   std::unique_ptr<hf::PreTokenizer> pre_tokenizer;   // null: none
   std::unique_ptr<hf::Model> model;
   std::unique_ptr<hf::PostProcessor> post_processor;  // null: none
+  std::unique_ptr<hf::Decoder> decoder;               // null: none (tokens joined by spaces)
+  std::string decoder_unsupported;                    // why decode() cannot run (encoding still can)
   std::int32_t pad_id = -1;
   std::int64_t truncation_max_length = 0;
   // Whether a long text may be read piece by piece (text_pieces.hpp): the normalizer is

@@ -8,6 +8,8 @@ A drop-in for CTranslate2's ``Translator`` — a CTranslate2 user changes one im
     print(results[0].hypotheses[0], results[0].scores[0])
 
 plus attend's own: :meth:`Translator.translate_text` (SentencePiece text in and out),
+:func:`attend.serve` (``python -m attend serve``: an HTTP server with OpenAI-, TEI- and
+LibreTranslate-compatible routes and dynamic batching),
 ``attend.Model.preset("base")`` (random weights in a standard shape),
 :meth:`Translator.info`, :meth:`Translator.plan` and profiling. ``attend.ray`` (with
 ``pip install .[ray]``) translates a corpus across the machines of a Ray cluster.
@@ -21,6 +23,8 @@ from ._attend import (  # noqa: F401  (re-exported)
     Hypothesis,
     Model,
     ModelInfo,
+    ServedModel,
+    ServerOptions,
     SpecialIds,
     StepProfile,
     TensorInfo,
@@ -40,6 +44,7 @@ from .results import (  # noqa: F401
 )
 from .translator import Translator, set_random_seed  # noqa: F401
 from .encoder import Encoder, EncoderForwardOutput, SentenceEncoder  # noqa: F401  (encoder-only models)
+from .server import Server, serve, served_model  # noqa: F401  (the HTTP server)
 
 __version__: str = version()
 
@@ -64,6 +69,11 @@ __all__ = [
     "Encoder",
     "EncoderForwardOutput",
     "SentenceEncoder",
+    "ServedModel",
+    "Server",
+    "ServerOptions",
+    "serve",
+    "served_model",
     "reads_in_place",
     "set_random_seed",
     "version",

@@ -1,4 +1,4 @@
-#include "translator/batch_workers.hpp"
+#include "batching/batch_workers.hpp"
 
 #include <condition_variable>
 #include <exception>
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "translator/fork_guard.hpp"
+#include "batching/fork_guard.hpp"
 
 namespace attend::runtime {
 

@@ -1,4 +1,4 @@
-#include "translator/fork_guard.hpp"
+#include "batching/fork_guard.hpp"
 
 #include <pthread.h>
 
