@@ -1,3 +1,19 @@
+# CTranslate2 4.8.1's python/tests/test_translator.py (OpenNMT/CTranslate2, tag v4.8.1,
+# commit 0d8bcd362ac75ef860ef161d6f0efad0ae439ff0; MIT licence, see LICENSE here), run
+# against attend: conftest.py makes `import ctranslate2` give CTranslate2's module with
+# attend's Translator and the rest a Translator's user touches (see README.md).
+#
+# attend's changes to the file are the lines marked "attend:" — nothing else differs
+# from upstream (`git diff e6f0d1f -- tests/ct2_suite/test_translator.py` shows them):
+#   - test_invalid_model_type is not run: it builds ctranslate2.Generator, CTranslate2's
+#     decoder-only class, which attend does not provide — through the shim it would test
+#     CTranslate2 itself, not attend.
+#   - test_random_sampling: the two assertions on the exact sampled hypotheses are left
+#     out. They hold CTranslate2's random stream (its std::mt19937 draws after
+#     set_random_seed(46)); attend draws from its own stream, a function of the seed and
+#     the sentence alone so that a sentence's samples never depend on its batch-mates,
+#     batch size or threads. The rest of the test (5 hypotheses, scores sorted) runs.
+# Every other test runs and must pass.
 import collections
 import inspect
 import io
@@ -42,6 +58,8 @@ def test_unicode_path(tmp_dir):
     ctranslate2.Translator(dst)
 
 
+@pytest.mark.skip(reason="attend: ctranslate2.Generator is CTranslate2's own class (decoder-only models); "
+                  "through the shim this would test CTranslate2, not attend")
 def test_invalid_model_type():
     with pytest.raises(RuntimeError, match="cannot be used"):
         ctranslate2.Generator(_get_model_path())
@@ -647,8 +665,9 @@ def test_random_sampling():
     )
 
     assert len(output[0].hypotheses) == 5
-    assert output[0].hypotheses[0] == ["a", "t", "z", "u", "m", "u", "n"]
-    assert output[0].hypotheses[1] == ["a", "t", "z", "i", "m", "o", "n"]
+    # attend: CTranslate2's own random stream, not attend's (see the top of this file):
+    # assert output[0].hypotheses[0] == ["a", "t", "z", "u", "m", "u", "n"]
+    # assert output[0].hypotheses[1] == ["a", "t", "z", "i", "m", "o", "n"]
 
     assert len(output[0].scores) == 5
     assert output[0].scores == list(sorted(output[0].scores, reverse=True))
