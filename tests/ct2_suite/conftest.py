@@ -1,4 +1,4 @@
-"""Runs CTranslate2's own Python tests (vendored from CTranslate2 4.8.1, see README.md)
+"""Runs CTranslate2's own Python tests (from CTranslate2 4.8.1, see README.md)
 against attend: the tests `import ctranslate2` and get a module whose Translator — and
 everything a Translator's user touches besides it: its result types, the statistics,
 set_random_seed, logging, contains_model, get_supported_compute_types — are attend's.
@@ -73,5 +73,5 @@ def _runs_attend():
     """Every test runs attend's Translator, never CTranslate2's by accident."""
     import ctranslate2
 
-    assert ctranslate2.Translator is attend.Translator
+    assert ctranslate2.Translator is attend.Translator and ctranslate2.Encoder is attend.Encoder
     yield
