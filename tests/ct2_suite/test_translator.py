@@ -12,7 +12,9 @@
 #     out. They hold CTranslate2's random stream (its std::mt19937 draws after
 #     set_random_seed(46)); attend draws from its own stream, a function of the seed and
 #     the sentence alone so that a sentence's samples never depend on its batch-mates,
-#     batch size or threads. The rest of the test (5 hypotheses, scores sorted) runs.
+#     batch size or threads. In their place the test checks the same on attend's
+#     stream: set_random_seed(46) again draws the same hypotheses, and they differ from
+#     one another. The rest of the test (5 hypotheses, scores sorted) runs as it is.
 # Every other test runs and must pass.
 import collections
 import inspect
@@ -668,6 +670,13 @@ def test_random_sampling():
     # attend: CTranslate2's own random stream, not attend's (see the top of this file):
     # assert output[0].hypotheses[0] == ["a", "t", "z", "u", "m", "u", "n"]
     # assert output[0].hypotheses[1] == ["a", "t", "z", "i", "m", "o", "n"]
+    # attend: what they stand for, on attend's stream: the seed fixes the draws.
+    ctranslate2.set_random_seed(46)  # attend:
+    again = translator.translate_batch(  # attend:
+        [["آ", "ت", "ز", "م", "و", "ن"]], beam_size=1, sampling_topk=0, num_hypotheses=5  # attend:
+    )  # attend:
+    assert again[0].hypotheses == output[0].hypotheses  # attend:
+    assert len({tuple(h) for h in output[0].hypotheses}) > 1  # attend: really sampled
 
     assert len(output[0].scores) == 5
     assert output[0].scores == list(sorted(output[0].scores, reverse=True))
