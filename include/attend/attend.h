@@ -77,6 +77,25 @@ typedef struct attend_options {
 ATTEND_C_API const char* attend_version(void);
 ATTEND_C_API const char* attend_last_error(void);
 
+/* The compute types this CPU runs natively, CTranslate2's names separated by commas
+   ("float32,int8,int8_float32", then ",bfloat16,int8_bfloat16" with AVX512_BF16). */
+ATTEND_C_API const char* attend_supported_compute_types(void);
+
+/* The library's log on standard error (what loading a model found and chose, at
+   ATTEND_LOG_INFO). Default ATTEND_LOG_WARNING, or $ATTEND_LOG_LEVEL (off, critical,
+   error, warning, info, debug, trace). */
+enum {
+  ATTEND_LOG_OFF = 0,
+  ATTEND_LOG_CRITICAL = 1,
+  ATTEND_LOG_ERROR = 2,
+  ATTEND_LOG_WARNING = 3,
+  ATTEND_LOG_INFO = 4,
+  ATTEND_LOG_DEBUG = 5,
+  ATTEND_LOG_TRACE = 6
+};
+ATTEND_C_API attend_status attend_set_log_level(int level);
+ATTEND_C_API int attend_get_log_level(void);
+
 ATTEND_C_API void attend_translator_options_init(attend_translator_options* options);
 ATTEND_C_API void attend_options_init(attend_options* options);
 
@@ -100,6 +119,14 @@ ATTEND_C_API void attend_load_options_init(attend_load_options* options);
 /* options: NULL for the defaults. */
 ATTEND_C_API attend_status attend_model_load_with(const char* directory, const attend_load_options* options,
                                                   attend_model** model);
+/* A model from files held in memory (CTranslate2's Translator(files=…)): count files,
+   file_names[i] (plain names as a model directory holds them: "model.bin",
+   "source_vocabulary.txt", "vmap.txt", …) with file_sizes[i] bytes at file_contents[i].
+   Nothing is read from disk; the bytes are copied, so the arrays may be freed after the
+   call. name stands for the directory in messages. options: NULL for the defaults. */
+ATTEND_C_API attend_status attend_model_load_from_memory(const char* name, size_t count, const char* const* file_names,
+                                                         const void* const* file_contents, const size_t* file_sizes,
+                                                         const attend_load_options* options, attend_model** model);
 /* The compute type chosen at load ("float32", "int8", "bfloat16") and why, and the
    attention caches' type ("float32", "bfloat16"); owned by the model. */
 ATTEND_C_API const char* attend_model_compute_type(const attend_model* model);

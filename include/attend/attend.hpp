@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ namespace attend {
 
 namespace runtime {
 class Model;
+class ModelFiles;
 class Translator;
 }  // namespace runtime
 
@@ -57,6 +59,7 @@ struct ModelInfo {
   std::string compute_type;        // "float32", "int8", "bfloat16", … (the one chosen)
   std::string compute_type_reason; // why: asked for, the model's stored type, the CPU's best
   std::string kv_cache_type;       // "float32" or "bfloat16": the attention caches chosen
+  std::string vocabulary_map;      // "vmap.txt (N rules)" when the model has one (use_vmap), or empty
 };
 
 // A loaded model: weights packed for the kernels, tokenizers if the directory has them.
@@ -65,6 +68,12 @@ class ATTEND_API Model {
  public:
   // A directory in attend's format or CTranslate2's (docs/model-format.md).
   static Model load(const std::string& directory, const LoadOptions& options = {});
+  // The same files held in memory, by file name ("model.bin", "source_vocabulary.txt",
+  // "vmap.txt", … as the directory would hold them): nothing is read from disk
+  // (CTranslate2's Translator(files=…)). `name` stands for the directory in messages
+  // and ModelInfo. The model keeps the bytes it reads in place for its lifetime.
+  static Model load_from_memory(const std::string& name, std::map<std::string, std::string> files,
+                                const LoadOptions& options = {});
   // Deterministic random weights in a named shape: "tiny", "base" (Transformer-base),
   // "big". For benchmarks and tests; no tokenizer.
   static Model preset(const std::string& name, std::uint64_t seed = 1, const LoadOptions& options = {});
@@ -72,6 +81,7 @@ class ATTEND_API Model {
   ModelInfo info() const;
   bool has_text_tokenizer() const;  // SentencePiece models: translate_text works
   bool has_vocabulary() const;      // token vocabularies: translate_tokens works
+  bool has_vocabulary_map() const;  // vmap.txt: TranslationOptions::use_vmap works
   std::int64_t max_positions() const;
   std::int64_t source_vocabulary_size() const;
   std::int64_t target_vocabulary_size() const;
@@ -116,6 +126,7 @@ class ATTEND_API Model {
  private:
   friend class Translator;
   Model() = default;
+  static Model load_files(const runtime::ModelFiles& files, const LoadOptions& options);
   struct State;
   std::shared_ptr<const State> state_;
 };
@@ -346,6 +357,20 @@ ATTEND_API void save_attention_npz(const AttentionHeads& heads, const std::strin
 
 // The library's version, e.g. "0.1.0".
 ATTEND_API const char* version();
+
+// The compute types this CPU runs natively, with CTranslate2's names
+// (ctranslate2.get_supported_compute_types("cpu")): float32, int8, int8_float32 always;
+// bfloat16 and int8_bfloat16 where the CPU has AVX512_BF16 (elsewhere attend accepts
+// them but widens bf16 to fp32, slower than float32).
+ATTEND_API std::vector<std::string> supported_compute_types();
+
+// The library's log, on standard error, one line per message ("[attend] [info] …"):
+// loading a model says at level info what it loaded and chose (format, parameters,
+// compute type and why, kernels). Levels as CTranslate2's; the default is warning, or
+// $ATTEND_LOG_LEVEL (off, critical, error, warning, info, debug, trace) when set.
+enum class LogLevel { off = 0, critical = 1, error = 2, warning = 3, info = 4, debug = 5, trace = 6 };
+ATTEND_API void set_log_level(LogLevel level);
+ATTEND_API LogLevel log_level();
 
 }  // namespace attend
 

@@ -68,7 +68,9 @@
   X(BOOL,  replace_unknowns,     0,    "--replace-unknowns",     0, 0, 1, 0, \
     "Replace each generated unknown token by the source token it attends to most") \
   X(BOOL,  return_attention_heads, 0,  "",                       0, 0, 1, 0, \
-    "Fill each result's attention_heads: every layer and head's encoder self-, decoder self- and cross-attention along the best hypothesis (recomputed after decoding)")
+    "Fill each result's attention_heads: every layer and head's encoder self-, decoder self- and cross-attention along the best hypothesis (recomputed after decoding)") \
+  X(BOOL,  use_vmap,             0,    "--use-vmap",             0, 0, 1, 0, \
+    "Restrict each output to the target tokens the model's vocabulary map (vmap.txt) gives for its source, per sentence (CTranslate2's use_vmap)")
 /* clang-format on */
 
 #define ATTEND_OPTION_C_TYPE_INT int64_t

@@ -38,6 +38,7 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
       non_finite_(plan_->limits().max_batch),
       finite_rows_(plan_->limits().decoder_rows()),
       recompute_rows_(plan_->limits().decoder_rows()),
+      candidates_(plan_->limits().max_batch),
       store_(plan_->limits().max_batch, plan_->limits().beam_size, T_),
       greedy_(plan_->limits().decoder_rows(), plan_->limits().threads),
       beam_(plan_->limits().decoder_rows(), plan_->limits().beam_size, plan_->limits().max_batch, plan_->limits().threads),
@@ -238,6 +239,7 @@ void Workspace::apply_logits_rules(std::int64_t t, std::int64_t rows) {
   for (std::int64_t r = 0; r < rows; ++r) {
     row_shift_[r] = 0;
     recompute_rows_[r] = 0;
+    if (restrict_to_candidates(t, r, logits, log_probs)) continue;
     const std::int64_t offset = prefix_offset(live_[cur_][r].sentence);
     if (t < offset) continue;  // a forced context token
     const auto history = std::span<const std::int32_t>(tokens_[cur_].data() + r * T_ + offset, static_cast<size_t>(t - offset));
@@ -275,6 +277,26 @@ void Workspace::apply_logits_rules(std::int64_t t, std::int64_t rows) {
                      plan_->limits().threads);
     r = end;
   }
+}
+
+bool Workspace::restrict_to_candidates(std::int64_t t, std::int64_t r, float* logits, float* log_probs) {
+  const std::span<const std::int32_t> allowed = candidates_[live_[cur_][r].sentence];
+  if (allowed.empty()) return false;
+  float* row = logits + r * vocab_;
+  constexpr float impossible = -std::numeric_limits<float>::infinity();
+  std::int32_t next = 0;  // the gaps between the sorted candidates are what is forbidden
+  for (const std::int32_t id : allowed) {
+    std::fill(row + next, row + id, impossible);
+    next = id + 1;
+  }
+  std::fill(row + next, row + vocab_, impossible);
+  const std::int64_t offset = prefix_offset(live_[cur_][r].sentence);
+  if (t >= offset) {
+    const std::span<const std::int32_t> history(tokens_[cur_].data() + r * T_ + offset, static_cast<size_t>(t - offset));
+    rules_.apply(row, history, t - offset, rules_scratch_.data());
+  }
+  ops::log_softmax(ops::ConstMatrix(row, 1, vocab_), ops::Matrix(log_probs + r * vocab_, 1, vocab_), 1);
+  return true;
 }
 
 std::int64_t Workspace::select(std::int64_t step, std::int64_t rows) {
@@ -370,6 +392,7 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   attention_ = o.return_attention || o.replace_unknowns || o.coverage_penalty != 0;
 
   const std::int64_t B = static_cast<std::int64_t>(batch.size());
+  for (std::int64_t b = 0; b < B; ++b) candidates_[b] = o.candidates ? o.candidates(batch[b].id) : std::span<const std::int32_t>();
   const std::int64_t S = encode(batch);
   const bool beam = o.beam_size > 1 || o.prefix_bias_beta > 0;
   const std::int64_t draws = o.sampling ? o.num_hypotheses : 1;

@@ -13,12 +13,14 @@ namespace attend::runtime {
 namespace fs = std::filesystem;
 namespace {
 
-std::shared_ptr<sentencepiece::SentencePieceProcessor> load_spm(const fs::path& path) {
+std::shared_ptr<sentencepiece::SentencePieceProcessor> load_spm(const ModelFiles& files, const std::string& name) {
+  const std::string path = files.path(name);
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw error_of(path.string(), ": not a regular file (a SentencePiece model is one file)");
+  if (!files.in_memory() && !fs::is_regular_file(path, ec))
+    throw error_of(path, ": not a regular file (a SentencePiece model is one file)");
   auto spm = std::make_shared<sentencepiece::SentencePieceProcessor>();
-  const auto status = spm->Load(path.string());
-  if (!status.ok()) throw error_of(path.string(), ": cannot load the SentencePiece model: ", status.ToString());
+  const auto status = spm->LoadFromSerializedProto(files.read(name));
+  if (!status.ok()) throw error_of(path, ": cannot load the SentencePiece model: ", status.ToString());
   return spm;
 }
 
@@ -28,9 +30,9 @@ Vocabulary pieces_of(const sentencepiece::SentencePieceProcessor& spm, const std
   return Vocabulary(std::move(pieces), spm.IdToPiece(spm.unk_id()).empty() ? unk : spm.IdToPiece(spm.unk_id()));
 }
 
-std::string first_existing(const fs::path& dir, std::initializer_list<const char*> names) {
+std::string first_existing(const ModelFiles& files, std::initializer_list<const char*> names) {
   for (const char* n : names)
-    if (fs::exists(dir / n)) return (dir / n).string();
+    if (files.has(n)) return n;
   return {};
 }
 
@@ -58,38 +60,41 @@ Tokenizers::Tokenizers(Tokenizers&&) noexcept = default;
 Tokenizers& Tokenizers::operator=(Tokenizers&&) noexcept = default;
 
 Tokenizers Tokenizers::from_directory(const std::string& dir, const ModelConfig& c, const std::string& unk) {
+  return from_files(ModelFiles::directory(dir), c, unk);
+}
+
+Tokenizers Tokenizers::from_files(const ModelFiles& files, const ModelConfig& c, const std::string& unk) {
   Tokenizers t;
   t.bos_ = c.bos_id, t.eos_ = c.eos_id, t.add_bos_ = c.add_source_bos, t.add_eos_ = c.add_source_eos;
-  const fs::path d(dir);
-  if (fs::exists(d / "vocab.spm")) {
-    t.source_spm_ = t.target_spm_ = load_spm(d / "vocab.spm");
+  if (files.has("vocab.spm")) {
+    t.source_spm_ = t.target_spm_ = load_spm(files, "vocab.spm");
     t.text_files_ = "SentencePiece (vocab.spm, shared)";
-  } else if (fs::exists(d / "source.spm") || fs::exists(d / "target.spm")) {
-    if (!fs::exists(d / "source.spm")) throw error_of((d / "source.spm").string(), ": missing (target.spm is present)");
-    if (!fs::exists(d / "target.spm")) throw error_of((d / "target.spm").string(), ": missing (source.spm is present)");
-    t.source_spm_ = load_spm(d / "source.spm");
-    t.target_spm_ = load_spm(d / "target.spm");
+  } else if (files.has("source.spm") || files.has("target.spm")) {
+    if (!files.has("source.spm")) throw error_of(files.path("source.spm"), ": missing (target.spm is present)");
+    if (!files.has("target.spm")) throw error_of(files.path("target.spm"), ": missing (source.spm is present)");
+    t.source_spm_ = load_spm(files, "source.spm");
+    t.target_spm_ = load_spm(files, "target.spm");
     t.text_files_ = "SentencePiece (source.spm, target.spm)";
   }
   if (t.source_spm_) {
     t.source_word_local_ = word_local(*t.source_spm_);
     t.target_word_local_ = t.target_spm_ == t.source_spm_ ? t.source_word_local_ : word_local(*t.target_spm_);
-    check_size(t.source_spm_->GetPieceSize(), c.src_vocab_size, (d / (fs::exists(d / "vocab.spm") ? "vocab.spm" : "source.spm")).string(),
+    const bool shared_spm = files.has("vocab.spm");
+    check_size(t.source_spm_->GetPieceSize(), c.src_vocab_size, files.path(shared_spm ? "vocab.spm" : "source.spm"),
                "pieces", "source");
-    check_size(t.target_spm_->GetPieceSize(), c.tgt_vocab_size, (d / (fs::exists(d / "vocab.spm") ? "vocab.spm" : "target.spm")).string(),
+    check_size(t.target_spm_->GetPieceSize(), c.tgt_vocab_size, files.path(shared_spm ? "vocab.spm" : "target.spm"),
                "pieces", "target");
   }
 
-  const std::string shared = first_existing(d, {"shared_vocabulary.json", "shared_vocabulary.txt"});
-  const std::string source = shared.empty() ? first_existing(d, {"source_vocabulary.json", "source_vocabulary.txt"}) : shared;
-  const std::string target = shared.empty() ? first_existing(d, {"target_vocabulary.json", "target_vocabulary.txt"}) : shared;
+  const std::string shared = first_existing(files, {"shared_vocabulary.json", "shared_vocabulary.txt"});
+  const std::string source = shared.empty() ? first_existing(files, {"source_vocabulary.json", "source_vocabulary.txt"}) : shared;
+  const std::string target = shared.empty() ? first_existing(files, {"target_vocabulary.json", "target_vocabulary.txt"}) : shared;
   if (!source.empty() && !target.empty()) {
-    t.source_vocab_ = Vocabulary::from_file(source, unk);
-    t.target_vocab_ = Vocabulary::from_file(target, unk);
-    check_size(t.source_vocab_->size(), c.src_vocab_size, source, "tokens (<unk> included)", "source");
-    check_size(t.target_vocab_->size(), c.tgt_vocab_size, target, "tokens (<unk> included)", "target");
-    t.vocab_files_ = shared.empty() ? fs::path(source).filename().string() + ", " + fs::path(target).filename().string()
-                                    : fs::path(shared).filename().string() + " (shared)";
+    t.source_vocab_ = Vocabulary::from_text(files.read(source), files.path(source), unk);
+    t.target_vocab_ = Vocabulary::from_text(files.read(target), files.path(target), unk);
+    check_size(t.source_vocab_->size(), c.src_vocab_size, files.path(source), "tokens (<unk> included)", "source");
+    check_size(t.target_vocab_->size(), c.tgt_vocab_size, files.path(target), "tokens (<unk> included)", "target");
+    t.vocab_files_ = shared.empty() ? source + ", " + target : shared + " (shared)";
   } else if (t.source_spm_) {
     t.source_vocab_ = pieces_of(*t.source_spm_, unk);
     t.target_vocab_ = pieces_of(*t.target_spm_, unk);

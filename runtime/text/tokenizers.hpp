@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/model_files.hpp"
 #include "model/model_config.hpp"
 #include "text/vocabulary.hpp"
 
@@ -40,6 +41,7 @@ class Tokenizers {
   // Whatever `dir` holds; checked against the model's vocabulary sizes (errors name the
   // file). `unk` is the unknown token appended to vocabularies that lack it.
   static Tokenizers from_directory(const std::string& dir, const ModelConfig& config, const std::string& unk = "<unk>");
+  static Tokenizers from_files(const ModelFiles& files, const ModelConfig& config, const std::string& unk = "<unk>");
 
   bool has_text() const { return source_spm_ != nullptr; }
   bool has_vocabulary() const { return source_vocab_.has_value(); }

@@ -2,7 +2,7 @@
 # The Python tests' environment, under the build tree: a venv with the packages from
 # PyPI (nanobind, scikit-build-core, pytest, numpy; Ray, CTranslate2, Hugging Face
 # tokenizers, and the HTTP clients openai, httpx, requests and LangChain's OpenAIEmbeddings
-# for their tests),
+# for their tests; wurlitzer, which CTranslate2's logging test reads stderr with),
 # and the attend package built by `pip install` with the bindings over this build's
 # libattend (ATTEND_PYTHON_PREBUILT), so the library is not compiled a second time.
 # Exits 77 (ctest: skipped) with a message when the venv or the core packages cannot
@@ -26,7 +26,7 @@ pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
 
 core=("pip>=23.1" "nanobind>=2.4" "scikit-build-core>=0.10" "pytest>=7" "numpy>=1.24")
 # The HTTP clients of the server tests (tests/server/test_serve_clients.py).
-extras=("ray[data]>=2.9" "ctranslate2==4.8.1" "tokenizers==0.23.3" "openai>=1.40" "httpx>=0.27" "requests>=2.31" "langchain-openai>=0.2")
+extras=("ray[data]>=2.9" "ctranslate2==4.8.1" "tokenizers==0.23.3" "openai>=1.40" "httpx>=0.27" "requests>=2.31" "langchain-openai>=0.2" "wurlitzer>=3")
 stamp="$dir/packages.txt"
 wanted=$(printf '%s\n' "${core[@]}" "${extras[@]}")
 if [[ ! -f $stamp || $(cat "$stamp") != "$wanted" ]]; then

@@ -1,6 +1,7 @@
 // The extension module attend._attend: exceptions, version, and the class families.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstring>
 #include <type_traits>
@@ -205,6 +206,14 @@ NB_MODULE(_attend, m) {
       "token embedding tables in the file: \"default\" (as stored; CTranslate2's int8 stays int8), \"int8\", \"bfloat16\" or \"float32\"; "
       "a quantized model then loads without quantizing. Raises RuntimeError naming the directory at fault, "
       "ValueError for a compute_type it does not know.");
+  m.def("supported_compute_types", &attend::supported_compute_types,
+        "The compute types this CPU runs natively, CTranslate2's names (float32, int8, int8_float32; bfloat16 and "
+        "int8_bfloat16 with AVX512_BF16).");
+  m.def(
+      "set_log_level", [](int level) { attend::set_log_level(static_cast<attend::LogLevel>(level)); }, nb::arg("level"),
+      "The library's log level on standard error: 0 off, 1 critical, 2 error, 3 warning (the default), 4 info "
+      "(what loading a model found and chose), 5 debug, 6 trace.");
+  m.def("get_log_level", [] { return static_cast<int>(attend::log_level()); }, "The library's log level (0 off … 6 trace).");
   bind_option_specs(m);
   bind_model(m);
   bind_attention_heads(m);
