@@ -20,6 +20,18 @@ This model.bin is binary version 2: CTranslate2 truncates (does not round) the
 activations it quantizes for files older than version 5 (round_before_cast_in_quantization),
 and so when it quantizes the float32 model at load; attend always rounds.
 The first line is a summary: CT2's int8-vs-fp32 agreement on this set.
+
+CTranslate2's int8 (and, in the last bits, its float32) results depend on the GEMM
+library and the kernels it picks for the CPU. The committed file is CTranslate2's AMD path
+(oneDNN, its AVX2 kernels), which any x86-64 CPU with AVX2 reproduces bit for bit:
+
+    CT2_USE_MKL=0 CT2_FORCE_CPU_ISA=AVX2 python3 tests/ct2/make_int8_cases.py tests/data/models OUT
+
+(checked on an Intel Xeon with AVX-512 and AMX: identical file). Its other paths on that
+Xeon (CT2_FORCE_CPU_ISA=AVX512, or MKL, its default on Intel) give this file's "int8_model"
+hypotheses on only 270-275 of the 300 sentences, and int8 log-probs 0.011-0.012 apart
+on average (0.11-0.16 at most) where the hypotheses agree: the spread within which
+"CTranslate2's int8 results" are defined at all (tests/api/test_compute_types.cpp).
 """
 import json
 import random
