@@ -700,7 +700,7 @@ def parser() -> argparse.ArgumentParser:
                    "default (as stored), auto (the fastest here), float32, int8, bfloat16, … (CTranslate2's names)")
     p.add_argument("--kv-cache-type", default="default", choices=("default", "float32", "bfloat16"),
                    help="The decoder's attention caches: default (bfloat16 with int8/bfloat16 compute, else "
-                   "float32), float32 (CTranslate2's results exactly), bfloat16")
+                   "float32), float32 (as CTranslate2 keeps them), bfloat16")
     p.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
     p.add_argument("--max-batch-tokens", type=int, default=4096, help="Padded source tokens per batch (0: no cap)")
     p.add_argument("--threads", type=int, default=1, help="Compute threads per actor; each actor reserves this "
