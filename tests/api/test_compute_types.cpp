@@ -119,10 +119,12 @@ TEST_CASE("compute types: CTranslate2's int8 model.bin on attend's int8 kernels,
   // Not exact, and it cannot be: this file is CTranslate2's binary version 2, for which
   // CTranslate2 truncates the activations it quantizes (round_before_cast_in_quantization:
   // version ≥ 5) while attend rounds; and CTranslate2's own int8 results on this model
-  // change with its CPU path — run on one Intel machine with its AVX-512 kernels, or MKL
-  // instead of oneDNN, CTranslate2 4.8.1 gives this file's (oneDNN, AVX2 kernels: its AMD
-  // path) tokens on only 270–275 of the 300 sentences, teacher-forced gaps 0.011–0.012
-  // on average, 0.11–0.16 at most (tests/ct2/make_int8_cases.py says how). attend int8
+  // change with its CPU path — run on one Intel machine with MKL (its default there) or
+  // oneDNN, its AVX2 or AVX-512 kernels, CTranslate2 4.8.1 gives this file's (oneDNN, AVX2
+  // kernels: its default on AMD) tokens on only 268–277 of the 300 sentences,
+  // teacher-forced gaps 0.011–0.012 on average, 0.11–0.16 at most; with MKL held to its
+  // AVX2 code (MKL_CBWR=AVX2: an AVX2-only Intel CPU's) on 70, gaps 0.14 on average, 1.1
+  // at most (tests/ct2/make_int8_cases.py says how). attend int8
   // gives the same bits on every CPU, so what it holds is one set of numbers, stated in
   // README: 261/300 identical, gaps 0.226 at most, 0.0183 on average (truncating as
   // CTranslate2 does was tried: 277/300, 0.0125 — within CTranslate2's own spread, but

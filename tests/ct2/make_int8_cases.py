@@ -28,10 +28,12 @@ library and the kernels it picks for the CPU. The committed file is CTranslate2'
     CT2_USE_MKL=0 CT2_FORCE_CPU_ISA=AVX2 python3 tests/ct2/make_int8_cases.py tests/data/models OUT
 
 (checked on an Intel Xeon with AVX-512 and AMX: identical file). Its other paths on that
-Xeon (CT2_FORCE_CPU_ISA=AVX512, or MKL, its default on Intel) give this file's "int8_model"
-hypotheses on only 270-275 of the 300 sentences, and int8 log-probs 0.011-0.012 apart
-on average (0.11-0.16 at most) where the hypotheses agree: the spread within which
-"CTranslate2's int8 results" are defined at all (tests/api/test_compute_types.cpp).
+Xeon (MKL, its default on Intel, or oneDNN; CT2_FORCE_CPU_ISA=AVX2 or AVX512; MKL_CBWR=
+COMPATIBLE) give this file's "int8_model" hypotheses on only 268-277 of the 300
+sentences, and int8 log-probs 0.011-0.012 apart on average (0.11-0.16 at most) where the
+hypotheses agree: the spread within which "CTranslate2's int8 results" are defined at all
+(tests/api/test_compute_types.cpp). MKL held to its AVX2 code (MKL_CBWR=AVX2, what it runs
+on an AVX2-only Intel CPU) gives them on 70, 0.14 apart on average (1.1 at most).
 """
 import json
 import random
