@@ -108,7 +108,7 @@ ATTEND_C_API attend_status attend_model_load_typed(const char* directory, const 
                                                    attend_model** model);
 /* Everything loading can be told; attend_load_options_init gives the defaults (all NULL).
    kv_cache_type: the decoder's attention caches, "default" (bfloat16 when the compute
-   type is int8 or bfloat16, else float32), "float32" (CTranslate2's results exactly),
+   type is int8 or bfloat16, else float32), "float32" (as CTranslate2 keeps them),
    "bfloat16". */
 typedef struct attend_load_options {
   const char* isa;           /* NULL: the best this CPU runs */

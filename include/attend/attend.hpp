@@ -37,7 +37,8 @@ struct LoadOptions {
   // The decoder's attention caches (the keys and values every decoding step reads):
   // "default" (bfloat16 when compute_type is int8 or bfloat16 — half the bytes each step
   // streams — else float32), "float32", "bfloat16". Attention itself computes in float32
-  // either way; CTranslate2 keeps float32 caches, so "float32" reproduces its results.
+  // either way; CTranslate2 keeps float32 caches, so "float32" is its arithmetic
+  // (docs/model-format.md#compute-types says how close that comes to its int8 results).
   std::string kv_cache_type = "default";
 };
 

@@ -24,7 +24,7 @@ using Catch::Matchers::Contains;
 const std::string kFixture = ATTEND_CLI_FIXTURE;
 const std::string kModel = kFixture + "/model";                // source.spm + target.spm, max_positions 64
 const std::string kSharedModel = kFixture + "/model-shared";  // vocab.spm
-const std::string kShared = ATTEND_SHARED_MODELS;
+const std::string kModels = std::string(ATTEND_TEST_DATA) + "/models";  // the real CTranslate2 models, committed
 
 std::string corpus_lines(std::size_t first, std::size_t count) {
   std::ifstream in(kFixture + "/corpus.txt");
@@ -635,8 +635,8 @@ TEST_CASE("translate: memory stays flat however long the input", "[cli][memory]"
   CHECK(large < small + 8);
 }
 
-TEST_CASE("translate: the shared CTranslate2 model, tokens in and out", "[cli][shared-models]") {
-  const std::string model = kShared + "/ct2-aren-transliteration";
+TEST_CASE("translate: the real CTranslate2 model, tokens in and out", "[cli]") {
+  const std::string model = kModels + "/ct2-aren-transliteration";
   const std::string input = "آ ت ز م و ن\nآ ت ش ي س و ن\n";
   const auto r = run_attend({"translate", "-m", model, "--input-format", "tokens", "-q"}, input);
   REQUIRE(r.status == 0);

@@ -6,7 +6,8 @@
 # and the attend package built by `pip install` with the bindings over this build's
 # libattend (ATTEND_PYTHON_PREBUILT), so the library is not compiled a second time.
 # Exits 77 (ctest: skipped) with a message when the venv or the core packages cannot
-# be had (no network); Ray or CTranslate2 missing only skips the tests that need them.
+# be had (no network); Ray or CTranslate2 missing only skips the ctest tests that need
+# them (run_pytest.sh --needs MODULE), which ctest then reports skipped.
 # Usage: setup_venv.sh PYTHON BUILD_DIR SOURCE_DIR
 set -euo pipefail
 python=$1 build=$2 source=$3
@@ -35,7 +36,7 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$wanted" ]]; then
     exit 77
   fi
   for extra in "${extras[@]}"; do
-    "${pip[@]}" install "$extra" || echo "note: $extra could not be installed; the tests that need it skip"
+    "${pip[@]}" install "$extra" || echo "note: $extra could not be installed; the ctest tests that need it report skipped"
   done
   echo "$wanted" > "$stamp"
 fi

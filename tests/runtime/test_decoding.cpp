@@ -504,7 +504,8 @@ TEST_CASE("sampling tends to greedy search as the temperature falls", "[runtime]
     }
 }
 
-TEST_CASE("sampling several hypotheses draws them independently", "[runtime][sampling]") {
+// (That the draws are independent and follow the distribution: test_sampling_distribution.cpp.)
+TEST_CASE("sampling several hypotheses: best first, and draw 0 is the one-hypothesis draw", "[runtime][sampling]") {
   const auto sources = tiny_sources();
   const Translator t(trained_tiny_model(), small_config(4, 4));
   DecodeOptions o = greedy();
@@ -517,10 +518,12 @@ TEST_CASE("sampling several hypotheses draws them independently", "[runtime][sam
   // Draw 0 of each sentence is the one-hypothesis draw.
   o.num_hypotheses = 1;
   const auto one = t.translate(sources, o);
-  bool first_draw_kept = false;
-  for (size_t s = 0; s < sources.size(); ++s)
+  for (size_t s = 0; s < sources.size(); ++s) {
+    bool first_draw_kept = false;
     for (const auto& h : got[s].hypotheses) first_draw_kept |= h.tokens == one[s].hypotheses[0].tokens;
-  CHECK(first_draw_kept);
+    INFO("sentence " << s);
+    CHECK(first_draw_kept);
+  }
 }
 
 // The rules on hand-made logits, each against CTranslate2's definition.

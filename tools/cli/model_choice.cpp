@@ -24,7 +24,7 @@ void ModelChoice::add_flags(CLI::App& app, const std::string& default_preset) {
       ->check(CLI::IsMember({"default", "auto", "float32", "int8", "int8_float32", "bfloat16", "int8_bfloat16"}));
   app.add_option("--kv-cache-type", kv_cache_type,
                  "The decoder's attention caches: default (bfloat16 when the compute type is int8 or bfloat16, else "
-                 "float32), float32 (CTranslate2's results exactly), bfloat16")
+                 "float32), float32 (as CTranslate2 keeps them), bfloat16")
       ->capture_default_str()
       ->check(CLI::IsMember({"default", "float32", "bfloat16"}));
 }

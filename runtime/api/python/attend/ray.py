@@ -729,7 +729,7 @@ def parser() -> argparse.ArgumentParser:
                    "default (as stored), auto (the fastest here), float32, int8, bfloat16, … (CTranslate2's names)")
     p.add_argument("--kv-cache-type", default="default", choices=("default", "float32", "bfloat16"),
                    help="The decoder's attention caches: default (bfloat16 with int8/bfloat16 compute, else "
-                   "float32), float32 (CTranslate2's results exactly), bfloat16")
+                   "float32), float32 (as CTranslate2 keeps them), bfloat16")
     p.add_argument("--max-batch-size", type=_integer_in(1, _LIMITS["max_batch_size"]), default=32,
                    help=f"Sentences per batch, in [1, {_LIMITS['max_batch_size']}] (default: 32)")
     p.add_argument("--max-batch-tokens", type=_integer_in(0, _LIMITS["max_batch_tokens"]), default=4096,

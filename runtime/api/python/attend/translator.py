@@ -183,7 +183,7 @@ class Translator:
         "int8_float32", "bfloat16", "int8_bfloat16"), or a dictionary by device.
       kv_cache_type: The decoder's attention caches (attend's own option): "default"
         (bfloat16 when compute_type is int8 or bfloat16, else float32), "float32"
-        (CTranslate2's results exactly), "bfloat16".
+        (as CTranslate2 keeps them), "bfloat16".
       inter_threads: Batches translated at once (also the asynchronous workers).
       intra_threads: Compute threads per batch (0: one per core / inter_threads).
       max_queued_batches: Asynchronous calls waiting at most (0: 4 per worker, -1:
