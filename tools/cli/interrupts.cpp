@@ -16,6 +16,7 @@ namespace {
 struct Registry {
   std::recursive_mutex mutex;
   std::vector<std::function<void()>*> cleanups;  // of the live OnInterrupt objects
+  std::function<void(int)> handler;               // a live TakeInterrupts' (empty: none)
 };
 
 Registry& registry() {
@@ -62,10 +63,17 @@ void watch_interrupts() {
   if (sigisemptyset(&set)) return;
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread([set] {
-    int signal = 0;
-    while (::sigwait(&set, &signal) != 0) {
+    for (;;) {
+      int signal = 0;
+      if (::sigwait(&set, &signal) != 0) continue;
+      std::function<void(int)> handler;
+      {
+        const auto held = OnInterrupt::hold();
+        handler = registry().handler;
+      }
+      if (!handler) end_with(signal);
+      handler(signal);
     }
-    end_with(signal);
   }).detach();
 }
 
@@ -78,6 +86,16 @@ OnInterrupt::~OnInterrupt() {
   const auto held = hold();
   auto& c = registry().cleanups;
   c.erase(std::remove(c.begin(), c.end(), &cleanup_), c.end());
+}
+
+TakeInterrupts::TakeInterrupts(std::function<void(int)> handler) {
+  const auto held = OnInterrupt::hold();
+  registry().handler = std::move(handler);
+}
+
+TakeInterrupts::~TakeInterrupts() {
+  const auto held = OnInterrupt::hold();
+  registry().handler = nullptr;
 }
 
 std::unique_lock<std::recursive_mutex> OnInterrupt::hold() { return std::unique_lock<std::recursive_mutex>(registry().mutex); }

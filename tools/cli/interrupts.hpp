@@ -18,6 +18,17 @@ namespace attend::cli {
 // exists: threads inherit the blocked signals from the thread that starts them.
 void watch_interrupts();
 
+// A command that ends on its own when told (attend serve: stop accepting, answer what is
+// queued, exit 0) takes the signals instead, for as long as this object lives: each
+// signal calls `handler` on the watching thread, and the process goes on.
+class TakeInterrupts {
+ public:
+  explicit TakeInterrupts(std::function<void(int signal)> handler);
+  ~TakeInterrupts();
+  TakeInterrupts(const TakeInterrupts&) = delete;
+  TakeInterrupts& operator=(const TakeInterrupts&) = delete;
+};
+
 // A cleanup registered for as long as this object lives, run on the watching thread
 // when one of the signals arrives, before the process ends.
 class OnInterrupt {
