@@ -37,6 +37,10 @@ struct LoadOptions {
   // streams — else float32), "float32", "bfloat16". Attention itself computes in float32
   // either way; CTranslate2 keeps float32 caches, so "float32" reproduces its results.
   std::string kv_cache_type = "default";
+  // Which decoding semantics apply: "auto" (transformers' generate() for a Hugging Face
+  // directory, CTranslate2's for the others), "transformers" or "ctranslate2"
+  // (docs/model-format.md: the differences).
+  std::string decoding_rules = "auto";
 };
 
 struct TensorInfo {
@@ -57,6 +61,8 @@ struct ModelInfo {
   std::string compute_type;        // "float32", "int8", "bfloat16", … (the one chosen)
   std::string compute_type_reason; // why: asked for, the model's stored type, the CPU's best
   std::string kv_cache_type;       // "float32" or "bfloat16": the attention caches chosen
+  std::string decoding_rules;      // "transformers generate()" or "CTranslate2", and why
+  std::vector<std::string> generation_defaults;  // what generation_config.json gave, field by field
 };
 
 // A loaded model: weights packed for the kernels, tokenizers if the directory has them.
@@ -98,6 +104,11 @@ class ATTEND_API Model {
   // or blank line): translators give it an empty hypothesis without running the model,
   // as the CLI writes an empty line for an empty line.
   bool is_empty_source(const std::vector<std::int32_t>& ids) const;
+  // The options a translation starts from: generate()'s defaults of a Hugging Face
+  // directory (generation_config.json: num_beams, max_length, bad_words_ids, …, in
+  // attend's terms), TranslationOptions{} for the others. Set a field to override it.
+  TranslationOptions default_options() const;
+  bool transformers_rules() const;  // decoding follows transformers' generate()
 
  private:
   friend class Translator;
@@ -294,6 +305,7 @@ class ATTEND_API Translator {
   void reset_profile() const;
 
  private:
+  static std::int32_t forced_eos_of(const Model& model);
   struct State;
   std::unique_ptr<State> state_;
 };

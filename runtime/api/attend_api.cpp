@@ -1,6 +1,7 @@
 // The C++ API (include/attend/attend.hpp) over the runtime.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <span>
 #include <thread>
 
@@ -9,6 +10,8 @@
 #include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
+#include "formats/hf/generation_config.hpp"
+#include "formats/hf/seq2seq.hpp"
 #include "formats/model_conversion.hpp"
 #include "formats/model_io.hpp"
 #include "model/random_model.hpp"
@@ -22,6 +25,9 @@ struct Model::State {
   std::shared_ptr<const runtime::Model> model;
   runtime::Tokenizers tokenizers;
   std::string directory;
+  bool transformers_rules = false;
+  std::string rules_reason = "CTranslate2 (not a Hugging Face directory)";
+  std::optional<runtime::GenerationDefaults> generation;  // Hugging Face directories
 };
 
 struct Translator::State {
@@ -53,9 +59,12 @@ ThreadSplit split_threads(const TranslatorOptions& o) { return attend::split_thr
 
 // The options as the runtime takes them: token strings resolved to target ids.
 runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Tokenizers& tokens,
-                                      const runtime::ModelConfig& config) {
+                                      const runtime::ModelConfig& config, bool transformers_rules = false,
+                                      std::int32_t forced_eos = -1) {
   runtime::DecodeOptions d;
   static_cast<TranslationOptions&>(d) = o;
+  d.transformers_rules = transformers_rules;
+  d.forced_eos_id = transformers_rules ? forced_eos : -1;
   auto id_of = [&](const char* option, const std::string& token) {
     if (token.empty()) throw OptionError(option, "''", "an empty token is not a token of the target vocabulary");
     if (!tokens.has_vocabulary())
@@ -188,7 +197,28 @@ TranslationResult to_api(runtime::SentenceResult&& r, const SourceView& source, 
 Model Model::load(const std::string& directory, const LoadOptions& options) {
   auto state = std::make_shared<State>();
   state->directory = directory;
+  if (options.decoding_rules != "auto" && options.decoding_rules != "transformers" && options.decoding_rules != "ctranslate2")
+    throw OptionError("decoding_rules", "'" + options.decoding_rules + "'", "must be auto, transformers or ctranslate2");
+  if (runtime::detect_model_format(directory) == runtime::ModelFormat::hf_seq2seq) {
+    runtime::HfSeq2SeqFiles f = runtime::read_hf_seq2seq(directory);
+    state->generation = runtime::read_generation_defaults(directory, f.config.tgt_vocab_size);
+    if (state->generation->decoder_start_id >= 0) f.config.decoder_start_id = state->generation->decoder_start_id;
+    const std::int64_t source_rows = f.config.src_vocab_size, target_rows = f.config.tgt_vocab_size;
+    state->model = runtime::Model::build(std::move(f.config), std::move(f.tensors), std::move(f.report), runtime_options(options));
+    state->tokenizers = runtime::Tokenizers::from_seq2seq(runtime::load_seq2seq_tokenizer(directory, f.family, source_rows, target_rows));
+    state->transformers_rules = options.decoding_rules != "ctranslate2";
+    state->rules_reason = state->transformers_rules
+                              ? "transformers generate() (a Hugging Face directory; defaults from " + state->generation->source + ")"
+                              : "CTranslate2 (asked for, on a Hugging Face directory)";
+    Model m;
+    m.state_ = std::move(state);
+    return m;
+  }
   state->model = runtime::load_model(directory, runtime_options(options));
+  if (options.decoding_rules == "transformers") {
+    state->transformers_rules = true;
+    state->rules_reason = "transformers generate() (asked for; transformers' defaults, no generation_config.json)";
+  }
   std::string unk = "<unk>";
   if (runtime::detect_model_format(directory) == runtime::ModelFormat::ctranslate2)
     unk = runtime::read_ct2_model(directory).unk_token;
@@ -228,7 +258,23 @@ ModelInfo Model::info() const {
   i.compute_type = state_->model->compute_type().name;
   i.compute_type_reason = state_->model->compute_type().reason;
   i.kv_cache_type = state_->model->compute_type().kv_cache == ops::KvType::bf16 ? "bfloat16" : "float32";
+  i.decoding_rules = state_->rules_reason;
+  if (state_->generation) i.generation_defaults = state_->generation->fields;
   return i;
+}
+
+bool Model::transformers_rules() const { return state_->transformers_rules; }
+
+TranslationOptions Model::default_options() const {
+  if (!state_->generation) {
+    TranslationOptions o;
+    if (state_->transformers_rules) o.min_length = 0;  // generate()'s
+    return o;
+  }
+  TranslationOptions o = state_->generation->options;
+  for (const auto& word : state_->generation->bad_words_ids)
+    o.suppress_sequences.push_back(state_->tokenizers.decode_tokens(word));
+  return o;
 }
 
 bool Model::has_text_tokenizer() const { return state_->tokenizers.has_text(); }
@@ -304,7 +350,8 @@ std::size_t Translator::arena_bytes() const { return state_->translator->plan().
 
 void Translator::validate(const TranslationOptions& options) const {
   const runtime::Translator& t = *state_->translator;
-  decode_options(options, state_->model.state_->tokenizers, t.model().config()).validate(t.plan().limits(), t.model().config());
+  decode_options(options, state_->model.state_->tokenizers, t.model().config(), state_->model.state_->transformers_rules)
+      .validate(t.plan().limits(), t.model().config());
 }
 
 namespace {
@@ -320,9 +367,10 @@ struct Encoded {
 template <class Describe>
 std::vector<TranslationResult> run_translation(const runtime::Translator& translator, const runtime::Tokenizers& tokenizers,
                                                Encoded&& in, const TranslationOptions& options, const Describe& describe,
-                                               const Translator::ResultCallback& on_result, std::size_t first_index) {
+                                               const Translator::ResultCallback& on_result, std::size_t first_index,
+                                               bool transformers_rules, std::int32_t forced_eos) {
   const runtime::ModelConfig& config = translator.model().config();
-  const runtime::DecodeOptions decode = decode_options(options, tokenizers, config);
+  const runtime::DecodeOptions decode = decode_options(options, tokenizers, config, transformers_rules, forced_eos);
   // max_input_length (CTranslate2's) cuts longer sources — to the translator's own limit
   // when that is lower, as the CLI cuts its over-long lines; 0: no cut, so a source over
   // the translator's limit is an error.
@@ -370,6 +418,13 @@ SourceView special_positions(const runtime::ModelConfig& c, std::size_t tokens) 
 
 }  // namespace
 
+// The end token generate() forces at the length cap (generation_config.json's
+// forced_eos_token_id), or -1.
+std::int32_t Translator::forced_eos_of(const Model& model) {
+  const auto& g = model.state_->generation;
+  return g ? g->forced_eos_id : -1;
+}
+
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<std::int32_t>>& sources,
                                                          const TranslationOptions& options,
                                                          const std::vector<std::vector<std::int32_t>>& prefixes,
@@ -394,7 +449,7 @@ std::vector<TranslationResult> Translator::translate_id_views(const std::vector<
     return copy;
   }, in.sources, &in.views);
   for (IdsView p : prefixes) in.prefixes.emplace_back(p.begin(), p.end());
-  return run_translation(*state_->translator, tok, std::move(in), options, [](Hypothesis&) {}, on_result, first_index);
+  return run_translation(*state_->translator, tok, std::move(in), options, [](Hypothesis&) {}, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
 
 std::vector<TranslationResult> Translator::translate_text(const std::vector<std::string>& sources,
@@ -404,8 +459,9 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
   const auto& tok = state_->model.state_->tokenizers;
   const auto& config = state_->translator->model().config();
   Encoded in;
+  const bool languages = !options.source_lang.empty() || !options.target_lang.empty();
   encode_all(sources, [&](const std::string& s, SourceView& v) {
-    auto ids = tok.encode_text(s, runtime::Side::source);
+    auto ids = languages ? tok.encode_source(s, options.source_lang, options.target_lang) : tok.encode_text(s, runtime::Side::source);
     v = special_positions(config, ids.size());
     v.count = ids.size() - v.leading - v.trailing;
     if (options.replace_unknowns)
@@ -413,9 +469,19 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
     return ids;
   }, in.sources, &in.views);
   encode_all(prefixes, [&](const std::string& p, SourceView&) { return tok.encode_text(p, runtime::Side::target); }, in.prefixes);
+  // The forced first target token: the target language's (M2M100, NLLB, mBART-50), else
+  // generation_config.json's forced_bos_token_id (BART's <s>), before any prefix given.
+  std::vector<std::int32_t> forced = tok.target_language_prefix(options.target_lang);
+  if (forced.empty() && state_->model.state_->generation && state_->model.transformers_rules() &&
+      state_->model.state_->generation->forced_bos_id >= 0)
+    forced.push_back(state_->model.state_->generation->forced_bos_id);
+  if (!forced.empty()) {
+    in.prefixes.resize(in.sources.size());
+    for (auto& p : in.prefixes) p.insert(p.begin(), forced.begin(), forced.end());
+  }
   return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
     h.text = options.replace_unknowns ? tok.decode_pieces(h.tokens) : tok.decode_text(h.ids);
-  }, on_result, first_index);
+  }, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
 
 std::vector<TranslationResult> Translator::translate_tokens(const std::vector<std::vector<std::string>>& sources,
@@ -434,7 +500,7 @@ std::vector<TranslationResult> Translator::translate_tokens(const std::vector<st
   encode_all(prefixes, [&](const Tokens& p, SourceView&) { return tok.encode_tokens(p, runtime::Side::target); }, in.prefixes);
   return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
     if (h.tokens.empty()) h.tokens = tok.decode_tokens(h.ids);
-  }, on_result, first_index);
+  }, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
 
 AttentionHeads Translator::attention_heads(const std::vector<std::int32_t>& source,

@@ -9,6 +9,7 @@
 
 #include "attend/error.hpp"
 #include "formats/ct2_model.hpp"
+#include "formats/hf/seq2seq.hpp"
 #include "formats/safetensors.hpp"
 
 namespace attend::runtime {
@@ -37,7 +38,10 @@ void require_model_directory(const std::string& dir) {
 
 ModelFormat detect_model_format(const std::string& dir) {
   require_model_directory(dir);
-  // By the weights file: CTranslate2 directories carry a config.json too (format ≥ 5).
+  // A Hugging Face directory by its config.json's model_type (it may hold a
+  // model.safetensors too); then by the weights file: CTranslate2 directories carry a
+  // config.json too (format ≥ 5).
+  if (is_hf_seq2seq_directory(dir)) return ModelFormat::hf_seq2seq;
   if (fs::exists(fs::path(dir) / "model.safetensors")) return ModelFormat::attend;
   if (fs::exists(fs::path(dir) / "model.bin")) return ModelFormat::ctranslate2;
   if (fs::exists(fs::path(dir) / "config.json"))  // attend's or CTranslate2's: either way the weights are missing
@@ -68,7 +72,14 @@ AttendModelFiles read_attend_model(const std::string& dir) {
 }
 
 std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options) {
-  if (detect_model_format(dir) == ModelFormat::ctranslate2) return load_ct2_model(dir, options);
+  switch (detect_model_format(dir)) {
+    case ModelFormat::ctranslate2: return load_ct2_model(dir, options);
+    case ModelFormat::hf_seq2seq: {
+      HfSeq2SeqFiles m = read_hf_seq2seq(dir);
+      return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);
+    }
+    case ModelFormat::attend: break;
+  }
   AttendModelFiles m = read_attend_model(dir);
   return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);
 }

@@ -1,0 +1,130 @@
+// Hugging Face encoder-decoder directories, loaded as saved, against transformers' own
+// generate() (tests/data/hf-seq2seq, made by make_hf_seq2seq_fixtures.py with
+// transformers' classes and tokenizers): the source ids the tokenizer gives, and for
+// greedy and beam 4 under the directory's generation_config.json, the output ids and
+// their text decoded as tokenizer.decode(ids, skip_special_tokens=True).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "attend/attend.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const fs::path kData = fs::path(ATTEND_SOURCE_DIR) / "tests" / "data" / "hf-seq2seq";
+
+std::vector<json> cases_of(const fs::path& dir) {
+  std::vector<json> out;
+  std::ifstream in(dir / "cases.jsonl");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(json::parse(line));
+  return out;
+}
+
+// generate()'s output less the decoder start token it begins with.
+std::vector<std::int32_t> generated(const json& c) {
+  std::vector<std::int32_t> ids = c["ids"].get<std::vector<std::int32_t>>();
+  ids.erase(ids.begin());
+  return ids;
+}
+
+// Every case of `family` (a folder of kData, or `dir`), through the C++ API.
+void check_family(const fs::path& dir) {
+  const attend::Model model = attend::Model::load(dir.string());
+  REQUIRE(model.transformers_rules());
+  const attend::Translator translator(model, {.threads = 1});
+  std::size_t checked = 0;
+  for (const json& c : cases_of(dir)) {
+    const std::string source = c["source"];
+    INFO(dir.filename().string() << ": '" << source << "' " << c["settings"].dump());
+    CHECK(model.encode_text(source) == c["source_ids"].get<std::vector<std::int32_t>>());
+    if (model.is_empty_source(model.encode_text(source))) continue;  // attend: an empty line in, an empty line out
+    attend::TranslationOptions o = model.default_options();
+    o.beam_size = c["settings"]["num_beams"].get<std::int64_t>();
+    o.return_end_token = true;
+    const auto result = translator.translate_text({source}, o);
+    CHECK(result[0].hypotheses[0].ids == generated(c));
+    o.return_end_token = false;
+    CHECK(translator.translate_text({source}, o)[0].hypotheses[0].text == c["text"].get<std::string>());
+    ++checked;
+  }
+  CHECK(checked >= 10);
+}
+
+}  // namespace
+
+TEST_CASE("Marian (opus-mt shape): ids, greedy and beam 4 as transformers' generate()", "[hf-seq2seq]") {
+  check_family(kData / "marian");
+}
+
+TEST_CASE("Marian: generation_config.json gives generate()'s defaults in attend's terms", "[hf-seq2seq]") {
+  const attend::Model model = attend::Model::load((kData / "marian").string());
+  const attend::TranslationOptions o = model.default_options();
+  CHECK(o.beam_size == 4);
+  CHECK(o.max_length == 19);  // max_length 20 counts the decoder start token
+  CHECK(o.min_length == 0);
+  REQUIRE(o.suppress_sequences.size() == 1);  // bad_words_ids [[pad]]
+  CHECK(o.suppress_sequences[0] == std::vector<std::string>{"<pad>"});
+  const attend::ModelInfo info = model.info();
+  CHECK(info.decoding_rules.find("transformers") != std::string::npos);
+  CHECK(info.format.find("MarianMTModel") != std::string::npos);
+}
+
+TEST_CASE("Marian: the family's rules", "[hf-seq2seq]") {
+  const attend::Model model = attend::Model::load((kData / "marian").string());
+  const auto ids = model.special_ids();
+  CHECK(ids.decoder_start == ids.pad);  // decoding starts from <pad>
+  const json config = json::parse(model.info().config_json);
+  CHECK(config["norm_placement"] == "post");
+  CHECK(config["output_bias"] == true);  // final_logits_bias
+  CHECK(config["position_encoding"] == "learned");  // computed, not stored:
+  bool stored_positions = false, bias = false;
+  for (const auto& t : model.info().tensors) {
+    stored_positions = stored_positions || t.name.find("embed_positions") != std::string::npos;
+    bias = bias || t.name == "final_logits_bias";
+  }
+  CHECK_FALSE(stored_positions);
+  CHECK(bias);
+}
+
+TEST_CASE("Marian: >>xx<< target languages, and a clear error for a wrong one", "[hf-seq2seq]") {
+  const attend::Model model = attend::Model::load((kData / "marian").string());
+  const attend::Translator translator(model, {.threads = 1});
+  attend::TranslationOptions o = model.default_options();
+  o.beam_size = 1;
+  o.target_lang = "fra";
+  const auto with_code = translator.translate_text({"Hello world"}, o);
+  o.target_lang = "";
+  const auto written = translator.translate_text({">>fra<< Hello world"}, o);
+  CHECK(with_code[0].hypotheses[0].ids == written[0].hypotheses[0].ids);
+  o.target_lang = "xyz";
+  CHECK_THROWS_WITH(translator.translate_text({"Hello"}, o), Catch::Contains("fra") && Catch::Contains("deu") && Catch::Contains("xyz"));
+  o.target_lang = "";
+  o.source_lang = "en";
+  CHECK_THROWS_WITH(translator.translate_text({"Hello"}, o), Catch::Contains("no source language"));
+}
+
+TEST_CASE("Marian: CTranslate2's rules when asked for differ where generate() forces the end token", "[hf-seq2seq]") {
+  attend::LoadOptions lo;
+  lo.decoding_rules = "ctranslate2";
+  const attend::Model model = attend::Model::load((kData / "marian").string(), lo);
+  CHECK_FALSE(model.transformers_rules());
+  const attend::Translator translator(model, {.threads = 1});
+  attend::TranslationOptions o = model.default_options();
+  o.beam_size = 1;
+  o.return_end_token = true;
+  for (const json& c : cases_of(kData / "marian")) {
+    if (c["settings"]["num_beams"] != 1 || generated(c).size() < 19) continue;  // an output cut at the cap
+    const auto r = translator.translate_text({c["source"].get<std::string>()}, o);
+    CHECK_FALSE(r[0].hypotheses[0].finished);  // CTranslate2 cuts it, transformers ends it with </s>
+    CHECK(r[0].hypotheses[0].ids.back() != 0);
+    return;
+  }
+  FAIL("no case reached the length cap");
+}
