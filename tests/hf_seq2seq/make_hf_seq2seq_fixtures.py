@@ -147,6 +147,30 @@ def marian(out_dir, seed, bin_only=False, separate_vocabs=False):
     return model, cases
 
 
+def weight_variants(model, out_dir):
+    """The same weights as the other files save_pretrained and torch.save write: a
+    pytorch_model.bin (zip, and the legacy pre-1.6 stream), and sharded safetensors."""
+    os.makedirs(out_dir, exist_ok=True)
+    state = model.state_dict()
+    state = {k: v for k, v in state.items() if "embed_positions" not in k}  # as save_pretrained leaves them out
+    torch.save(state, os.path.join(out_dir, "pytorch_model.bin"))
+    torch.save(state, os.path.join(out_dir, "legacy_pytorch_model.bin"), _use_new_zipfile_serialization=False)
+    shards = tempfile.mkdtemp()
+    model.save_pretrained(shards, max_shard_size="24KB")
+    os.makedirs(os.path.join(out_dir, "sharded"), exist_ok=True)
+    for f in os.listdir(shards):
+        if f.startswith("model") and (f.endswith(".safetensors") or f.endswith(".index.json")):
+            shutil.copy(os.path.join(shards, f), os.path.join(out_dir, "sharded", f))
+    shutil.rmtree(shards)
+    # A hostile file: unpickling it with pickle would run a shell command.
+    torch.save({"model.shared.weight": Hostile()}, os.path.join(out_dir, "hostile_pytorch_model.bin"))
+
+
+class Hostile:
+    def __reduce__(self):
+        return (os.system, ("echo attend must never run this",))
+
+
 FAMILIES = {"marian": marian}
 
 
@@ -161,6 +185,8 @@ def main():
         if os.path.exists(d):
             shutil.rmtree(d)
         model, cases = FAMILIES[name](d, args.seed)
+        if name == "marian":
+            weight_variants(model, os.path.join(args.out, "marian-weights"))
         with open(os.path.join(d, "cases.jsonl"), "w") as f:
             for c in cases:
                 f.write(json.dumps(c, ensure_ascii=False) + "\n")

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "attend/attend.hpp"
 
@@ -127,4 +128,76 @@ TEST_CASE("Marian: CTranslate2's rules when asked for differ where generate() fo
     return;
   }
   FAIL("no case reached the length cap");
+}
+
+namespace {
+
+// The Marian fixture with its weights replaced by `files` (of marian-weights/).
+fs::path marian_with(const std::string& name, const std::vector<fs::path>& files) {
+  const fs::path dir = fs::temp_directory_path() / ("attend-hf-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& entry : fs::directory_iterator(kData / "marian"))
+    if (entry.path().filename() != "model.safetensors") fs::copy(entry.path(), dir / entry.path().filename());
+  for (const fs::path& f : files) fs::copy(f, dir / (f.filename().string().find("pytorch_model.bin") != std::string::npos ? "pytorch_model.bin" : f.filename().string()));
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("Marian from pytorch_model.bin (zip and legacy) and sharded safetensors: the same outputs", "[hf-seq2seq]") {
+  const fs::path weights = kData / "marian-weights";
+  std::vector<std::pair<std::string, std::vector<fs::path>>> variants = {
+      {"zip", {weights / "pytorch_model.bin"}}, {"legacy", {weights / "legacy_pytorch_model.bin"}}};
+  std::vector<fs::path> shards;
+  for (const auto& e : fs::directory_iterator(weights / "sharded")) shards.push_back(e.path());
+  variants.push_back({"sharded", shards});
+  for (const auto& [name, files] : variants) {
+    INFO(name);
+    const fs::path dir = marian_with(name, files);
+    check_family(dir);
+    const std::string format = attend::Model::load(dir.string()).info().format;
+    CHECK(format.find(name == "sharded" ? "model.safetensors.index.json (3 shards)" : "pytorch_model.bin") != std::string::npos);
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE("pytorch_model.bin: hostile or broken files are errors naming the file, never run or crash", "[hf-seq2seq]") {
+  const fs::path weights = kData / "marian-weights";
+  {
+    const fs::path dir = marian_with("hostile", {weights / "hostile_pytorch_model.bin"});
+    CHECK_THROWS_WITH(attend::Model::load(dir.string()),
+                      Catch::Contains("pytorch_model.bin") && Catch::Contains("global 'posix.system'") && Catch::Contains("no other pickle code"));
+    fs::remove_all(dir);
+  }
+  // Every truncation of the file (zip and legacy): an error, never a crash.
+  for (const char* file : {"pytorch_model.bin", "legacy_pytorch_model.bin"}) {
+    std::ifstream in(weights / file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    const fs::path dir = marian_with(std::string("cut-") + file, {weights / file});
+    for (std::size_t cut : {std::size_t{0}, std::size_t{3}, std::size_t{100}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 30, bytes.size() - 1}) {
+      INFO(file << " cut to " << cut);
+      std::ofstream(dir / "pytorch_model.bin", std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(cut));
+      CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("pytorch_model.bin"));
+    }
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE("Hugging Face directories: missing files and unsupported fields are named", "[hf-seq2seq]") {
+  const fs::path dir = marian_with("broken", {});
+  CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("no weights"));
+  fs::copy(kData / "marian" / "model.safetensors", dir / "model.safetensors");
+  fs::remove(dir / "vocab.json");
+  CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("vocab.json") && Catch::Contains("missing"));
+  fs::copy(kData / "marian" / "vocab.json", dir / "vocab.json");
+  json config = json::parse(std::ifstream(dir / "config.json"));
+  config["decoder_attention_heads"] = 4;
+  std::ofstream(dir / "config.json", std::ios::trunc) << config.dump();
+  CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("config.json") && Catch::Contains("decoder_attention_heads"));
+  config["decoder_attention_heads"] = 2;
+  config["architectures"] = {"MarianForCausalLM"};
+  std::ofstream(dir / "config.json", std::ios::trunc) << config.dump();
+  CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("architectures") && Catch::Contains("MarianForCausalLM"));
+  fs::remove_all(dir);
 }

@@ -163,7 +163,11 @@ class Unpickler {
         case 0x94: memo_put(memo_.size()); break;                 // MEMOIZE
         case 'h': stack_.push_back(memo_get(little_endian(take(1), 1))); break;
         case 'j': stack_.push_back(memo_get(little_endian(take(4), 4))); break;
-        case 'c': stack_.push_back(global_of(line(), line())); break;
+        case 'c': {  // GLOBAL "module\nname\n" (read in that order)
+          const std::string module = line();
+          stack_.push_back(global_of(module, line()));
+          break;
+        }
         case 0x93: {  // STACK_GLOBAL
           const std::uint32_t name = pop(), module = pop();
           stack_.push_back(global_of(text_of(module), text_of(name)));
