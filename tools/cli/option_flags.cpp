@@ -1,5 +1,6 @@
 #include "option_flags.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <regex>
@@ -62,6 +63,10 @@ void DecodingFlags::add_to(CLI::App& app) {
 }
 
 void DecodingFlags::finish_parsing(const CLI::App& app) {
+  given_.clear();
+  for (const auto& spec : attend::kTranslationOptionSpecs)
+    if (!spec.flag.empty() && app.count(std::string(spec.flag)) > 0) given_.emplace_back(spec.name);
+  if (app.count("--suppress-sequences") > 0) given_.emplace_back("suppress_sequences");
   for (const char* implies : {"--sample-topk", "--sample-topp", "--temperature"})
     if (app.count(implies) > 0) options.sampling = true;
   // An empty value is a slip (an unset shell variable), never "the model's end token"
@@ -76,6 +81,20 @@ void DecodingFlags::finish_parsing(const CLI::App& app) {
     if (options.suppress_sequences.back().empty())
       throw UsageError("--suppress-sequences '" + s + "': must be target tokens separated by spaces (it is empty)");
   }
+}
+
+attend::TranslationOptions DecodingFlags::over(const attend::TranslationOptions& defaults) const {
+  attend::TranslationOptions o = defaults;
+  auto given = [&](const char* name) { return std::find(given_.begin(), given_.end(), name) != given_.end(); };
+#define ATTEND_TAKE_GIVEN(kind, name, ...) \
+  if (given(#name)) o.name = options.name;
+  ATTEND_TRANSLATION_OPTIONS(ATTEND_TAKE_GIVEN)
+#undef ATTEND_TAKE_GIVEN
+  if (options.sampling) o.sampling = true;  // implied by --sample-topk, --sample-topp, --temperature
+  if (given("suppress_sequences")) o.suppress_sequences = options.suppress_sequences;
+  o.end_token = options.end_token;
+  o.on_token = options.on_token;
+  return o;
 }
 
 std::string flag_of(const std::string& option) {

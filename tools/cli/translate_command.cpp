@@ -213,7 +213,8 @@ int Translation::run() {
   if (!args_.attention_all.empty()) attention_heads_.emplace(args_.attention_all, args_.attention_lines);
   try {
     model_ = args_.model.load();
-    options_ = args_.decoding.options;
+    // A Hugging Face directory's generation_config.json gives the defaults; flags win.
+    options_ = args_.decoding.over(model_->default_options());
     options_.seed = args_.model.seed;
     options_.return_attention = attention_out.has_value();
     // The translator is sized for what the options ask: as long an output, as many rows
