@@ -93,6 +93,17 @@ class ATTEND_API Model {
   // the model adds to sources; target-side ones (forced prefixes) do not.
   enum class Side { source, target };
   std::vector<std::int32_t> encode_text(const std::string& line, Side side = Side::source) const;
+  // A source line with the model's language tokens placed as its transformers tokenizer
+  // places them (TranslationOptions::source_lang / target_lang; "" for none: the
+  // tokenizer's own default, as encode_text). A code the model lacks is an attend::Error
+  // listing its codes.
+  std::vector<std::int32_t> encode_source(const std::string& line, const std::string& source_lang,
+                                          const std::string& target_lang) const;
+  // The target tokens every translation is forced to begin with: the target language's
+  // code (M2M100, NLLB, mBART-50), else generation_config.json's forced_bos_token_id
+  // under transformers' rules (BART's <s>); empty for none. The translate_* calls put
+  // them before any prefix given.
+  std::vector<std::int32_t> forced_target_prefix(const std::string& target_lang) const;
   std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side = Side::source) const;
   std::string decode_text(const std::vector<std::int32_t>& target_ids) const;
   std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& ids, Side side = Side::target) const;

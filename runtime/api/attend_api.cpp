@@ -265,6 +265,19 @@ ModelInfo Model::info() const {
 
 bool Model::transformers_rules() const { return state_->transformers_rules; }
 
+std::vector<std::int32_t> Model::encode_source(const std::string& text, const std::string& source_lang,
+                                               const std::string& target_lang) const {
+  if (source_lang.empty() && target_lang.empty()) return state_->tokenizers.encode_text(text, runtime::Side::source);
+  return state_->tokenizers.encode_source(text, source_lang, target_lang);
+}
+
+std::vector<std::int32_t> Model::forced_target_prefix(const std::string& target_lang) const {
+  std::vector<std::int32_t> forced = state_->tokenizers.target_language_prefix(target_lang);
+  if (forced.empty() && state_->generation && state_->transformers_rules && state_->generation->forced_bos_id >= 0)
+    forced.push_back(state_->generation->forced_bos_id);
+  return forced;
+}
+
 TranslationOptions Model::default_options() const {
   if (!state_->generation) {
     TranslationOptions o;
@@ -418,6 +431,20 @@ SourceView special_positions(const runtime::ModelConfig& c, std::size_t tokens) 
 
 }  // namespace
 
+namespace {
+
+// The forced first target tokens (Model::forced_target_prefix) before every prefix given.
+void force_target_prefix(const Model& model, const TranslationOptions& options, Encoded& in) {
+  // (source_lang is read by translate_text alone: ids and tokens are the source as the
+  // model reads it, its language token included.)
+  const std::vector<std::int32_t> forced = model.forced_target_prefix(options.target_lang);
+  if (forced.empty()) return;
+  in.prefixes.resize(in.sources.size());
+  for (auto& p : in.prefixes) p.insert(p.begin(), forced.begin(), forced.end());
+}
+
+}  // namespace
+
 // The end token generate() forces at the length cap (generation_config.json's
 // forced_eos_token_id), or -1.
 std::int32_t Translator::forced_eos_of(const Model& model) {
@@ -449,6 +476,7 @@ std::vector<TranslationResult> Translator::translate_id_views(const std::vector<
     return copy;
   }, in.sources, &in.views);
   for (IdsView p : prefixes) in.prefixes.emplace_back(p.begin(), p.end());
+  force_target_prefix(state_->model, options, in);
   return run_translation(*state_->translator, tok, std::move(in), options, [](Hypothesis&) {}, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
 
@@ -459,9 +487,8 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
   const auto& tok = state_->model.state_->tokenizers;
   const auto& config = state_->translator->model().config();
   Encoded in;
-  const bool languages = !options.source_lang.empty() || !options.target_lang.empty();
   encode_all(sources, [&](const std::string& s, SourceView& v) {
-    auto ids = languages ? tok.encode_source(s, options.source_lang, options.target_lang) : tok.encode_text(s, runtime::Side::source);
+    auto ids = state_->model.encode_source(s, options.source_lang, options.target_lang);
     v = special_positions(config, ids.size());
     v.count = ids.size() - v.leading - v.trailing;
     if (options.replace_unknowns)
@@ -469,16 +496,7 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
     return ids;
   }, in.sources, &in.views);
   encode_all(prefixes, [&](const std::string& p, SourceView&) { return tok.encode_text(p, runtime::Side::target); }, in.prefixes);
-  // The forced first target token: the target language's (M2M100, NLLB, mBART-50), else
-  // generation_config.json's forced_bos_token_id (BART's <s>), before any prefix given.
-  std::vector<std::int32_t> forced = tok.target_language_prefix(options.target_lang);
-  if (forced.empty() && state_->model.state_->generation && state_->model.transformers_rules() &&
-      state_->model.state_->generation->forced_bos_id >= 0)
-    forced.push_back(state_->model.state_->generation->forced_bos_id);
-  if (!forced.empty()) {
-    in.prefixes.resize(in.sources.size());
-    for (auto& p : in.prefixes) p.insert(p.begin(), forced.begin(), forced.end());
-  }
+  force_target_prefix(state_->model, options, in);
   return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
     h.text = options.replace_unknowns ? tok.decode_pieces(h.tokens) : tok.decode_text(h.ids);
   }, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
@@ -498,6 +516,7 @@ std::vector<TranslationResult> Translator::translate_tokens(const std::vector<st
     return tok.encode_tokens(s, runtime::Side::source);
   }, in.sources, &in.views);
   encode_all(prefixes, [&](const Tokens& p, SourceView&) { return tok.encode_tokens(p, runtime::Side::target); }, in.prefixes);
+  force_target_prefix(state_->model, options, in);
   return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
     if (h.tokens.empty()) h.tokens = tok.decode_tokens(h.ids);
   }, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));

@@ -97,6 +97,8 @@ std::vector<std::int32_t> Tokenizers::encode_source(const std::string& text, con
 }
 
 std::vector<std::int32_t> Tokenizers::target_language_prefix(const std::string& target_lang) const {
+  if (!seq2seq_ && !target_lang.empty())
+    throw error_of("a target language (", target_lang, ") applies to Hugging Face models with language codes; this model has none");
   return seq2seq_ ? seq2seq_->target_prefix(target_lang) : std::vector<std::int32_t>{};
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "attend/attend.h"
 #include "attend/attend.hpp"
 
 namespace {
@@ -200,4 +201,79 @@ TEST_CASE("Hugging Face directories: missing files and unsupported fields are na
   std::ofstream(dir / "config.json", std::ios::trunc) << config.dump();
   CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("architectures") && Catch::Contains("MarianForCausalLM"));
   fs::remove_all(dir);
+}
+
+namespace {
+
+// generate()'s case for `source` under `beams`.
+json case_of(const std::string& source, int beams) {
+  for (const json& c : cases_of(kData / "marian"))
+    if (c["source"] == source && c["settings"]["num_beams"] == beams) return c;
+  FAIL("no case for '" << source << "'");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("Marian: target_lang places >>xx<< as the tokenizer does, in translate_text and encode_source; codes checked",
+          "[hf-seq2seq]") {
+  const attend::Model model = attend::Model::load((kData / "marian").string());
+  const attend::Translator translator(model, {.threads = 1});
+  const json c = case_of(">>fra<< Hello world", 4);
+  CHECK(model.encode_source("Hello world", "", "fra") == c["source_ids"].get<std::vector<std::int32_t>>());
+  CHECK(model.encode_source("Hello world", "", ">>fra<<") == c["source_ids"].get<std::vector<std::int32_t>>());
+  CHECK(model.forced_target_prefix("fra").empty());  // Marian forces nothing
+  attend::TranslationOptions o = model.default_options();
+  o.target_lang = "fra";
+  CHECK(translator.translate_text({"Hello world"}, o)[0].hypotheses[0].text == c["text"].get<std::string>());
+  o.target_lang = "ita";
+  CHECK_THROWS_WITH(translator.translate_text({"Hello world"}, o), Catch::Contains("'ita' is not a target language") &&
+                                                                      Catch::Contains("deu, fra"));
+  CHECK_THROWS_WITH(translator.translate_ids({{5, 6, 0}}, o), Catch::Contains("'ita' is not a target language"));
+  o.target_lang.clear(), o.source_lang = "en";
+  CHECK_THROWS_WITH(translator.translate_text({"Hello world"}, o), Catch::Contains("takes no source language"));
+}
+
+TEST_CASE("C API: Hugging Face directory, generate()'s defaults, target_lang, decoding_rules", "[hf-seq2seq]") {
+  const std::string dir = (kData / "marian").string();
+  attend_load_options lo;
+  attend_load_options_init(&lo);
+  CHECK(lo.decoding_rules == nullptr);
+  attend_model* model = nullptr;
+  REQUIRE(attend_model_load_with(dir.c_str(), &lo, &model) == ATTEND_OK);
+  attend_options o;
+  REQUIRE(attend_options_init_for_model(model, &o) == ATTEND_OK);
+  CHECK(o.beam_size == 4);
+  CHECK(o.max_length == 19);
+  CHECK(o.min_length == 0);
+  REQUIRE(o.suppress_sequences_count == 1);
+  CHECK(std::string(o.suppress_sequences[0]) == "<pad>");
+  CHECK(o.source_lang == nullptr);
+  attend_translator_options topt;
+  attend_translator_options_init(&topt);
+  topt.threads = 1;
+  attend_translator* translator = nullptr;
+  REQUIRE(attend_translator_create(model, &topt, &translator) == ATTEND_OK);
+  const json c = case_of(">>deu<< The quick brown fox.", 4);
+  const char* line = "The quick brown fox.";
+  o.target_lang = "deu";
+  attend_result* result = nullptr;
+  REQUIRE(attend_translate_text(translator, &line, 1, &o, &result) == ATTEND_OK);
+  CHECK(std::string(attend_result_text(result, 0, 0)) == c["text"].get<std::string>());
+  attend_result_free(result);
+  o.target_lang = "xx";
+  CHECK(attend_translate_text(translator, &line, 1, &o, &result) == ATTEND_ERROR);
+  CHECK_THAT(std::string(attend_last_error()), Catch::Contains("'xx' is not a target language"));
+  attend_translator_free(translator);
+  attend_model_free(model);
+
+  lo.decoding_rules = "ctranslate2";
+  REQUIRE(attend_model_load_with(dir.c_str(), &lo, &model) == ATTEND_OK);
+  REQUIRE(attend_options_init_for_model(model, &o) == ATTEND_OK);
+  CHECK(o.beam_size == 4);  // generation_config.json still gives the defaults
+  attend_model_free(model);
+  lo.decoding_rules = "fairseq";
+  CHECK(attend_model_load_with(dir.c_str(), &lo, &model) == ATTEND_ERROR);
+  CHECK_THAT(std::string(attend_last_error()), Catch::Contains("auto, transformers or ctranslate2"));
+  CHECK(attend_options_init_for_model(nullptr, &o) == ATTEND_ERROR_INVALID_ARGUMENT);
 }

@@ -72,6 +72,11 @@ SourceLines::SourceLines(const attend::Model& model, Format format, bool strict,
   if (format == Format::tokens) specials_ = static_cast<std::int64_t>(model.encode_tokens({}).size());
 }
 
+void SourceLines::set_languages(std::string source_lang, std::string target_lang) {
+  source_lang_ = std::move(source_lang), target_lang_ = std::move(target_lang);
+  if (format_ == Format::text) specials_ = static_cast<std::int64_t>(model_.encode_source("", source_lang_, target_lang_).size());
+}
+
 std::string SourceLines::checked_utf8(const std::string& line, std::uint64_t number) {
   const auto bad = first_invalid_utf8(line);
   if (!bad) return line;
@@ -164,7 +169,7 @@ std::optional<std::vector<std::int32_t>> SourceLines::encode(const std::string& 
   std::vector<std::int32_t> ids;
   const std::uint64_t repaired_before = warnings_.count(kRepairedIds);
   switch (format_) {
-    case Format::text: ids = model_.encode_text(line); break;
+    case Format::text: ids = model_.encode_source(line, source_lang_, target_lang_); break;
     case Format::tokens: ids = model_.encode_tokens(split_tokens(line)); break;
     case Format::ids: ids = parse_ids(line, number, attend::Model::Side::source); break;
   }

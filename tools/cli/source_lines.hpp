@@ -35,6 +35,9 @@ class SourceLines {
   SourceLines(const attend::Model& model, Format format, bool strict, std::int64_t max_source_length,
               std::string who);
 
+  // Text sources get the model's language tokens for these codes (--source-lang,
+  // --target-lang; "" for none); an unknown code is an attend::Error listing the model's.
+  void set_languages(std::string source_lang, std::string target_lang);
   // The ids for input line `number` (1-based), or nullopt for an empty line.
   std::optional<std::vector<std::int32_t>> encode(const std::string& line, std::uint64_t number);
   // A forced target prefix in the same format (no BOS/EOS added); line 0 is --target-prefix.
@@ -58,7 +61,8 @@ class SourceLines {
   bool strict_;
   std::int64_t max_source_length_;
   std::int32_t source_unk_, target_unk_;
-  std::int64_t specials_ = 0;  // the BOS/EOS the model adds to every encoded source
+  std::int64_t specials_ = 0;  // the BOS/EOS (and language tokens) the model adds to every encoded source
+  std::string source_lang_, target_lang_;
   LineWarnings warnings_;
   std::uint64_t truncated_ = 0, first_truncated_ = 0;
 };

@@ -234,6 +234,8 @@ int Translation::run() {
     max_length_ = std::min(topt.max_target_length, positions);
 
     SourceLines lines(*model_, input_format, args_.strict, translator_->max_source_length(), "attend translate");
+    lines.set_languages(options_.source_lang, options_.target_lang);  // a bad code fails here, before any line
+    (void)model_->forced_target_prefix(options_.target_lang);
     if (output_format_ == Format::text && !model_->has_text_tokenizer())
       throw attend::Error("the model has no SentencePiece model to write text: use --output-format ids or tokens");
     if (output_format_ == Format::tokens && !model_->has_vocabulary())

@@ -123,7 +123,12 @@ class MarianTokenizer final : public Seq2SeqTokenizer {
     return ids;
   }
 
-  std::vector<std::int32_t> target_prefix(const std::string&) const override { return {}; }
+  // Marian's target language is a source token (encode_source): nothing is forced, but a
+  // code the model lacks is an error here too (translate_ids with target_lang).
+  std::vector<std::int32_t> target_prefix(const std::string& target_lang) const override {
+    if (!target_lang.empty()) code_of(target_lang);
+    return {};
+  }
 
   std::string decode(const std::vector<std::int32_t>& ids) const override {
     std::vector<std::string> pieces;
