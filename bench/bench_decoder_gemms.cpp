@@ -1,7 +1,9 @@
 // The GEMMs of one decoder step of the standard workload (Transformer-base: 6 layers of
 // qkv 1536×512, self-out 512×512, cross-q 512×512, cross-out 512×512, fc1 2048×512,
 // fc2 512×2048, then the 32000×512 output projection), back to back on M = 32 rows
-// (batch 32, greedy) or 128 (beam 4), weights cold as in decoding: 38 MB (int8) to
+// (batch 32, greedy) or 128 (beam 4) — or 1 to 3 (one sentence, greedy or a beam of 2
+// or 3: the thin tiles that take several panels at once, kernel_table.hpp) — weights
+// cold as in decoding: 38 MB (int8) to
 // 154 MB (fp32) per step stream from memory, beyond the 32 MiB L3. attend in f32, bf16
 // and s8 against oneDNN's f32, bf16 and u8s8 matmul, each step alternating with the
 // other's in the same run. "FLOP/s" counts 2·M·N·K; "weights_GB/s" the weight bytes
@@ -111,7 +113,7 @@ const int kRegistered = [] {
                     {"bf16", WeightType::bf16, OnednnPrecision::bf16},
                     {"s8", WeightType::s8, OnednnPrecision::u8s8}};
   const auto yardsticks = attend::bench::describe_isas_and_yardsticks("bench_decoder_gemms");
-  for (index_t M : {16, 32, 128})
+  for (index_t M : {1, 2, 3, 16, 32, 128})
     for (int t : {1, 2})
       for (const auto& p : precisions) {
         const std::string suffix = std::string("/") + p.name + "/M=" + std::to_string(M) + "/threads=" + std::to_string(t);

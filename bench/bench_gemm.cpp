@@ -86,7 +86,7 @@ const int kRegistered = [] {
   } precisions[] = {{"gemm", WeightType::f32, OnednnPrecision::f32},
                     {"gemm_bf16", WeightType::bf16, OnednnPrecision::bf16},
                     {"gemm_s8", WeightType::s8, OnednnPrecision::u8s8}};
-  for (index_t M : {1, 8, 32, 128, 256, 1024})
+  for (index_t M : {1, 2, 3, 8, 32, 128, 256, 1024})  // 1–3: thin tiles over several panels
     for (auto [N, K] : nk) {
       const std::string shape = "/M=" + std::to_string(M) + "/N=" + std::to_string(N) + "/K=" + std::to_string(K);
       for (int t : {1, 2})

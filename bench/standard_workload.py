@@ -10,7 +10,7 @@ build/release/bin/attend, built if missing); PyTorch runs tools/reference.py's
 batched KV-cache decoder. Order per beam: attend, PyTorch, attend (attend's figure is the
 mean of its two runs, so drift during the long PyTorch run affects both sides alike). Prints a Markdown table with
 generated tokens/s, the ratio, and attend's peak RSS against 1.5 × fp32 weights + arena.
-Needs PyTorch (tools/bootstrap.sh --with-torch).
+Needs PyTorch (Debian's python3-torch, installed by tools/bootstrap.sh).
 """
 import argparse
 import json

@@ -1,258 +1,201 @@
 #!/usr/bin/python3
-"""Writes one self-contained HTML page to explore a line's attention, as bertviz draws it:
-every layer and head of the encoder self-attention, decoder self-attention and
-cross-attention that `attend translate --attention-all` wrote.
+"""Writes one self-contained HTML page to explore attention: every layer and head of the
+lines `attend translate|embed|classify --attention-all` wrote (encoder self-attention,
+decoder self-attention and cross-attention), in one file you open in any browser.
 
-    attend translate -m MODEL --attention-all att/ --attention-lines 3 < input.txt > output.txt
-    tools/attention_view.py att/line-3.npz -o view.html
+    attend translate -m MODEL --attention-all att/ --attention-lines 3,7 < input.txt > output.txt
+    tools/attention_view.py att/ -o view.html             # every line-N.npz of att/
+    tools/attention_view.py att/line-3.npz -o view.html   # or the files you name
 
-Open view.html in any browser — no network, no server: the weights, the script and the
-style are inside the file. Pick the attention (encoder / decoder / cross), a layer, a
-head or all heads (one colour each); lines join each token on the left (the one that
-attends: a source token, or the decoder step, named by the token it produced for cross)
-to the tokens on the right it attends to, darker for more. Hover a token on the left to
-see only what it attends to (the right tokens shade by weight), one on the right to see
-what attends to it. The matrix below is the chosen head (all heads: their mean).
-Needs NumPy (Debian: python3-numpy).
+The page opens on the model view: every layer (rows) and head (columns) as a small heat
+map, coloured per head. Click one (or move with the arrow keys and press Enter) for its
+head view: lines join each token on the left (the one that attends) to the tokens on the
+right it attends to, in the head's colour, stronger for more — one head, several
+(shift-click) or all; hover a token to see only its lines, with the weights written
+beside the tokens it attends to — and the head's matrix, tokens along both sides, with a
+colour legend; hover a cell for its value. Colours scale per head (each to its own
+maximum) or globally (one scale for every layer and head). Special tokens ([CLS],
+</s>, …) can be hidden, which rescales the rest; a sentence pair's tokens filter as
+A → A, A → B, B → A, B → B. Several lines switch in the page. Keys: arrows (layer and
+head), Enter (open), Esc (model view), [ and ] (line), k (attention), s (scale).
+
+No network, no server: the weights (to 1/65535), the script and the style are inside
+the file. Needs NumPy (Debian: python3-numpy).
 """
 import argparse
+import base64
+import glob
 import html
 import json
+import os
+import re
 import sys
 
 import attention_file  # tools/, beside this script
 
 TOOL = "attention_view"
-LABELS = {"encoder_self": "encoder self", "decoder_self": "decoder self", "cross": "cross"}
+TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention_view.html")
+THUMBNAIL = 64  # cells a thumbnail of the model view keeps per axis at most (block maxima beyond)
+# Cells of all the thumbnails of one attention, at most: they come before the page's
+# script, so they are what the first render waits for (12 x 12 heads get 45 x 45 each).
+THUMBNAIL_CELLS = 300_000
+LIMIT = 1 << 31  # bytes of weights a page may hold: browsers cannot read more into one page
+# Quantization of the weights: w ≈ q / 65535, q a uint16 (half of float32's bytes, and an
+# error ≤ 7.7e-6, below what any colour or the 4 decimals shown can tell apart).
+LEVELS = 65535
 
-PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>__TITLE__</title>
-<style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 16px 24px; color: #222; background: #fff; }
-h1 { font-size: 17px; margin: 0 0 10px; }
-.group { margin: 4px 0; }
-.group > span { display: inline-block; width: 64px; color: #666; }
-button { font: inherit; margin: 2px 2px; padding: 3px 9px; border: 2px solid #ccc; border-radius: 5px;
-         background: #f6f6f6; cursor: pointer; }
-button.active { background: #333; color: #fff; border-color: #333; }
-button.head { border-color: var(--colour); }
-button.head.active { background: var(--colour); border-color: var(--colour); }
-#view { position: relative; display: flex; margin-top: 14px; }
-.column { display: flex; flex-direction: column; position: relative; z-index: 1; }
-.column .caption { color: #666; font-size: 12px; margin-bottom: 4px; }
-.token { padding: 1px 8px; margin: 1px 0; border-radius: 3px; cursor: default; white-space: pre; min-height: 20px; }
-#left .token { text-align: right; }
-.token.hovered { outline: 2px solid #333; }
-#lines { position: absolute; left: 0; top: 0; pointer-events: none; }
-#gap { width: 240px; }
-#status { margin-top: 12px; color: #555; }
-#matrix { margin-top: 10px; display: inline-grid; gap: 1px; background: #eee; }
-#matrix div { width: 14px; height: 14px; }
-</style></head>
-<body>
-<h1>__TITLE__</h1>
-<div id="controls">
-  <div class="group" id="kinds"><span>attention</span></div>
-  <div class="group" id="layers"><span>layer</span></div>
-  <div class="group" id="heads"><span>head</span></div>
-</div>
-<div id="view">
-  <div class="column" id="left"></div>
-  <div id="gap"></div>
-  <div class="column" id="right"></div>
-  <svg id="lines" xmlns="http://www.w3.org/2000/svg"></svg>
-</div>
-<div id="status"></div>
-<div id="matrix"></div>
-<script id="attention-data" type="application/json">__DATA__</script>
-<script>
-"use strict";
-const data = JSON.parse(document.getElementById("attention-data").textContent);
-const kinds = Object.keys(data.kinds);
-const state = { kind: kinds.includes("cross") ? "cross" : kinds[0], layer: 0, head: "all", hover: null };
-const $ = (id) => document.getElementById(id);
-const colour = (h, heads) => `hsl(${Math.round(360 * h / heads)}, 70%, 42%)`;
 
-function button(parent, text, cls, active, onclick) {
-  const b = document.createElement("button");
-  b.textContent = text;
-  b.className = cls + (active ? " active" : "");
-  b.addEventListener("click", onclick);
-  parent.appendChild(b);
-  return b;
-}
+class Blobs:
+    """The binary parts of the page: each a base64 <script> element, read only when the
+    view needs it. The thumbnails come before the page's script, so that the model view
+    draws at once; the weights after it, parsed while the model view is shown."""
 
-function controls() {
-  const k = data.kinds[state.kind];
-  for (const id of ["kinds", "layers", "heads"])
-    while ($(id).children.length > 1) $(id).removeChild($(id).lastChild);
-  for (const kind of kinds)
-    button($("kinds"), data.labels[kind], "kind", kind === state.kind, () => {
-      state.kind = kind;
-      state.layer = Math.min(state.layer, data.kinds[kind].layers - 1);
-      render();
-    }).dataset.kind = kind;
-  for (let l = 0; l < k.layers; ++l)
-    button($("layers"), String(l), "layer", l === state.layer, () => { state.layer = l; render(); }).dataset.layer = l;
-  button($("heads"), "all", "head-all", state.head === "all", () => { state.head = "all"; render(); }).dataset.head = "all";
-  for (let h = 0; h < k.heads; ++h) {
-    const b = button($("heads"), String(h), "head", state.head === h, () => { state.head = h; render(); });
-    b.dataset.head = h;
-    b.style.setProperty("--colour", colour(h, k.heads));
-  }
-}
+    def __init__(self):
+        self.parts, self.early, self.bytes = [], [], 0
 
-// The heads drawn: the chosen one, or all of them.
-const shown = (k) => (state.head === "all" ? [...Array(k.heads).keys()] : [state.head]);
-const weight = (k, h, i, j) => k.w[state.layer][h][i][j];
+    def add(self, array, early=False):
+        raw = array.tobytes()
+        self.bytes += len(raw)
+        if self.bytes > LIMIT:
+            raise attention_file.AttentionFileError(
+                f"more than {LIMIT >> 20} MiB of weights for one page: give fewer lines, or --max-tokens")
+        name = f"b{len(self.parts) + len(self.early)}"
+        (self.early if early else self.parts).append(f'<script type="application/octet-stream" id="{name}">'
+                          f'{base64.b64encode(raw).decode("ascii")}</script>')
+        return name
 
-function tokens(id, caption, list, side) {
-  const column = $(id);
-  column.innerHTML = "";
-  const c = document.createElement("div");
-  c.className = "caption";
-  c.textContent = caption;
-  column.appendChild(c);
-  list.forEach((text, index) => {
-    const t = document.createElement("div");
-    t.className = "token";
-    t.textContent = text;
-    t.dataset.index = index;
-    t.addEventListener("mouseenter", () => { state.hover = { side, index }; highlight(); });
-    t.addEventListener("mouseleave", () => { state.hover = null; highlight(); });
-    column.appendChild(t);
-  });
-}
 
-function lines() {
-  const k = data.kinds[state.kind], svg = $("lines"), view = $("view").getBoundingClientRect();
-  svg.setAttribute("width", view.width);
-  svg.setAttribute("height", view.height);
-  svg.innerHTML = "";
-  const left = [...$("left").querySelectorAll(".token")], right = [...$("right").querySelectorAll(".token")];
-  const anchor = (el, side) => {
-    const r = el.getBoundingClientRect();
-    return [(side === "left" ? r.right : r.left) - view.left, (r.top + r.bottom) / 2 - view.top];
-  };
-  const heads = shown(k);
-  for (const h of heads)
-    for (let i = 0; i < k.rows.length; ++i)
-      for (let j = 0; j < k.columns.length; ++j) {
-        const w = weight(k, h, i, j);
-        if (w < 0.01) continue;
-        const [x1, y1] = anchor(left[i], "left"), [x2, y2] = anchor(right[j], "right");
-        const line = document.createElementNS("http://www.w3.org/2000/svg", "line");
-        line.setAttribute("x1", x1); line.setAttribute("y1", y1);
-        line.setAttribute("x2", x2); line.setAttribute("y2", y2);
-        line.setAttribute("stroke", heads.length > 1 ? colour(h, k.heads) : "#1f4e9c");
-        line.setAttribute("stroke-width", 2);
-        line.setAttribute("stroke-opacity", heads.length > 1 ? w * 0.8 : w);
-        line.dataset.i = i; line.dataset.j = j; line.dataset.head = h; line.dataset.weight = w;
-        svg.appendChild(line);
-      }
-}
+def block_edges(n, cells):
+    """Start of each of `cells` blocks that cover n items (as even as integers allow)."""
+    import numpy as np
 
-// Hovering a left token keeps its lines and shades the right tokens by what it gives
-// them (the mean over the heads shown); a right token, the other way round.
-function highlight() {
-  const k = data.kinds[state.kind], heads = shown(k), hover = state.hover;
-  for (const line of $("lines").children) {
-    const keep = !hover || (hover.side === "left" ? +line.dataset.i === hover.index : +line.dataset.j === hover.index);
-    line.style.display = keep ? "" : "none";
-  }
-  for (const side of ["left", "right"])
-    for (const t of $(side).querySelectorAll(".token")) {
-      const index = +t.dataset.index;
-      t.classList.toggle("hovered", !!hover && hover.side === side && hover.index === index);
-      let shade = 0;
-      if (hover && hover.side !== side) {
-        const [i, j] = side === "right" ? [hover.index, index] : [index, hover.index];
-        for (const h of heads) shade += weight(k, h, i, j) / heads.length;
-      }
-      t.style.background = shade > 0 ? `rgba(31, 78, 156, ${Math.min(1, shade).toFixed(3)})` : "";
-      t.style.color = shade > 0.5 ? "#fff" : "";
-      t.dataset.shade = shade.toFixed(4);
+    return (np.arange(cells) * n) // cells
+
+
+def thumbnail_side(layers, heads):
+    """Cells per axis of each thumbnail: THUMBNAIL, fewer for a model of many heads."""
+    return max(16, min(THUMBNAIL, int((THUMBNAIL_CELLS / max(1, layers * heads)) ** 0.5)))
+
+
+def thumbnails(w):
+    """[layers, heads, r, c] uint8 block maxima (r, c ≤ thumbnail_side), each head to its
+    own maximum: what the model view draws, without reading the weights."""
+    import numpy as np
+
+    rows, columns, side = w.shape[2], w.shape[3], thumbnail_side(w.shape[0], w.shape[1])
+    r, c = min(rows, side), min(columns, side)
+    pooled = np.maximum.reduceat(np.maximum.reduceat(w, block_edges(rows, r), axis=2), block_edges(columns, c), axis=3)
+    peak = pooled.max(axis=(2, 3), keepdims=True)
+    return np.round(pooled / np.maximum(peak, 1e-12) * 255).astype(np.uint8)
+
+
+def head_statistics(w, column_special):
+    """Per head: its maximum, the mean entropy of its rows (bits: 0 = one token, log2 n =
+    spread evenly) and the share of its attention that goes to special tokens."""
+    import numpy as np
+
+    p = w.astype(np.float64)
+    entropy = -(p * np.log2(np.where(p > 0, p, 1))).sum(axis=3).mean(axis=2)
+    special = np.array(column_special, dtype=bool)
+    on_special = p[..., special].sum(axis=3).mean(axis=2) if special.any() else np.zeros(w.shape[:2])
+    return {"max": np.round(w.max(axis=(2, 3)), 4).tolist(), "entropy": np.round(entropy, 3).tolist(),
+            "special": np.round(on_special, 4).tolist()}
+
+
+def kind_data(data, path, kind, blobs, max_tokens):
+    import numpy as np
+
+    w = np.asarray(attention_file.weights(data, path, kind), dtype=np.float32)
+    (rows, columns), ((row_sentence, row_special), (column_sentence, column_special)) = \
+        attention_file.axes(data, kind), attention_file.axis_marks(data, kind)
+    total = (len(rows), len(columns))
+    if max_tokens is not None:
+        rows, columns = rows[:max_tokens], columns[:max_tokens]
+        w = w[:, :, :len(rows), :len(columns)]
+        row_sentence, row_special = row_sentence[:len(rows)], row_special[:len(rows)]
+        column_sentence, column_special = column_sentence[:len(columns)], column_special[:len(columns)]
+    layers, heads = int(w.shape[0]), int(w.shape[1])
+    empty = w.shape[2] == 0 or w.shape[3] == 0
+    quantized = np.round(np.clip(w, 0, 1) * LEVELS).astype("<u2")
+    row_name, column_name = attention_file.AXIS_NAMES[kind]
+    return {
+        "title": attention_file.TITLES[kind], "layers": layers, "heads": heads,
+        "rows": list(rows), "columns": list(columns), "total": list(total),
+        "row_name": row_name, "column_name": column_name,
+        "row_sentence": list(row_sentence), "column_sentence": list(column_sentence),
+        "row_special": [bool(s) for s in row_special], "column_special": [bool(s) for s in column_special],
+        "global_max": round(float(w.max()), 6) if w.size else 0.0,
+        "stats": head_statistics(w, column_special) if not empty else None,
+        "thumbs": None if empty else blobs.add(thumbnails(w), early=True),
+        "thumb_side": thumbnail_side(layers, heads),
+        "thumb_shape": [min(len(rows), thumbnail_side(layers, heads)), min(len(columns), thumbnail_side(layers, heads))],
+        "layer_blobs": [] if empty else [blobs.add(quantized[layer]) for layer in range(layers)],
     }
-}
 
-function matrix() {
-  const k = data.kinds[state.kind], heads = shown(k), m = $("matrix");
-  m.innerHTML = "";
-  m.style.gridTemplateColumns = `repeat(${k.columns.length}, 14px)`;
-  for (let i = 0; i < k.rows.length; ++i)
-    for (let j = 0; j < k.columns.length; ++j) {
-      let w = 0;
-      for (const h of heads) w += weight(k, h, i, j) / heads.length;
-      const cell = document.createElement("div");
-      cell.style.background = `rgba(0, 0, 0, ${w.toFixed(3)})`;
-      cell.title = `${k.rows[i]} → ${k.columns[j]}: ${w.toFixed(3)}`;
-      m.appendChild(cell);
+
+def line_data(data, path, blobs, max_tokens):
+    line = attention_file.line_of(data)
+    texts = data.get("source_texts", [])
+    return {
+        "line": line, "file": os.path.basename(path), "model": attention_file.model_name(data, path),
+        "sentence": attention_file.sentence(data), "texts": texts,
+        "target": attention_file.detokenize(t for t in data.get("target_tokens", []) if not attention_file.SPECIAL.match(t)),
+        "kinds": {kind: kind_data(data, path, kind, blobs, max_tokens) for kind in attention_file.kinds(data)},
     }
-}
-
-function render() {
-  const k = data.kinds[state.kind];
-  if (state.head !== "all" && state.head >= k.heads) state.head = "all";
-  controls();
-  tokens("left", k.row_caption, k.rows, "left");
-  tokens("right", k.column_caption, k.columns, "right");
-  lines();
-  highlight();
-  matrix();
-  const head = state.head === "all" ? `all ${k.heads} heads` : `head ${state.head}`;
-  $("status").textContent = `${data.titles[state.kind]} · layer ${state.layer} · ${head} · ` +
-    `${k.rows.length} × ${k.columns.length}` + (k.rows.length ? "" : " (an empty line: nothing was run)");
-}
-
-window.addEventListener("resize", () => { lines(); highlight(); });
-render();
-</script>
-</body></html>
-"""
-
-CAPTIONS = {"encoder_self": ("source", "source"), "decoder_self": ("decoder input", "decoder input"),
-            "cross": ("target (produced)", "source")}
 
 
-def page_data(data, path):
-    kinds = {}
-    for kind in attention_file.kinds(data):
-        w = attention_file.weights(data, path, kind)
-        rows, columns = attention_file.axes(data, kind)
-        kinds[kind] = {
-            "layers": int(w.shape[0]), "heads": int(w.shape[1]),
-            "rows": list(rows), "columns": list(columns),
-            "row_caption": CAPTIONS[kind][0], "column_caption": CAPTIONS[kind][1],
-            # Four decimals: what a shade or a line can show, at a third of the bytes.
-            "w": [[[[round(float(x), 4) for x in row] for row in head] for head in layer] for layer in w],
-        }
-    return {"kinds": kinds, "labels": LABELS, "titles": attention_file.TITLES,
-            "line": int(data["line"]) if "line" in data else None}
+def files_of(inputs):
+    """The .npz files named, a directory standing for its line-N.npz in line order."""
+    out = []
+    for name in inputs:
+        if os.path.isdir(name):
+            found = glob.glob(os.path.join(name, "*.npz"))
+            if not found:
+                raise attention_file.AttentionFileError(f"{name}: a directory with no .npz files")
+            number = lambda p: (int(m.group(1)) if (m := re.search(r"(\d+)\.npz$", p)) else -1, p)  # noqa: E731
+            out += sorted(found, key=number)
+        else:
+            out.append(name)
+    return out
 
 
-def write_page(data, path, output):
-    info = page_data(data, path)
-    title = f"attend — attention of line {info['line']}" if info["line"] is not None else f"attend — attention, {path}"
+def write_page(paths, output, max_tokens=None):
+    blobs = Blobs()
+    lines = [line_data(attention_file.load(p), p, blobs, max_tokens) for p in paths]
+    models = sorted({x["model"] for x in lines})
+    title = f"attend · {' / '.join(models)} · attention" + (f" of line {lines[0]['line']}" if len(lines) == 1 and
+                                                            lines[0]["line"] is not None else "")
+    meta = {"lines": lines, "title": title, "levels": LEVELS}
     # Inside <script>, "</" would end the element: JSON allows "<\/" for it.
-    payload = json.dumps(info, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-    text = PAGE.replace("__TITLE__", html.escape(title)).replace("__DATA__", payload)
+    payload = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    with open(TEMPLATE, encoding="utf-8") as f:
+        page = f.read()
+    page = page.replace("__TITLE__", html.escape(title)).replace("__META__", payload)
+    page = page.replace("__THUMBNAILS__", "\n".join(blobs.early))
+    head, tail = page.split("__WEIGHTS__")
     with open(output, "w", encoding="utf-8") as f:
-        f.write(text)
+        f.write(head)
+        for part in blobs.parts:
+            f.write(part)
+            f.write("\n")
+        f.write(tail)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("file", help="an .npz from attend translate --attention-all")
+    p.add_argument("inputs", nargs="+", metavar="FILE_OR_DIR",
+                   help=".npz files from --attention-all, or directories of them (every line-N.npz)")
     p.add_argument("-o", "--output", default="attention.html", help="HTML file to write (default attention.html)")
+    p.add_argument("--max-tokens", type=int, help="keep only the first N tokens of each axis (long lines)")
     args = p.parse_args()
+    if args.max_tokens is not None and args.max_tokens < 1:
+        p.error(f"--max-tokens {args.max_tokens}: must be ≥ 1")
     try:
-        data = attention_file.load(args.file)
-        write_page(data, args.file, args.output)
+        write_page(files_of(args.inputs), args.output, args.max_tokens)
     except attention_file.AttentionFileError as e:
         attention_file.fail(TOOL, e)
     except OSError as e:
-        sys.exit(f"{TOOL}: cannot write {args.output}: {e.strerror}")
+        sys.exit(f"{TOOL}: cannot write {args.output}: {e.strerror or e}")
     print(args.output)
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package attend's build, tests and benchmarks need.
 # Idempotent: packages already present are skipped, so a second run is a no-op.
-# Usage: tools/bootstrap.sh [--with-torch]   (run as root, or with sudo available)
+# Usage: tools/bootstrap.sh   (run as root, or with sudo available; --with-torch, once
+# needed for PyTorch, is still accepted and changes nothing)
 set -euo pipefail
 
 packages=(
@@ -15,17 +16,19 @@ packages=(
   nlohmann-json3-dev         # config.json / safetensors header parsing
   libicu-dev                 # Unicode data of the Hugging Face tokenizers (runtime/text/hf)
   libcli11-dev               # CLI flags
+  libboost-dev               # Boost.Beast/Asio (header-only): attend serve's HTTP (docs/server.md)
+  curl                       # attend serve's tests: a real client
   clang libclang-rt-14-dev   # libFuzzer target for the model-file parsers
   python3 python3-numpy      # fixtures, independent reference implementation
   python3-matplotlib         # tools/plot_attention.py (attention heat maps; its CLI test)
   python3-dev python3-venv   # the Python package: headers for the bindings, a venv for its tests
-)
-if [[ "${1:-}" == "--with-torch" ]]; then
-  packages+=(python3-torch)  # only for tools/reference.py and tools/convert_torch.py
+  # PyTorch (1.13) for tools/reference.py, tools/convert_torch.py, bench/standard_workload.py
+  # and the tests that run them (PyTorch parity, the converter): ~55 MB to download.
+  python3-torch
   # Debian's PyTorch calls whatever libblas.so.3 is installed; without OpenBLAS that is
   # netlib's reference BLAS (~2 GFLOP/s), which would make every comparison unfair.
-  packages+=(libopenblas0-openmp)
-fi
+  libopenblas0-openmp
+)
 
 # Packages a test needs that skips (with a message) without them: one that cannot be
 # installed is a warning, never a failed bootstrap.

@@ -112,7 +112,7 @@ def main():
     try:
         import torch
     except ImportError:
-        raise SystemExit("convert_torch.py needs PyTorch: tools/bootstrap.sh --with-torch (Debian's python3-torch)")
+        raise SystemExit("convert_torch.py needs PyTorch: Debian's python3-torch, which tools/bootstrap.sh installs")
     state = torch.load(a.checkpoint, map_location="cpu")
     config, tensors = convert_state_dict(state, a.nhead, a.norm_first, a.activation)
     save(config, tensors, a.output_dir)

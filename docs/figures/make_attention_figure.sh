@@ -14,5 +14,5 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "آ ت ش ي س و ن" | "$attend" translate -m "$model" --input-format tokens -q \
   --attention-all "$work/line.npz" --attention-lines 0
-/usr/bin/python3 "$root/tools/plot_attention.py" "$work/line.npz" --kind cross --dpi 72 \
+/usr/bin/python3 "$root/tools/plot_attention.py" "$work/line.npz" --kind cross \
   -o "$root/docs/figures/attention-aren.png"

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attend/limits.h"
 #include "attend/options.h"
 
 #if defined(_WIN32)
@@ -35,8 +36,10 @@ extern "C" {
 
 typedef enum attend_status {
   ATTEND_OK = 0,
-  ATTEND_ERROR = 1,                 /* the model, the input or an option is at fault: see attend_last_error() */
-  ATTEND_ERROR_INVALID_ARGUMENT = 2, /* a NULL handle or pointer (an array's entry too), an index out of range */
+  ATTEND_ERROR = 1,                 /* the model or the input is at fault: see attend_last_error() */
+  ATTEND_ERROR_INVALID_ARGUMENT = 2, /* a NULL handle or pointer (an array's entry too), an index out of range,
+                                        an option out of its range (limits.h, options.h) or one the model or
+                                        translator cannot take: the message names the field */
   ATTEND_ERROR_OUT_OF_MEMORY = 3
 } attend_status;
 
@@ -44,14 +47,15 @@ typedef struct attend_model attend_model;
 typedef struct attend_translator attend_translator;
 typedef struct attend_result attend_result;
 
+/* Each field's range is in limits.h; a value outside it is ATTEND_ERROR_INVALID_ARGUMENT. */
 typedef struct attend_translator_options {
   int threads;                 /* all compute threads; 0: one per core */
   int inter_threads;           /* batches translated at once; 0: chosen for the cores */
   int intra_threads;           /* compute threads per batch; 0: threads / inter_threads */
   int64_t max_batch_size;      /* sentences per batch (default 32) */
   int64_t max_batch_tokens;    /* padded source tokens per batch (default 4096; 0: no cap) */
-  int64_t max_source_length;   /* 0: the model's maximum */
-  int64_t max_target_length;   /* default 256, at most the model's max_positions */
+  int64_t max_source_length;   /* at most the model's positions; 0: the model's positions */
+  int64_t max_target_length;   /* default 256; more than the model's max_positions is cut to them */
   int64_t max_beam_size;       /* default 4 */
 } attend_translator_options;
 
@@ -78,6 +82,25 @@ typedef struct attend_options {
 ATTEND_C_API const char* attend_version(void);
 ATTEND_C_API const char* attend_last_error(void);
 
+/* The compute types this CPU runs natively, CTranslate2's names separated by commas
+   ("float32,int8,int8_float32", then ",bfloat16,int8_bfloat16" with AVX512_BF16). */
+ATTEND_C_API const char* attend_supported_compute_types(void);
+
+/* The library's log on standard error (what loading a model found and chose, at
+   ATTEND_LOG_INFO). Default ATTEND_LOG_WARNING, or $ATTEND_LOG_LEVEL (off, critical,
+   error, warning, info, debug, trace). */
+enum {
+  ATTEND_LOG_OFF = 0,
+  ATTEND_LOG_CRITICAL = 1,
+  ATTEND_LOG_ERROR = 2,
+  ATTEND_LOG_WARNING = 3,
+  ATTEND_LOG_INFO = 4,
+  ATTEND_LOG_DEBUG = 5,
+  ATTEND_LOG_TRACE = 6
+};
+ATTEND_C_API attend_status attend_set_log_level(int level);
+ATTEND_C_API int attend_get_log_level(void);
+
 ATTEND_C_API void attend_translator_options_init(attend_translator_options* options);
 ATTEND_C_API void attend_options_init(attend_options* options);
 /* The options a translation with this model starts from: attend_options_init's, then a
@@ -94,7 +117,7 @@ ATTEND_C_API attend_status attend_model_load_typed(const char* directory, const 
                                                    attend_model** model);
 /* Everything loading can be told; attend_load_options_init gives the defaults (all NULL).
    kv_cache_type: the decoder's attention caches, "default" (bfloat16 when the compute
-   type is int8 or bfloat16, else float32), "float32" (CTranslate2's results exactly),
+   type is int8 or bfloat16, else float32), "float32" (as CTranslate2 keeps them),
    "bfloat16". */
 typedef struct attend_load_options {
   const char* isa;           /* NULL: the best this CPU runs */
@@ -107,6 +130,14 @@ ATTEND_C_API void attend_load_options_init(attend_load_options* options);
 /* options: NULL for the defaults. */
 ATTEND_C_API attend_status attend_model_load_with(const char* directory, const attend_load_options* options,
                                                   attend_model** model);
+/* A model from files held in memory (CTranslate2's Translator(files=…)): count files,
+   file_names[i] (plain names as a model directory holds them: "model.bin",
+   "source_vocabulary.txt", "vmap.txt", …) with file_sizes[i] bytes at file_contents[i].
+   Nothing is read from disk; the bytes are copied, so the arrays may be freed after the
+   call. name stands for the directory in messages. options: NULL for the defaults. */
+ATTEND_C_API attend_status attend_model_load_from_memory(const char* name, size_t count, const char* const* file_names,
+                                                         const void* const* file_contents, const size_t* file_sizes,
+                                                         const attend_load_options* options, attend_model** model);
 /* The compute type chosen at load ("float32", "int8", "bfloat16") and why, and the
    attention caches' type ("float32", "bfloat16"); owned by the model. */
 ATTEND_C_API const char* attend_model_compute_type(const attend_model* model);
@@ -190,8 +221,9 @@ typedef struct attend_encoder_options {
   const char* pooling;        /* NULL: the model's; "cls", "mean", "max", "mean_sqrt_len", "weightedmean", "lasttoken" */
   int threads, inter_threads, intra_threads;  /* 0: chosen */
   int64_t max_batch_size;     /* sequences per batch (default 32) */
-  int64_t max_batch_tokens;   /* tokens per batch, packed (default 8192) */
-  int64_t max_length;         /* tokens a text is cut to; 0: the model's (sentence-transformers' max_seq_length) */
+  int64_t max_batch_tokens;   /* tokens per batch, packed (default 8192; raised to max_length when lower) */
+  int64_t max_length;         /* tokens a text is cut to, at most the model's positions; 0: the model's
+                                 (sentence-transformers' max_seq_length). Ranges: limits.h */
 } attend_encoder_options;
 ATTEND_C_API void attend_encoder_options_init(attend_encoder_options* options);
 /* options: NULL for the defaults. */
@@ -208,6 +240,20 @@ ATTEND_C_API attend_status attend_encoder_embed_text(const attend_encoder* encod
                                                      int normalize, float* embeddings);
 ATTEND_C_API attend_status attend_encoder_embed_ids(const attend_encoder* encoder, const int32_t* const* ids,
                                                     const size_t* lengths, size_t count, int normalize, float* embeddings);
+/* sentence-transformers' prompts (config_sentence_transformers.json), put before every
+   text: `prompt` itself if not NULL, else the model's prompt named `prompt_name` if not
+   NULL (an unknown name is an error listing the model's), else the model's default
+   prompt, if it has one — which attend_encoder_embed_text applies too. */
+ATTEND_C_API attend_status attend_encoder_embed_text_with_prompt(const attend_encoder* encoder, const char* const* texts,
+                                                                 size_t count, int normalize, const char* prompt_name,
+                                                                 const char* prompt, float* embeddings);
+/* The model's prompts, by index (NULL out of range); the default prompt's name ("" for
+   none); similarity_fn_name ("cosine", "dot", "euclidean" or "manhattan"). */
+ATTEND_C_API size_t attend_encoder_num_prompts(const attend_encoder* encoder);
+ATTEND_C_API const char* attend_encoder_prompt_name(const attend_encoder* encoder, size_t index);
+ATTEND_C_API const char* attend_encoder_prompt_text(const attend_encoder* encoder, size_t index);
+ATTEND_C_API const char* attend_encoder_default_prompt_name(const attend_encoder* encoder);
+ATTEND_C_API const char* attend_encoder_similarity(const attend_encoder* encoder);
 /* CTranslate2's Encoder.forward_batch: type_ids NULL (all 0) or one list per sequence;
    pooler_output NULL, or count x hidden_size floats (models with a pooler). */
 /* Every layer and head's self-attention of one sequence of ids (attend::Encoder::
@@ -219,6 +265,12 @@ ATTEND_C_API attend_status attend_encoder_attention_heads(const attend_encoder* 
 /* The same written to path as the .npz `attend embed --attention-all` writes. */
 ATTEND_C_API attend_status attend_encoder_save_attention(const attend_encoder* encoder, const int32_t* ids, size_t length,
                                                          const char* path);
+/* The same for a text, or a sentence pair (second non-NULL; a cross-encoder's query and
+ * passage), through the model's tokenizer.json as embed and classify tokenize it: the
+ * file also holds the text(s) and which sentence (A or B) each token came from
+ * (attend::Encoder::text_attention_heads). */
+ATTEND_C_API attend_status attend_encoder_save_text_attention(const attend_encoder* encoder, const char* text,
+                                                              const char* second, const char* path);
 ATTEND_C_API attend_status attend_encoder_forward_ids(const attend_encoder* encoder, const int32_t* const* ids,
                                                       const int32_t* const* type_ids, const size_t* lengths, size_t count,
                                                       float* last_hidden_state, float* pooler_output);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ namespace attend {
 
 namespace runtime {
 class Model;
+class ModelFiles;
 class Translator;
 }  // namespace runtime
 
@@ -35,7 +37,8 @@ struct LoadOptions {
   // The decoder's attention caches (the keys and values every decoding step reads):
   // "default" (bfloat16 when compute_type is int8 or bfloat16 — half the bytes each step
   // streams — else float32), "float32", "bfloat16". Attention itself computes in float32
-  // either way; CTranslate2 keeps float32 caches, so "float32" reproduces its results.
+  // either way; CTranslate2 keeps float32 caches, so "float32" is its arithmetic
+  // (docs/model-format.md#compute-types says how close that comes to its int8 results).
   std::string kv_cache_type = "default";
   // Which decoding semantics apply: "auto" (transformers' generate() for a Hugging Face
   // directory, CTranslate2's for the others), "transformers" or "ctranslate2"
@@ -63,6 +66,7 @@ struct ModelInfo {
   std::string kv_cache_type;       // "float32" or "bfloat16": the attention caches chosen
   std::string decoding_rules;      // "transformers generate()" or "CTranslate2", and why
   std::vector<std::string> generation_defaults;  // what generation_config.json gave, field by field
+  std::string vocabulary_map;      // "vmap.txt (N rules)" when the model has one (use_vmap), or empty
 };
 
 // A loaded model: weights packed for the kernels, tokenizers if the directory has them.
@@ -71,6 +75,12 @@ class ATTEND_API Model {
  public:
   // A directory in attend's format or CTranslate2's (docs/model-format.md).
   static Model load(const std::string& directory, const LoadOptions& options = {});
+  // The same files held in memory, by file name ("model.bin", "source_vocabulary.txt",
+  // "vmap.txt", … as the directory would hold them): nothing is read from disk
+  // (CTranslate2's Translator(files=…)). `name` stands for the directory in messages
+  // and ModelInfo. The model keeps the bytes it reads in place for its lifetime.
+  static Model load_from_memory(const std::string& name, std::map<std::string, std::string> files,
+                                const LoadOptions& options = {});
   // Deterministic random weights in a named shape: "tiny", "base" (Transformer-base),
   // "big". For benchmarks and tests; no tokenizer.
   static Model preset(const std::string& name, std::uint64_t seed = 1, const LoadOptions& options = {});
@@ -78,6 +88,7 @@ class ATTEND_API Model {
   ModelInfo info() const;
   bool has_text_tokenizer() const;  // SentencePiece models: translate_text works
   bool has_vocabulary() const;      // token vocabularies: translate_tokens works
+  bool has_vocabulary_map() const;  // vmap.txt: TranslationOptions::use_vmap works
   std::int64_t max_positions() const;
   std::int64_t source_vocabulary_size() const;
   std::int64_t target_vocabulary_size() const;
@@ -111,6 +122,22 @@ class ATTEND_API Model {
   // Cuts an encoded source to `max_length` ids, keeping the end-of-sequence the model
   // appends to sources (if it does) as the last id. Returns whether anything was cut.
   bool truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_length) const;
+  // A source line through the SentencePiece model (encode_text), cut to `max_length`
+  // ids as truncate_source cuts it (0: not cut) — the same ids — tokenizing only as much
+  // of a long line as the kept ids need: memory and time follow max_length, not the line.
+  struct TruncatedSource {
+    std::vector<std::int32_t> ids;
+    std::int64_t length = 0;  // the ids of the whole line (BOS/EOS included), or a lower bound (more)
+    bool more = false;        // only the start of the line was tokenized: it has more than `length` ids
+    bool truncated = false;   // ids were cut to max_length
+    bool exact = true;        // false only with `cut`: the kept ids reach the line's cut end, where
+                              // they may differ from those of the line it was cut from
+  };
+  // `cut`: the line is the start of a longer one (read only in part, as `attend translate`
+  // reads a line far longer than its limit). With language codes (encode_source's), or a
+  // Hugging Face directory's own tokenizer, the line is tokenized whole, then cut.
+  TruncatedSource encode_source_text(const std::string& line, std::int64_t max_length, bool cut = false,
+                                     const std::string& source_lang = "", const std::string& target_lang = "") const;
   // A source with no token besides the BOS/EOS the model adds to every source (an empty
   // or blank line): translators give it an empty hypothesis without running the model,
   // as the CLI writes an empty line for an empty line.
@@ -124,6 +151,7 @@ class ATTEND_API Model {
  private:
   friend class Translator;
   Model() = default;
+  static Model load_files(const runtime::ModelFiles& files, const LoadOptions& options);
   struct State;
   std::shared_ptr<const State> state_;
 };
@@ -185,8 +213,18 @@ struct AttentionHeads {
   std::vector<std::int32_t> source_ids;         // as the encoder saw them, the model's BOS/EOS included
   std::vector<std::int32_t> target_ids;         // one per decoding step: the output, a final end token included
   std::vector<std::int32_t> decoder_input_ids;  // the decoder start token, then target_ids but the last
-  // The same as vocabulary tokens (decimal ids for a model without vocabularies).
+  // The same as the model's own tokens: its tokenizer.json, SentencePiece model or
+  // vocabulary files (decimal ids only for a model with none of them).
   std::vector<std::string> source_tokens, target_tokens, decoder_input_tokens;
+  // Encoder-only models: the token type (segment) ids the encoder saw (empty: none given,
+  // all 0), and — when the input was given as text — which text each source token came
+  // from: 0 the text (a pair's first, sentence A), 1 a pair's second (sentence B), -1 a
+  // special token the tokenizer added (Hugging Face's sequence_ids). Empty otherwise.
+  std::vector<std::int32_t> source_type_ids, source_sequence_ids;
+  // What the maps are of, for the files and pictures made from them: the model's
+  // directory, and the input as text where it was given as text (a pair: two texts).
+  std::string model;
+  std::vector<std::string> source_texts;
   AttentionMaps encoder_self;  // [encoder layers, heads, source, source]
   AttentionMaps decoder_self;  // [decoder layers, heads, target, target]: causal, 0 above the diagonal
   AttentionMaps cross;         // [decoder layers, heads, target, source]
@@ -337,12 +375,28 @@ ATTEND_API void convert_model(const std::string& input_directory, const std::str
 // float32 arrays encoder_self, decoder_self, cross shaped [layers, heads, rows, columns]
 // (a map with no layers is left out: an encoder-only model has no decoder), int32
 // source_ids, target_ids, decoder_input_ids, unicode source_tokens, target_tokens,
-// decoder_input_tokens, and int64 `line` when line ≥ 0. Throws attend::Error naming the
-// path when it cannot be written (a missing directory, a full disk).
+// decoder_input_tokens, and int64 `line` when line ≥ 0; where the heads have them, int32
+// source_type_ids and source_sequence_ids, unicode `model` (a 0-d string) and
+// source_texts. Throws attend::Error naming the path when it cannot be written (a
+// missing directory, a full disk).
 ATTEND_API void save_attention_npz(const AttentionHeads& heads, const std::string& path, std::int64_t line = -1);
 
 // The library's version, e.g. "0.1.0".
 ATTEND_API const char* version();
+
+// The compute types this CPU runs natively, with CTranslate2's names
+// (ctranslate2.get_supported_compute_types("cpu")): float32, int8, int8_float32 always;
+// bfloat16 and int8_bfloat16 where the CPU has AVX512_BF16 (elsewhere attend accepts
+// them but widens bf16 to fp32, slower than float32).
+ATTEND_API std::vector<std::string> supported_compute_types();
+
+// The library's log, on standard error, one line per message ("[attend] [info] …"):
+// loading a model says at level info what it loaded and chose (format, parameters,
+// compute type and why, kernels). Levels as CTranslate2's; the default is warning, or
+// $ATTEND_LOG_LEVEL (off, critical, error, warning, info, debug, trace) when set.
+enum class LogLevel { off = 0, critical = 1, error = 2, warning = 3, info = 4, debug = 5, trace = 6 };
+ATTEND_API void set_log_level(LogLevel level);
+ATTEND_API LogLevel log_level();
 
 }  // namespace attend
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,7 +33,9 @@ struct EncoderOptions {
                                          // cut further to 512 per compute thread (memory
                                          // stays flat, the GEMMs run on chunks that size)
   // Tokens a text is cut to, special tokens included (0: sentence-transformers'
-  // max_seq_length, else the model's positions). Ids given as ids must fit in it.
+  // max_seq_length, else the model's positions). Sequences given as ids may be as long
+  // as max_length when it is set, else as the model's positions (as CTranslate2's
+  // forward_batch: max_seq_length is about texts).
   std::int64_t max_length = 0;
   // The pooling of the embeddings, sentence-transformers' names (cls, mean, max,
   // mean_sqrt_len, weightedmean, lasttoken); empty: the model's (1_Pooling), mean
@@ -44,6 +47,13 @@ struct EmbedOptions {
   // L2 normalisation of the embeddings: -1 as the model (a Normalize module), 0 never,
   // 1 always (sentence-transformers' normalize_embeddings=True).
   int normalize = -1;
+  // sentence-transformers' prompts (config_sentence_transformers.json), put before every
+  // text as its encode(prompt=, prompt_name=) does: `prompt` itself when set; else the
+  // model's prompt named `prompt_name` (an unknown name is an attend::Error listing the
+  // model's); else the model's default_prompt_name's, if it has one. embed() only: ids
+  // are taken as they are.
+  std::optional<std::string> prompt;
+  std::string prompt_name;
 };
 
 // CTranslate2's EncoderForwardOutput for one sequence.
@@ -68,6 +78,9 @@ struct Classification {
 struct TokenizedText {
   std::vector<std::int32_t> ids, type_ids;
   std::vector<std::string> tokens;
+  // The text each token came from: 0 the text (a pair's first), 1 a pair's second, -1 a
+  // special token the tokenizer added (Hugging Face's Encoding.sequence_ids).
+  std::vector<std::int32_t> sequence_ids;
   bool truncated = false;
   bool invalid_utf8 = false;  // invalid UTF-8 was replaced by U+FFFD
 };
@@ -79,6 +92,12 @@ struct EncoderInfo {
   bool normalize = false;           // the model normalises its embeddings
   bool has_pooler = false, has_tokenizer = false;
   std::vector<std::string> labels;  // a classifier's labels, by id
+  // sentence-transformers' config_sentence_transformers.json: the prompts (name, text),
+  // the one embed uses by default ("": none), and similarity_fn_name ("cosine", "dot",
+  // "euclidean", "manhattan"; cosine without one).
+  std::vector<std::pair<std::string, std::string>> prompts;
+  std::string default_prompt_name;
+  std::string similarity = "cosine";
 };
 
 struct EncoderStepProfile {
@@ -118,12 +137,32 @@ class ATTEND_API Encoder {
   std::vector<Classification> classify_ids(const std::vector<std::vector<std::int32_t>>& ids,
                                            const std::vector<std::vector<std::int32_t>>& token_type_ids = {}) const;
   // Every layer and head's self-attention of one sequence of ids (what embed_ids runs):
-  // AttentionHeads::encoder_self [layers, heads, length, length], source_ids and
-  // source_tokens (the vocabulary's, or decimal ids without one); an encoder-only model
-  // has no decoder, so decoder_self and cross stay empty (0 layers). Recomputed only
-  // when asked, through the same plan and kernels. Throws as embed_ids does.
+  // AttentionHeads::encoder_self [layers, heads, length, length], source_ids,
+  // source_type_ids (as given) and source_tokens (the model's tokenizer.json or
+  // vocabulary tokens, decimal ids without either); an encoder-only model has no
+  // decoder, so decoder_self and cross stay empty (0 layers). Recomputed only when
+  // asked, through the same plan and kernels. Throws as embed_ids does.
   AttentionHeads attention_heads(const std::vector<std::int32_t>& ids,
                                  const std::vector<std::int32_t>& token_type_ids = {}) const;
+  // The same for a text, or a sentence pair (a cross-encoder's query and passage),
+  // tokenized as embed and classify tokenize it: source_texts holds the text(s),
+  // source_sequence_ids which text each token came from (sentence A or B). Throws as
+  // tokenize does.
+  AttentionHeads text_attention_heads(const std::string& text) const;
+  AttentionHeads text_attention_heads(const std::string& first, const std::string& second) const;
+
+  // Why embed_ids, forward_ids, classify_ids or attention_heads would refuse one
+  // sequence (no tokens, more than max_length, an id or token type outside the model's),
+  // or "" when they would not — for a caller that names the sequence its own way ("line
+  // 7: id 40000 (token 3 of 5) is outside the vocabulary [0, 30522)"). A model without
+  // token type embeddings (DistilBERT) ignores token types, as transformers does.
+  std::string input_problem(const std::vector<std::int32_t>& ids,
+                            const std::vector<std::int32_t>& token_type_ids = {}) const;
+
+  // The text embed(texts, options) puts before every text ("" for none): options.prompt,
+  // the model's prompt named options.prompt_name, or its default prompt. Throws
+  // attend::Error for a prompt name the model does not have.
+  std::string prompt_text(const EmbedOptions& options) const;
 
   // The model's tokenizer, as embed and classify use it.
   TokenizedText tokenize(const std::string& text) const;
@@ -145,6 +184,7 @@ class ATTEND_API Encoder {
   struct State;  // opaque: the runtime's model, runner and tokenizer
 
  private:
+  friend struct EncoderInternals;  // the library's own (the server reads the tokenizer)
   std::unique_ptr<State> state_;
 };
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attend/error.hpp"
+#include "attend/limits.h"
 #include "attend/options.h"
 
 namespace attend {

@@ -5,6 +5,7 @@
 //     for each block of KC of K                  — partial sums accumulate in C
 //       for each MR rows of A: pack them         — the A micro-panel stays in L1
 //         for each NR-wide panel in the block: micro-kernel(mr × NR × kc)
+//           (a tile of few rows takes 2–4 panels per call: kernel_table.hpp)
 //
 // Packing A is a row copy for f32 and a rounding to bf16 for bf16; nothing else
 // differs between the two.
@@ -68,13 +69,16 @@ struct GemmProblem {
   index_t k_bytes;           // bytes of one k of a B panel
   index_t kc;                // K block, a multiple of k_step
   index_t nc_panels;         // panels per B block
+  index_t panel_bytes;       // from one B panel to the next
 };
 
 void pack_tile(const GemmProblem& g, index_t i0, int mr, index_t k0, index_t kc, float* dst) {
   g.pack_a(g.a.row(i0), g.a.ld, mr, k0, kc, dst);
 }
 
-void fill_tile(const GemmProblem& g, detail::GemmTile& t, const float* a, index_t i0, index_t k0, index_t kc, index_t p) {
+// Panels [p, p + panels) of rows i0 … against A's packed tile `a`, k0 … k0 + kc.
+void fill_tile(const GemmProblem& g, detail::GemmTile& t, const float* a, index_t i0, index_t k0, index_t kc, index_t p,
+               index_t panels) {
   const index_t NR = g.kernels->nr, n0 = p * NR;
   t.kc = kc;
   t.a = a;
@@ -84,7 +88,9 @@ void fill_tile(const GemmProblem& g, detail::GemmTile& t, const float* a, index_
   t.alpha = g.ep.alpha;
   t.activation = g.ep.activation;
   t.ldr = g.ep.residual.ld;
-  t.nr = static_cast<int>(std::min(NR, g.b.n - n0));
+  t.nr = static_cast<int>(std::min(panels * NR, g.b.n - n0));
+  t.panels = static_cast<int>(panels);
+  t.panel_stride = g.panel_bytes;
   t.b = g.b.panel(p) + k0 * g.k_bytes;
   t.c = g.c.row(i0) + n0;
   t.bias = g.ep.bias ? g.ep.bias + n0 : nullptr;
@@ -116,27 +122,49 @@ bool few_rows(index_t rows) {
   return rows * detail::kGemmAStride * static_cast<index_t>(sizeof(float)) <= few_row_a_bytes();
 }
 
+// Rows i0 … i0 + mr − 1 (packed at `a`) × panels [p, p_end), as many panels per call
+// as a tile of mr rows takes (kernel_table.hpp: GemmKernels::panels). The kernels sum
+// every element alike whatever mr and the panels per call, so how rows and panels are
+// cut — by M, the row tiles, the threads — never changes a bit of the result.
+// prepare(t) may still change the tile before each call (its prefetch).
+template <class Prepare>
+void run_tile(const GemmProblem& g, const float* a, index_t i0, int mr, index_t k0, index_t kc, index_t p,
+              index_t p_end, const Prepare& prepare) {
+  const auto& kk = *g.kernels;
+  detail::GemmTile t;
+  for (const index_t step = kk.panels[mr - 1]; p < p_end; p += step) {
+    const index_t panels = std::min(step, p_end - p);
+    fill_tile(g, t, a, i0, k0, kc, p, panels);
+    prepare(t);
+    kk.kernels[mr - 1][panels - 1](t);
+  }
+}
+
 // Few rows (decoding): every row tile of A packed at once, then each B panel goes
 // through all of them back to back — read from memory once, reused while in L1/L2.
+// Panels go by in groups as wide as a thin tile takes them.
 void run_block_few_rows(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_begin, index_t p_end) {
   const auto& kk = *g.kernels;
   const index_t K = g.b.k, rows = i_end - i_begin;
   const index_t tiles = (rows + kk.mr - 1) / kk.mr;
   float* apack = few_rows_a_buffer();  // tile t at its first row × kGemmAStride
   const auto tile_a = [&](index_t tile) { return apack + detail::tile_start(rows, tiles, tile) * detail::kGemmAStride; };
+  index_t group = 1;  // tiles differ by at most one row
+  for (index_t tile = 0; tile < std::min<index_t>(tiles, 2); ++tile)
+    group = std::max<index_t>(group, kk.panels[detail::tile_rows(rows, tiles, tile) - 1]);
   index_t k0 = 0;
   do {
     const index_t kc = std::min(g.kc, K - k0);
     for (index_t tile = 0; tile < tiles; ++tile)
       pack_tile(g, i_begin + detail::tile_start(rows, tiles, tile), detail::tile_rows(rows, tiles, tile), k0, kc,
                 tile_a(tile));
-    detail::GemmTile t;
-    for (index_t p = p_begin; p < p_end; ++p)
-      for (index_t tile = 0; tile < tiles; ++tile) {
-        fill_tile(g, t, tile_a(tile), i_begin + detail::tile_start(rows, tiles, tile), k0, kc, p);
-        prefetch_panel_share(g, t, k0, kc, p + 1, p_end, tile, tiles);
-        kk.kernels[detail::tile_rows(rows, tiles, tile) - 1](t);
-      }
+    for (index_t p = p_begin; p < p_end; p += group) {
+      const index_t p_next = std::min(p + group, p_end);
+      for (index_t tile = 0; tile < tiles; ++tile)
+        run_tile(g, tile_a(tile), i_begin + detail::tile_start(rows, tiles, tile), detail::tile_rows(rows, tiles, tile),
+                 k0, kc, p, p_next,
+                 [&](detail::GemmTile& t) { prefetch_panel_share(g, t, k0, kc, p_next, p_end, tile, tiles); });
+    }
     k0 += kc;
   } while (k0 < K);
 }
@@ -155,11 +183,7 @@ void run_block(const GemmProblem& g, index_t i_begin, index_t i_end, index_t p_b
       for (index_t tile = 0, i0 = i_begin; tile < tiles; ++tile) {
         const int mr = detail::tile_rows(rows, tiles, tile);
         pack_tile(g, i0, mr, k0, kc, apack);
-        detail::GemmTile t;
-        for (index_t p = p0; p < p1; ++p) {
-          fill_tile(g, t, apack, i0, k0, kc, p);
-          kk.kernels[mr - 1](t);
-        }
+        run_tile(g, apack, i0, mr, k0, kc, p0, p1, [](detail::GemmTile&) {});
         i0 += mr;
       }
       k0 += kc;
@@ -178,7 +202,8 @@ void gemm_blocked(ConstMatrix a, const PackedWeightView& b, Matrix c, const Gemm
   const auto& kt = detail::kernels_for(b.isa);
   const bool bf16 = b.type == WeightType::bf16;
   GemmProblem g{a, b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data,
-                &detail::gemm_kernels_of(kt, b.type), bf16 ? kt.bf16_pack_a : &pack_a_f32, bf16 ? 2 : 1, 0, 0, 0};
+                &detail::gemm_kernels_of(kt, b.type), bf16 ? kt.bf16_pack_a : &pack_a_f32, bf16 ? 2 : 1, 0, 0, 0,
+                static_cast<index_t>(b.panel_bytes())};
   g.k_bytes = g.kernels->nr * static_cast<index_t>(bf16 ? 2 : 4);
   const index_t k_blocks = std::max<index_t>(1, (K + detail::kGemmMaxKc - 1) / detail::kGemmMaxKc);
   g.kc = (K + k_blocks - 1) / k_blocks;  // equal blocks, none tiny,

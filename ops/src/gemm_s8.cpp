@@ -153,7 +153,7 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
       for (index_t p = p0; p < p1; ++p) {
         fill_tile(g, t, i0, p);
         if (few_rows && p + 1 < p_end) prefetch_next_panel(g, t, p + 1, tile - t_begin, t_end - t_begin);
-        kernels[mr - 1](t);
+        kernels[mr - 1][0](t);
       }
     }
   }

@@ -25,6 +25,8 @@ inline constexpr int kAttentionKeyTile = 64;
 // pointer; +16 floats keeps the rows off the same L1 sets.
 inline constexpr index_t kGemmMaxKc = 512;
 inline constexpr index_t kGemmAStride = kGemmMaxKc + 16;
+// Most adjacent panels one fp32 or bf16 micro-kernel call computes (GemmKernels::panels).
+inline constexpr int kGemmMaxPanels = 4;
 
 // One GEMM micro-tile: C[mr×nr] (+)= A[mr×kc]·B[kc×nr], then the epilogue on the last
 // K block. `b` points into a packed panel, `a` into packed A; their layouts are the
@@ -38,7 +40,9 @@ inline constexpr index_t kGemmAStride = kGemmMaxKc + 16;
 //         K-blocked: kc = K rounded up to 4
 struct GemmTile {
   index_t kc = 0;
-  int nr = 0;               // columns to store (≤ NR); the panel is zero-padded to NR
+  int nr = 0;               // columns to store (≤ panels·NR); the last panel is zero-padded to NR
+  int panels = 1;           // adjacent panels computed at once (fp32 and bf16 thin tiles)…
+  index_t panel_stride = 0; // …each panel_stride bytes after the one before (from b)
   const void* a = nullptr;
   const void* a_abs = nullptr;  // s8 kernels of form s8_with_abs: |a| in a's layout
   const void* b = nullptr;
@@ -70,11 +74,21 @@ using GemmMicroKernel = void (*)(const GemmTile&);
 enum class S8ActivationForm { s8, s8_with_abs, s16 };
 
 // One GEMM element type's micro-kernels: MR×NR register tile, every row count 1…MR.
+//
+// Every output element of the fp32 and bf16 kernels is summed in one order — k = 0, 1,
+// 2, … into a single accumulator, then the epilogue — whatever the tile's row count,
+// so a row's result never depends on the tile it falls in: on how many rows share the
+// GEMM, where the row sits among them, or how threads split them (a sentence's result
+// is the same bits whatever its batch). A tile of few rows holds too few accumulators
+// in one panel to hide the FMA latency (MR·NV < 8); rather than split k over
+// interleaved partial sums, which round differently from a tall tile's single sum, it
+// widens over panels[mr − 1] adjacent panels. s8 sums are exact int32, in any order.
 struct GemmKernels {
   int mr = 0;                       // rows per micro-tile
   int nr = 0;                       // panel width
   const char* name = "";            // e.g. "f32_gemm_14x32_avx512"
-  GemmMicroKernel kernels[16] = {}; // [mr − 1]
+  GemmMicroKernel kernels[16][kGemmMaxPanels] = {};  // [mr − 1][panels − 1]
+  int panels[16] = {};              // [mr − 1]: panels per call (1: tall tiles, and s8)
   int s8_weight_offset = 0;         // s8 only: panels hold q + this (128: u8, for vpdpbusd)
   S8ActivationForm s8_a_form = S8ActivationForm::s8;  // s8 only: how the kernels read A
 };

@@ -7,6 +7,8 @@
 
 #include "attend/attend.hpp"
 #include "attention_maps.hpp"
+#include "logging.hpp"
+#include "option_limits.hpp"
 #include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
@@ -17,6 +19,7 @@
 #include "model/random_model.hpp"
 #include "text/blank_text.hpp"
 #include "text/tokenizers.hpp"
+#include "text/vocabulary_map.hpp"
 #include "translator/translator.hpp"
 
 namespace attend {
@@ -28,12 +31,14 @@ struct Model::State {
   bool transformers_rules = false;
   std::string rules_reason = "CTranslate2 (not a Hugging Face directory)";
   std::optional<runtime::GenerationDefaults> generation;  // Hugging Face directories
+  std::optional<runtime::VocabularyMap> vocabulary_map;  // vmap.txt, for use_vmap
 };
 
 struct Translator::State {
   Model model;
   TranslatorOptions options;
   std::unique_ptr<runtime::Translator> translator;
+  const runtime::VocabularyMap* vocabulary_map = nullptr;  // the model's, if it has one
 };
 
 namespace {
@@ -57,14 +62,17 @@ runtime::LoadOptions runtime_options(const LoadOptions& o) {
 // (thread_split.hpp: the translator's split is the encoders' too.)
 ThreadSplit split_threads(const TranslatorOptions& o) { return attend::split_threads(o.threads, o.inter_threads, o.intra_threads); }
 
-// The options as the runtime takes them: token strings resolved to target ids.
+// The options as the runtime takes them: token strings resolved to target ids. (use_vmap's
+// candidates depend on the sentences: run_translation sets them.)
 runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Tokenizers& tokens,
-                                      const runtime::ModelConfig& config, bool transformers_rules = false,
-                                      std::int32_t forced_eos = -1) {
+                                      const runtime::ModelConfig& config, const runtime::VocabularyMap* vocabulary_map,
+                                      bool transformers_rules = false, std::int32_t forced_eos = -1) {
   runtime::DecodeOptions d;
   static_cast<TranslationOptions&>(d) = o;
   d.transformers_rules = transformers_rules;
   d.forced_eos_id = transformers_rules ? forced_eos : -1;
+  if (o.use_vmap && vocabulary_map == nullptr)
+    throw OptionError("use_vmap", "true", "the model has no vocabulary map (vmap.txt in its directory) to restrict the outputs with");
   auto id_of = [&](const char* option, const std::string& token) {
     if (token.empty()) throw OptionError(option, "''", "an empty token is not a token of the target vocabulary");
     if (!tokens.has_vocabulary())
@@ -127,6 +135,7 @@ AttentionHeads trace_heads(const runtime::Translator& translator, const runtime:
                            std::span<const std::int32_t> source, std::span<const std::int32_t> target) {
   runtime::AttentionCapture capture = translator.trace_attention(source, target);
   AttentionHeads h;
+  h.model = translator.model().report().origin;
   if (!source.empty()) {  // an empty source is not run: no tokens either
     h.source_ids.assign(source.begin(), source.end());
     h.target_ids.assign(target.begin(), target.end());
@@ -194,12 +203,52 @@ TranslationResult to_api(runtime::SentenceResult&& r, const SourceView& source, 
 
 }  // namespace
 
+namespace {
+
+// vmap.txt, read against the target vocabulary as CTranslate2 reads it: an unknown token
+// is the unknown id; the unknown, start and end tokens are always candidates.
+std::optional<runtime::VocabularyMap> read_vocabulary_map(const runtime::ModelFiles& files, const runtime::Tokenizers& tokens,
+                                                          const runtime::ModelConfig& c) {
+  if (!files.has("vmap.txt")) return std::nullopt;
+  if (!tokens.has_vocabulary())
+    throw error_of(files.path("vmap.txt"), ": a vocabulary map needs the model's target vocabulary, and it has none");
+  auto id = [&](const std::string& token) { return tokens.find_token(token, runtime::Side::target).value_or(c.unk_id); };
+  return runtime::VocabularyMap(files.read("vmap.txt"), id, {c.unk_id, c.bos_id, c.eos_id, c.decoder_start_id});
+}
+
+// What loading found and chose, at level info (CTranslate2 logs its load the same way).
+void log_loaded(const Model& model, bool in_memory) {
+  if (!log_enabled(LogLevel::info)) return;
+  const ModelInfo i = model.info();
+  log_line(LogLevel::info, "Loaded model " + i.directory + (in_memory ? " from memory" : "") + " on device cpu:0");
+  log_line(LogLevel::info, " - Format: " + i.format);
+  log_line(LogLevel::info, " - Parameters: " + std::to_string(i.parameters));
+  log_line(LogLevel::info, " - Selected compute type: " + i.compute_type + " (" + i.compute_type_reason + ")");
+  log_line(LogLevel::info, " - Attention caches: " + i.kv_cache_type);
+  log_line(LogLevel::info, " - Kernels: " + i.isa);
+  if (!i.vocabulary.empty()) log_line(LogLevel::info, " - Vocabularies: " + i.vocabulary);
+  if (!i.text_tokenizer.empty()) log_line(LogLevel::info, " - Text: " + i.text_tokenizer);
+  if (!i.vocabulary_map.empty()) log_line(LogLevel::info, " - Vocabulary map: " + i.vocabulary_map);
+  for (const std::string& check : i.checks) log_line(LogLevel::debug, " - Checked: " + check);
+}
+
+}  // namespace
+
 Model Model::load(const std::string& directory, const LoadOptions& options) {
+  return load_files(runtime::ModelFiles::directory(directory), options);
+}
+
+Model Model::load_from_memory(const std::string& name, std::map<std::string, std::string> files, const LoadOptions& options) {
+  return load_files(runtime::ModelFiles::in_memory(name, std::move(files)), options);
+}
+
+Model Model::load_files(const runtime::ModelFiles& files, const LoadOptions& options) {
   auto state = std::make_shared<State>();
-  state->directory = directory;
+  state->directory = files.name();
   if (options.decoding_rules != "auto" && options.decoding_rules != "transformers" && options.decoding_rules != "ctranslate2")
     throw OptionError("decoding_rules", "'" + options.decoding_rules + "'", "must be auto, transformers or ctranslate2");
-  if (runtime::detect_model_format(directory) == runtime::ModelFormat::hf_seq2seq) {
+  if (runtime::detect_model_format(files) == runtime::ModelFormat::hf_seq2seq) {
+    const std::string& directory = files.name();
     runtime::HfSeq2SeqFiles f = runtime::read_hf_seq2seq(directory);
     state->generation = runtime::read_generation_defaults(directory, f.config.tgt_vocab_size);
     if (state->generation->decoder_start_id >= 0) f.config.decoder_start_id = state->generation->decoder_start_id;
@@ -212,19 +261,21 @@ Model Model::load(const std::string& directory, const LoadOptions& options) {
                               : "CTranslate2 (asked for, on a Hugging Face directory)";
     Model m;
     m.state_ = std::move(state);
+    log_loaded(m, false);
     return m;
   }
-  state->model = runtime::load_model(directory, runtime_options(options));
+  state->model = runtime::load_model(files, runtime_options(options));
   if (options.decoding_rules == "transformers") {
     state->transformers_rules = true;
     state->rules_reason = "transformers generate() (asked for; transformers' defaults, no generation_config.json)";
   }
   std::string unk = "<unk>";
-  if (runtime::detect_model_format(directory) == runtime::ModelFormat::ctranslate2)
-    unk = runtime::read_ct2_model(directory).unk_token;
-  state->tokenizers = runtime::Tokenizers::from_directory(directory, state->model->config(), unk);
+  if (runtime::detect_model_format(files) == runtime::ModelFormat::ctranslate2) unk = runtime::read_ct2_model(files).unk_token;
+  state->tokenizers = runtime::Tokenizers::from_files(files, state->model->config(), unk);
+  state->vocabulary_map = read_vocabulary_map(files, state->tokenizers, state->model->config());
   Model m;
   m.state_ = std::move(state);
+  log_loaded(m, files.in_memory());
   return m;
 }
 
@@ -260,6 +311,7 @@ ModelInfo Model::info() const {
   i.kv_cache_type = state_->model->compute_type().kv_cache == ops::KvType::bf16 ? "bfloat16" : "float32";
   i.decoding_rules = state_->rules_reason;
   if (state_->generation) i.generation_defaults = state_->generation->fields;
+  if (state_->vocabulary_map) i.vocabulary_map = "vmap.txt (" + std::to_string(state_->vocabulary_map->rules()) + " rules)";
   return i;
 }
 
@@ -292,6 +344,7 @@ TranslationOptions Model::default_options() const {
 
 bool Model::has_text_tokenizer() const { return state_->tokenizers.has_text(); }
 bool Model::has_vocabulary() const { return state_->tokenizers.has_vocabulary(); }
+bool Model::has_vocabulary_map() const { return state_->vocabulary_map.has_value(); }
 std::int64_t Model::max_positions() const { return state_->model->config().max_positions; }
 std::int64_t Model::source_vocabulary_size() const { return state_->model->config().src_vocab_size; }
 std::int64_t Model::target_vocabulary_size() const { return state_->model->config().tgt_vocab_size; }
@@ -328,13 +381,45 @@ bool Model::truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_len
   return truncate_ids(ids, max_length, state_->model->config().eos_id);
 }
 
+Model::TruncatedSource Model::encode_source_text(const std::string& line, std::int64_t max_length, bool cut,
+                                                 const std::string& source_lang, const std::string& target_lang) const {
+  if (max_length < 0) throw Error("encode_source_text: max_length must be ≥ 0 (0: no cut)");
+  const runtime::Tokenizers& tok = state_->tokenizers;
+  const std::int32_t eos = state_->model->config().eos_id;
+  if (tok.has_seq2seq() || !source_lang.empty() || !target_lang.empty()) {
+    // Language codes and the Hugging Face tokenizers (text/seq2seq/) have no piece-by-piece
+    // reading: the line is tokenized whole (LineReader's cap still bounds it).
+    TruncatedSource out;
+    out.ids = encode_source(line, source_lang, target_lang);
+    out.length = static_cast<std::int64_t>(out.ids.size());
+    out.exact = !cut;
+    out.truncated = max_length > 0 && truncate_ids(out.ids, max_length, eos);
+    return out;
+  }
+  // A couple of pieces beyond those kept: truncation looks at the last ids (an EOS, a
+  // language code after it), which are then the added EOS, never a piece of the text.
+  const bool bounded = max_length > 0 && tok.text_never_gives(eos, runtime::Side::source);
+  const std::int64_t count = bounded ? std::max<std::int64_t>(0, max_length - tok.source_specials()) + 2
+                                     : std::numeric_limits<std::int64_t>::max();
+  runtime::LeadingPieces pieces = tok.leading_pieces(line, runtime::Side::source, count, cut);
+  TruncatedSource out;
+  out.length = pieces.seen + tok.source_specials();
+  out.more = pieces.more;
+  out.exact = pieces.exact;
+  out.ids = tok.with_specials(std::move(pieces.ids), runtime::Side::source);
+  out.truncated = max_length > 0 && truncate_ids(out.ids, max_length, eos);
+  return out;
+}
+
 bool Model::is_empty_source(const std::vector<std::int32_t>& ids) const {
   return runtime::is_empty_source(ids, state_->model->config());
 }
 
 Translator::Translator(const Model& model, const TranslatorOptions& options) : state_(std::make_unique<State>()) {
+  limits::check_translator(options, model.max_positions());
   state_->model = model;
   state_->options = options;
+  if (model.state_->vocabulary_map) state_->vocabulary_map = &*model.state_->vocabulary_map;
   runtime::TranslatorConfig c;
   const ThreadSplit split = split_threads(options);
   c.inter_threads = split.inter;
@@ -363,8 +448,10 @@ std::size_t Translator::arena_bytes() const { return state_->translator->plan().
 
 void Translator::validate(const TranslationOptions& options) const {
   const runtime::Translator& t = *state_->translator;
-  decode_options(options, state_->model.state_->tokenizers, t.model().config(), state_->model.state_->transformers_rules)
-      .validate(t.plan().limits(), t.model().config());
+  runtime::DecodeOptions d = decode_options(options, state_->model.state_->tokenizers, t.model().config(), state_->vocabulary_map,
+                                                    state_->model.state_->transformers_rules);
+  if (d.use_vmap) d.candidates = [](std::uint64_t) { return std::span<const std::int32_t>(); };  // each call's own
+  d.validate(t.plan().limits(), t.model().config());
 }
 
 namespace {
@@ -373,17 +460,36 @@ namespace {
 struct Encoded {
   std::vector<std::vector<std::int32_t>> sources, prefixes;
   std::vector<SourceView> views;
+  std::vector<std::vector<std::string>> source_tokens;  // use_vmap: the caller's tokens, to look up in vmap.txt
+};
+
+// use_vmap: each sentence's candidates, from its own tokens and prefix (never its
+// batch-mates', unlike CTranslate2: text/vocabulary_map.hpp), found by sentence id.
+struct Candidates {
+  std::vector<std::vector<std::int32_t>> of;  // by position in the call
+  std::size_t first_index = 0;
+  std::span<const std::int32_t> operator()(std::uint64_t id) const { return of.at(id - first_index); }
 };
 
 // Runs encoded sources (cut to max_input_length first) and fills each hypothesis with
 // `describe` (text, tokens or nothing), returning results or handing them to `on_result`.
 template <class Describe>
 std::vector<TranslationResult> run_translation(const runtime::Translator& translator, const runtime::Tokenizers& tokenizers,
-                                               Encoded&& in, const TranslationOptions& options, const Describe& describe,
+                                               const runtime::VocabularyMap* vocabulary_map, Encoded&& in,
+                                               const TranslationOptions& options, const Describe& describe,
                                                const Translator::ResultCallback& on_result, std::size_t first_index,
                                                bool transformers_rules, std::int32_t forced_eos) {
   const runtime::ModelConfig& config = translator.model().config();
-  const runtime::DecodeOptions decode = decode_options(options, tokenizers, config, transformers_rules, forced_eos);
+  runtime::DecodeOptions decode = decode_options(options, tokenizers, config, vocabulary_map, transformers_rules, forced_eos);
+  // Before max_input_length cuts anything: CTranslate2 looks up the whole source.
+  auto candidates = std::make_shared<Candidates>();
+  if (decode.use_vmap) {
+    candidates->first_index = first_index;
+    const std::vector<std::int32_t> no_prefix;
+    for (std::size_t i = 0; i < in.source_tokens.size(); ++i)
+      candidates->of.push_back(vocabulary_map->candidates(in.source_tokens[i], in.prefixes.empty() ? no_prefix : in.prefixes[i]));
+    decode.candidates = [candidates](std::uint64_t id) { return (*candidates)(id); };
+  }
   // max_input_length (CTranslate2's) cuts longer sources — to the translator's own limit
   // when that is lower, as the CLI cuts its over-long lines; 0: no cut, so a source over
   // the translator's limit is an error.
@@ -473,11 +579,13 @@ std::vector<TranslationResult> Translator::translate_id_views(const std::vector<
     std::vector<std::int32_t> copy(ids.begin(), ids.end());
     v.count = copy.size();
     if (options.replace_unknowns) v.tokens = tok.source_tokens(copy);
+    if (options.use_vmap && tok.has_vocabulary()) in.source_tokens.push_back(tok.source_tokens(copy));
     return copy;
   }, in.sources, &in.views);
   for (IdsView p : prefixes) in.prefixes.emplace_back(p.begin(), p.end());
   force_target_prefix(state_->model, options, in);
-  return run_translation(*state_->translator, tok, std::move(in), options, [](Hypothesis&) {}, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
+  return run_translation(*state_->translator, tok, state_->vocabulary_map, std::move(in), options, [](Hypothesis&) {},
+                         on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
 
 std::vector<TranslationResult> Translator::translate_text(const std::vector<std::string>& sources,
@@ -486,18 +594,28 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
                                                           const ResultCallback& on_result, std::size_t first_index) const {
   const auto& tok = state_->model.state_->tokenizers;
   const auto& config = state_->translator->model().config();
+  // Only what max_input_length keeps is tokenized (a line of a gigabyte costs what its
+  // first tokens cost) — unless attention is returned: its rows span every token of the
+  // line, the cut ones as zeros (CTranslate2's), so the line is tokenized whole.
+  const std::int64_t keep = options.max_input_length > 0 && !options.return_attention
+                                ? std::min(options.max_input_length, state_->translator->plan().limits().max_source_length)
+                                : 0;
   Encoded in;
   encode_all(sources, [&](const std::string& s, SourceView& v) {
-    auto ids = state_->model.encode_source(s, options.source_lang, options.target_lang);
+    auto ids = keep > 0 ? state_->model.encode_source_text(s, keep, false, options.source_lang, options.target_lang).ids
+                        : state_->model.encode_source(s, options.source_lang, options.target_lang);
     v = special_positions(config, ids.size());
     v.count = ids.size() - v.leading - v.trailing;
-    if (options.replace_unknowns)
-      v.tokens = tok.source_tokens({ids.begin() + static_cast<std::ptrdiff_t>(v.leading), ids.begin() + static_cast<std::ptrdiff_t>(v.leading + v.count)});
+    if (options.replace_unknowns || options.use_vmap) {
+      auto tokens = tok.source_tokens({ids.begin() + static_cast<std::ptrdiff_t>(v.leading), ids.begin() + static_cast<std::ptrdiff_t>(v.leading + v.count)});
+      if (options.use_vmap) in.source_tokens.push_back(tokens);
+      if (options.replace_unknowns) v.tokens = std::move(tokens);
+    }
     return ids;
   }, in.sources, &in.views);
   encode_all(prefixes, [&](const std::string& p, SourceView&) { return tok.encode_text(p, runtime::Side::target); }, in.prefixes);
   force_target_prefix(state_->model, options, in);
-  return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
+  return run_translation(*state_->translator, tok, state_->vocabulary_map, std::move(in), options, [&](Hypothesis& h) {
     h.text = options.replace_unknowns ? tok.decode_pieces(h.tokens) : tok.decode_text(h.ids);
   }, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
@@ -513,11 +631,12 @@ std::vector<TranslationResult> Translator::translate_tokens(const std::vector<st
   encode_all(sources, [&](const Tokens& s, SourceView& v) {
     v = special_positions(config, s.size());
     if (options.replace_unknowns) v.tokens = s;
+    if (options.use_vmap) in.source_tokens.push_back(s);
     return tok.encode_tokens(s, runtime::Side::source);
   }, in.sources, &in.views);
   encode_all(prefixes, [&](const Tokens& p, SourceView&) { return tok.encode_tokens(p, runtime::Side::target); }, in.prefixes);
   force_target_prefix(state_->model, options, in);
-  return run_translation(*state_->translator, tok, std::move(in), options, [&](Hypothesis& h) {
+  return run_translation(*state_->translator, tok, state_->vocabulary_map, std::move(in), options, [&](Hypothesis& h) {
     if (h.tokens.empty()) h.tokens = tok.decode_tokens(h.ids);
   }, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
@@ -551,5 +670,15 @@ void convert_model(const std::string& input_directory, const std::string& output
 }
 
 const char* version() { return ATTEND_VERSION; }
+
+std::vector<std::string> supported_compute_types() {
+  std::vector<std::string> out = {"float32", "int8", "int8_float32"};
+  // The best kernels this CPU runs ($ATTEND_ISA held to, as a model would load).
+  if (ops::isa_available(ops::Isa::avx512_bf16) && ops::active_isa() >= ops::Isa::avx512_bf16) {
+    out.push_back("bfloat16");
+    out.push_back("int8_bfloat16");
+  }
+  return out;
+}
 
 }  // namespace attend

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <map>
 #include <new>
 #include <string>
 #include <vector>
@@ -188,6 +189,55 @@ attend_status attend_model_load_with(const char* directory, const attend_load_op
     for (const std::string& s : m->default_suppressed) m->default_suppressed_c.push_back(s.c_str());
     *out = m.release();
   });
+}
+
+attend_status attend_model_load_from_memory(const char* name, size_t count, const char* const* file_names,
+                                           const void* const* file_contents, const size_t* file_sizes,
+                                           const attend_load_options* options, attend_model** out) {
+  const char* function = "attend_model_load_from_memory";
+  if (name == nullptr || out == nullptr) return fail(ATTEND_ERROR_INVALID_ARGUMENT, std::string(function) + ": NULL argument");
+  *out = nullptr;
+  return guarded([&] {
+    if (count > 0) {
+      require(file_names, function, "file_names");
+      require(file_contents, function, "file_contents");
+      require(file_sizes, function, "file_sizes");
+    }
+    std::map<std::string, std::string> files;
+    for (size_t i = 0; i < count; ++i) {
+      require(file_names[i], function, "file_names[" + std::to_string(i) + "]");
+      if (file_sizes[i] > 0) require(file_contents[i], function, "file_contents[" + std::to_string(i) + "]");
+      const char* bytes = static_cast<const char*>(file_contents[i]);
+      if (!files.emplace(file_names[i], file_sizes[i] > 0 ? std::string(bytes, file_sizes[i]) : std::string()).second)
+        throw attend::Error(std::string(function) + ": the file '" + file_names[i] + "' is given twice");
+    }
+    attend::LoadOptions o;
+    if (options != nullptr && options->isa != nullptr) o.isa = options->isa;
+    if (options != nullptr && options->compute_type != nullptr) o.compute_type = options->compute_type;
+    if (options != nullptr && options->kv_cache_type != nullptr) o.kv_cache_type = options->kv_cache_type;
+    attend::Model model = attend::Model::load_from_memory(name, std::move(files), o);
+    const attend::ModelInfo info = model.info();
+    *out = new attend_model{std::move(model), info.compute_type, info.compute_type_reason, info.kv_cache_type};
+  });
+}
+
+attend_status attend_set_log_level(int level) {
+  if (level < ATTEND_LOG_OFF || level > ATTEND_LOG_TRACE)
+    return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_set_log_level: " + std::to_string(level) +
+                                                   " is not a level (ATTEND_LOG_OFF 0 … ATTEND_LOG_TRACE 6)");
+  attend::set_log_level(static_cast<attend::LogLevel>(level));
+  return ATTEND_OK;
+}
+
+int attend_get_log_level(void) { return static_cast<int>(attend::log_level()); }
+
+const char* attend_supported_compute_types(void) {
+  static const std::string names = [] {
+    std::string out;
+    for (const std::string& name : attend::supported_compute_types()) out += (out.empty() ? "" : ",") + name;
+    return out;
+  }();
+  return names.c_str();
 }
 
 attend_status attend_convert_model(const char* input_directory, const char* output_directory, const char* compute_type) {

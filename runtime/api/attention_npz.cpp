@@ -5,12 +5,14 @@
 // little-endian data. The arrays are written from where they lie, never copied.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attend/attend.hpp"
@@ -94,11 +96,15 @@ Entry maps_entry(const char* name, const AttentionMaps& m) {
   return array(name, "<f4", {m.layers, m.heads, m.rows, m.columns}, m.weights.data(), m.weights.size() * 4);
 }
 
-Entry strings_entry(const char* name, const std::vector<std::string>& tokens) {
+// Strings as NumPy's fixed-width UTF-32 '<UN'; `scalar`: one string as a 0-d array
+// (np.load gives it back as str(z[name])).
+Entry strings_entry(const char* name, const std::vector<std::string>& tokens, bool scalar = false) {
   std::vector<std::u32string> points;
   std::size_t width = 1;  // NumPy's '<U0' is not a type
   for (const auto& t : tokens) width = std::max(width, points.emplace_back(code_points(t)).size());
-  Entry e = array(name, "<U" + std::to_string(width), {static_cast<std::int64_t>(tokens.size())}, nullptr, 0);
+  const std::vector<std::int64_t> shape =
+      scalar ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{static_cast<std::int64_t>(tokens.size())};
+  Entry e = array(name, "<U" + std::to_string(width), shape, nullptr, 0);
   e.owned.assign(tokens.size() * width * 4, 0);
   for (std::size_t i = 0; i < points.size(); ++i)
     for (std::size_t k = 0; k < points[i].size(); ++k)
@@ -165,6 +171,11 @@ class ArchiveFile {
 }  // namespace
 
 void save_attention_npz(const AttentionHeads& heads, const std::string& path, std::int64_t line) {
+  for (const auto& [name, ids] : {std::pair{"source_type_ids", &heads.source_type_ids},
+                                  std::pair{"source_sequence_ids", &heads.source_sequence_ids}})
+    if (!ids->empty() && ids->size() != heads.source_ids.size())
+      throw error_of("save_attention_npz: ", path, ": ", name, " holds ", ids->size(), " ids for ",
+                     heads.source_ids.size(), " source tokens");
   std::vector<Entry> entries;
   if (heads.encoder_self.layers > 0) entries.push_back(maps_entry("encoder_self", heads.encoder_self));
   if (heads.decoder_self.layers > 0) entries.push_back(maps_entry("decoder_self", heads.decoder_self));
@@ -177,6 +188,12 @@ void save_attention_npz(const AttentionHeads& heads, const std::string& path, st
     entries.push_back(strings_entry("target_tokens", heads.target_tokens));
     entries.push_back(strings_entry("decoder_input_tokens", heads.decoder_input_tokens));
   }
+  // What the maps are of (the pages and pictures name it): type and sequence ids mark a
+  // pair's sentences A and B and the tokenizer's special tokens.
+  if (!heads.source_type_ids.empty()) entries.push_back(ids_entry("source_type_ids", heads.source_type_ids));
+  if (!heads.source_sequence_ids.empty()) entries.push_back(ids_entry("source_sequence_ids", heads.source_sequence_ids));
+  if (!heads.source_texts.empty()) entries.push_back(strings_entry("source_texts", heads.source_texts));
+  if (!heads.model.empty()) entries.push_back(strings_entry("model", {heads.model}, true));
   if (line >= 0) entries.push_back(array("line", "<i8", {}, &line, sizeof line));
 
   ArchiveFile file(path);

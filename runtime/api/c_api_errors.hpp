@@ -7,6 +7,7 @@
 #include <string>
 
 #include "attend/attend.h"
+#include "attend/options.hpp"
 
 namespace attend::c_api {
 
@@ -32,6 +33,8 @@ attend_status guarded(F&& f) {
     f();
     return ATTEND_OK;
   } catch (const InvalidArgument& e) {
+    return fail(ATTEND_ERROR_INVALID_ARGUMENT, e.what());
+  } catch (const attend::OptionError& e) {  // a field of an options struct: its message names it
     return fail(ATTEND_ERROR_INVALID_ARGUMENT, e.what());
   } catch (const std::bad_alloc&) {
     return fail(ATTEND_ERROR_OUT_OF_MEMORY, "out of memory");

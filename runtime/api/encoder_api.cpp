@@ -9,9 +9,11 @@
 #include "attend/ops/isa.hpp"
 #include "attention_maps.hpp"
 #include "encoder/encoder_runner.hpp"
+#include "encoder_internals.hpp"
 #include "formats/encoder_io.hpp"
 #include "text/vocabulary.hpp"
 #include "text/hf_tokenizer.hpp"
+#include "option_limits.hpp"
 #include "thread_split.hpp"
 
 namespace attend {
@@ -71,17 +73,19 @@ Encoder::Encoder(const std::string& directory, const EncoderOptions& options) : 
   if (!files.vocabulary.empty()) s.vocabulary = runtime::Vocabulary::from_file(files.vocabulary, "[UNK]");
   // Before the model: the heap its parse frees goes back to the system with the model's
   // (return_freed_memory), and a bad tokenizer.json is named before the weights load.
-  if (!s.tokenizer_path.empty()) s.tokenizer = runtime::HfTokenizer::load(s.tokenizer_path);
+  if (!s.tokenizer_path.empty()) s.tokenizer = runtime::HfTokenizer::load(s.tokenizer_path, files.config.family);
   s.model = runtime::EncoderModel::build(std::move(files.config), std::move(files.tensors), std::move(files.report),
                                          load_options(options));
-  if (options.max_length < 0) throw Error("max_length = " + std::to_string(options.max_length) + ": must be ≥ 0 (0: the model's)");
-  s.max_length = options.max_length > 0 ? std::min(options.max_length, s.config().max_positions()) : s.config().max_length();
+  limits::check_encoder(options, s.config().max_positions());
+  s.max_length = options.max_length > 0 ? options.max_length : s.config().max_length();
   s.split = split_threads(options.threads, options.inter_threads, options.intra_threads);
   runtime::EncoderRunnerConfig rc;
   rc.threads = s.split.intra, rc.inter_threads = s.split.inter;
   rc.max_batch_size = options.max_batch_size;
-  rc.max_batch_tokens = std::max(options.max_batch_tokens, s.max_length);
-  rc.max_length = s.max_length;
+  // Ids run up to the positions (as CTranslate2's forward_batch), or the max_length asked
+  // for; sentence-transformers' max_seq_length cuts texts only.
+  rc.max_length = options.max_length > 0 ? s.max_length : s.config().max_positions();
+  rc.max_batch_tokens = std::max(options.max_batch_tokens, rc.max_length);
   s.runner = std::make_unique<runtime::EncoderRunner>(s.model, rc);
 }
 
@@ -93,28 +97,68 @@ namespace {
 
 // A text, or a pair (second non-null), through the model's tokenizer.
 TokenizedText tokenized(const Encoder::State& s, const std::string& first, const std::string* second) {
-  if (!s.tokenizer) throw Error(s.directory + ": no tokenizer.json — give token ids instead");
+  if (!s.tokenizer)
+    throw Error(s.directory + ": no tokenizer (tokenizer.json, vocab.txt or sentencepiece.bpe.model) — give token ids instead");
   runtime::TokenizeOptions o;
   o.max_length = s.max_length;
   runtime::Encoding e = second ? s.tokenizer->encode_pair(first, *second, o) : s.tokenizer->encode(first, o);
   TokenizedText t;
   t.ids = std::move(e.ids), t.type_ids = std::move(e.type_ids), t.tokens = std::move(e.tokens);
+  t.sequence_ids = std::move(e.sequence_ids);
   t.truncated = e.truncated;
   t.invalid_utf8 = e.invalid_utf8;
   return t;
+}
+
+// An id as the model's own token, for attention labels: CTranslate2's vocabulary where
+// the directory has one (its ids are the model's), else tokenizer.json's; the decimal id
+// where neither names it (an embedding row past the tokenizer's vocabulary).
+std::string token_name(const Encoder::State& s, std::int32_t id) {
+  if (s.vocabulary) return s.vocabulary->token(id);
+  if (s.tokenizer && id >= 0 && id < s.tokenizer->vocab_size()) try {
+      return s.tokenizer->id_to_token(id);
+    } catch (const Error&) {  // an id tokenizer.json skips (its added tokens may leave gaps)
+    }
+  return std::to_string(id);
+}
+
+AttentionHeads heads_of(const Encoder::State& s, const std::vector<std::int32_t>& ids,
+                        const std::vector<std::int32_t>& token_type_ids) {
+  runtime::AttentionCapture capture = s.runner->trace_attention(ids, token_type_ids);
+  AttentionHeads h;
+  h.model = s.directory;
+  h.source_ids = ids;
+  h.source_type_ids = token_type_ids;
+  for (const std::int32_t id : ids) h.source_tokens.push_back(token_name(s, id));
+  h.encoder_self = maps_of(std::move(capture.encoder_self));
+  return h;
+}
+
+AttentionHeads text_heads(const Encoder::State& s, std::vector<std::string> texts) {
+  TokenizedText t = tokenized(s, texts[0], texts.size() > 1 ? &texts[1] : nullptr);
+  AttentionHeads h = heads_of(s, t.ids, t.type_ids);
+  h.source_tokens = std::move(t.tokens);  // the tokenizer's own strings for what it produced
+  h.source_sequence_ids = std::move(t.sequence_ids);
+  h.source_texts = std::move(texts);
+  return h;
 }
 
 }  // namespace
 
 AttentionHeads Encoder::attention_heads(const std::vector<std::int32_t>& ids,
                                        const std::vector<std::int32_t>& token_type_ids) const {
-  runtime::AttentionCapture capture = state_->runner->trace_attention(ids, token_type_ids);
-  AttentionHeads h;
-  h.source_ids = ids;
-  for (const std::int32_t id : ids)
-    h.source_tokens.push_back(state_->vocabulary ? state_->vocabulary->token(id) : std::to_string(id));
-  h.encoder_self = maps_of(std::move(capture.encoder_self));
-  return h;
+  return heads_of(*state_, ids, token_type_ids);
+}
+
+AttentionHeads Encoder::text_attention_heads(const std::string& text) const { return text_heads(*state_, {text}); }
+
+AttentionHeads Encoder::text_attention_heads(const std::string& first, const std::string& second) const {
+  return text_heads(*state_, {first, second});
+}
+
+std::string Encoder::input_problem(const std::vector<std::int32_t>& ids,
+                                   const std::vector<std::int32_t>& token_type_ids) const {
+  return state_->runner->problem(ids, token_type_ids);
 }
 
 TokenizedText Encoder::tokenize(const std::string& text) const { return tokenized(*state_, text, nullptr); }
@@ -125,15 +169,36 @@ TokenizedText Encoder::tokenize_pair(const std::string& first, const std::string
 
 std::int32_t Encoder::token_to_id(const std::string& token) const {
   if (state_->vocabulary) return state_->vocabulary->id_or_unk(token);
-  if (state_->tokenizer) return state_->tokenizer->token_to_id(token);
+  if (state_->tokenizer) {  // an unknown token is the unknown token, as CTranslate2 maps it
+    const std::int32_t id = state_->tokenizer->token_to_id(token);
+    if (id >= 0) return id;
+    if (const std::int32_t unk = state_->tokenizer->unknown_id(); unk >= 0) return unk;
+    for (const char* unk : {"<unk>", "[UNK]"})  // a BPE model without one: the special token (CTranslate2's unk)
+      if (const std::int32_t id = state_->tokenizer->token_to_id(unk); id >= 0) return id;
+    throw Error("token '" + token + "' is not in " + state_->tokenizer_path + ", which has no unknown token");
+  }
   throw Error(state_->directory + ": no vocabulary to look tokens up in");
+}
+
+std::string Encoder::prompt_text(const EmbedOptions& options) const {
+  const runtime::EncoderConfig& c = state_->config();
+  if (options.prompt) return *options.prompt;
+  const std::string& name = options.prompt_name.empty() ? c.default_prompt_name : options.prompt_name;
+  if (name.empty()) return {};
+  if (const std::string* text = c.prompt(name)) return *text;
+  if (runtime::is_standard_prompt_name(name)) return {};  // as sentence-transformers: defined for every model
+  std::string names;
+  for (const auto& [n, text] : c.prompts) names += (names.empty() ? "'" : ", '") + n + "'";
+  throw Error("prompt name '" + name + "' is not one of the model's prompts (" +
+              (names.empty() ? "it has none: config_sentence_transformers.json" : names) + ")");
 }
 
 std::vector<std::vector<float>> Encoder::embed(const std::vector<std::string>& texts, const EmbedOptions& options,
                                                const EmbeddingCallback& on_embedding) const {
+  const std::string prompt = prompt_text(options);
   std::vector<std::vector<std::int32_t>> ids;
   ids.reserve(texts.size());
-  for (const std::string& t : texts) ids.push_back(tokenize(t).ids);
+  for (const std::string& t : texts) ids.push_back(tokenize(prompt.empty() ? t : prompt + t).ids);
   return embed_ids(ids, options, on_embedding);
 }
 
@@ -208,6 +273,9 @@ EncoderInfo Encoder::encoder_info() const {
   i.normalize = c.normalize, i.has_pooler = c.pooler;
   i.has_tokenizer = state_->tokenizer.has_value();
   i.labels = c.labels;
+  i.prompts = c.prompts;
+  i.default_prompt_name = c.default_prompt_name;
+  i.similarity = runtime::similarity_name(c.similarity);
   return i;
 }
 
@@ -218,7 +286,8 @@ ModelInfo Encoder::info() const {
   i.config_json = state_->config().to_json();
   for (const auto& t : r.tensors) i.tensors.push_back({t.name, t.dtype, t.shape, t.elements});
   i.checks = r.checks;
-  if (state_->tokenizer) i.text_tokenizer = "tokenizer.json: " + state_->tokenizer->describe();
+  if (state_->tokenizer)
+    i.text_tokenizer = std::filesystem::path(state_->tokenizer_path).filename().string() + ": " + state_->tokenizer->describe();
   if (state_->vocabulary) i.vocabulary = std::to_string(state_->vocabulary->size()) + " tokens";
   i.isa = ops::isa_name(state_->model->isa());
   i.compute_type = state_->model->compute_type().name;
@@ -244,5 +313,9 @@ std::vector<EncoderStepProfile> Encoder::profile() const {
 }
 
 bool is_encoder_model(const std::string& directory) { return runtime::is_encoder_directory(directory); }
+
+const runtime::HfTokenizer* EncoderInternals::tokenizer(const Encoder& encoder) {
+  return encoder.state_->tokenizer ? &*encoder.state_->tokenizer : nullptr;
+}
 
 }  // namespace attend

@@ -99,6 +99,32 @@ attend_status attend_encoder_embed_ids(const attend_encoder* e, const int32_t* c
   return guarded([&] { copy_rows(e->encoder.embed_ids(id_lists(ids, lengths, count), {normalize}), embeddings); });
 }
 
+attend_status attend_encoder_embed_text_with_prompt(const attend_encoder* e, const char* const* texts, size_t count,
+                                                    int normalize, const char* prompt_name, const char* prompt,
+                                                    float* embeddings) {
+  if (e == nullptr || (count > 0 && (texts == nullptr || embeddings == nullptr)))
+    return invalid("attend_encoder_embed_text_with_prompt: encoder, texts and embeddings must not be NULL");
+  return guarded([&] {
+    attend::EmbedOptions o;
+    o.normalize = normalize;
+    if (prompt_name != nullptr) o.prompt_name = prompt_name;
+    if (prompt != nullptr) o.prompt = prompt;
+    copy_rows(e->encoder.embed(texts_of(texts, count), o), embeddings);
+  });
+}
+
+size_t attend_encoder_num_prompts(const attend_encoder* e) { return e ? e->info.prompts.size() : 0; }
+const char* attend_encoder_prompt_name(const attend_encoder* e, size_t i) {
+  return e && i < e->info.prompts.size() ? e->info.prompts[i].first.c_str() : nullptr;
+}
+const char* attend_encoder_prompt_text(const attend_encoder* e, size_t i) {
+  return e && i < e->info.prompts.size() ? e->info.prompts[i].second.c_str() : nullptr;
+}
+const char* attend_encoder_default_prompt_name(const attend_encoder* e) {
+  return e ? e->info.default_prompt_name.c_str() : nullptr;
+}
+const char* attend_encoder_similarity(const attend_encoder* e) { return e ? e->info.similarity.c_str() : nullptr; }
+
 attend_status attend_encoder_attention_heads(const attend_encoder* e, const int32_t* ids, size_t length, float* weights,
                                              size_t* layers, size_t* heads) {
   if (e == nullptr || layers == nullptr || heads == nullptr || (ids == nullptr && length > 0))
@@ -114,6 +140,17 @@ attend_status attend_encoder_save_attention(const attend_encoder* e, const int32
   if (e == nullptr || path == nullptr || (ids == nullptr && length > 0))
     return invalid("attend_encoder_save_attention: encoder, ids and path must not be NULL");
   return guarded([&] { attend::save_attention_npz(e->encoder.attention_heads(std::vector<std::int32_t>(ids, ids + length)), path); });
+}
+
+attend_status attend_encoder_save_text_attention(const attend_encoder* e, const char* text, const char* second,
+                                                 const char* path) {
+  if (e == nullptr || text == nullptr || path == nullptr)
+    return invalid("attend_encoder_save_text_attention: encoder, text and path must not be NULL");
+  return guarded([&] {
+    attend::save_attention_npz(second == nullptr ? e->encoder.text_attention_heads(text)
+                                                 : e->encoder.text_attention_heads(text, second),
+                               path);
+  });
 }
 
 attend_status attend_encoder_forward_ids(const attend_encoder* e, const int32_t* const* ids, const int32_t* const* type_ids,

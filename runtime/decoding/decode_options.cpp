@@ -79,6 +79,8 @@ void DecodeOptions::validate(const PlanLimits& l, const ModelConfig& model) cons
       fail("num_hypotheses", text(num_hypotheses),
            "must be ≤ beam_size × patience = " + std::to_string(candidates) + (beam_size == 1 ? " (greedy search)" : ""));
   }
+  if (use_vmap && !candidates)
+    fail("use_vmap", "true", "the model has no vocabulary map (vmap.txt in its directory) to restrict the outputs with");
   if (end_ids) check_ids("end_token", *end_ids, model.tgt_vocab_size);
   for (const auto& s : suppress_ids) check_ids("suppress_sequences", s, model.tgt_vocab_size);
 }

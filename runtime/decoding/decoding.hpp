@@ -9,10 +9,12 @@
 //     coverage_penalty adds β·Σ_source log(min(attention received, 1));
 //   - repetition_penalty, no_repeat_ngram_size, disable_unk, suppress_sequences and
 //     min_length act on the logits, before the log-softmax, so the log-probabilities
-//     are renormalised over what is allowed.
+//     are renormalised over what is allowed; so does use_vmap's restriction to a
+//     sentence's candidates.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -44,6 +46,11 @@ struct DecodeOptions : TranslationOptions {
   // and the end token it forces at the length cap (-1: none).
   bool transformers_rules = false;
   std::int32_t forced_eos_id = -1;
+  // use_vmap: the target ids the sentence with this id (SourceRef::id) may produce,
+  // sorted and distinct — every other logit is −∞ before the rules and the log-softmax,
+  // as CTranslate2 restricts its output layer to the vocabulary map's candidates.
+  // Resolved by the API (text/vocabulary_map.hpp); unset with use_vmap is an error.
+  std::function<std::span<const std::int32_t>(std::uint64_t id)> candidates;
 
   // max_length with 0 resolved to the plan's max_target_length.
   std::int64_t max_length_within(const PlanLimits& limits) const;

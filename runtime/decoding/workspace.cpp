@@ -37,6 +37,8 @@ Workspace::Workspace(std::shared_ptr<const ExecutionPlan> plan)
       last_step_(plan_->limits().max_batch),
       non_finite_(plan_->limits().max_batch),
       finite_rows_(plan_->limits().decoder_rows()),
+      recompute_rows_(plan_->limits().decoder_rows()),
+      candidates_(plan_->limits().max_batch),
       store_(plan_->limits().max_batch, plan_->limits().beam_size, T_),
       greedy_(plan_->limits().decoder_rows(), plan_->limits().threads),
       beam_(plan_->limits().decoder_rows(), plan_->limits().beam_size, plan_->limits().max_batch, plan_->limits().threads),
@@ -227,26 +229,25 @@ std::int64_t Workspace::stream_step(std::int64_t rows) {
 // −∞, every other log p + row_shift_ = −log(1 − forbidden probability), the shift added
 // where a log p is read — which costs O(forbidden tokens) instead of a log-softmax over
 // the vocabulary. The repetition penalty changes the logits themselves: those rows are
-// recomputed.
+// recomputed. Each row takes its way by its own history alone, never by what other rows
+// need, so a sentence's log p's are the same bits whatever its batch-mates.
 void Workspace::apply_logits_rules(std::int64_t t, std::int64_t rows) {
   if (options_->transformers_rules) return apply_transformers_rules(t, rows);
   const auto& io = plan_->io();
   float* logits = exec_.buffer<float>(io.logits);
   float* log_probs = exec_.buffer<float>(io.log_probs);
   shifted_ = false;
-  bool recompute_all = false;
-  auto history_of = [&](std::int64_t r, std::int64_t offset) {
-    return std::span<const std::int32_t>(tokens_[cur_].data() + r * T_ + offset, static_cast<size_t>(t - offset));
-  };
   for (std::int64_t r = 0; r < rows; ++r) {
     row_shift_[r] = 0;
+    recompute_rows_[r] = 0;
+    if (restrict_to_candidates(t, r, logits, log_probs)) continue;
     const std::int64_t offset = prefix_offset(live_[cur_][r].sentence);
     if (t < offset) continue;  // a forced context token
-    const auto history = history_of(r, offset);
+    const auto history = std::span<const std::int32_t>(tokens_[cur_].data() + r * T_ + offset, static_cast<size_t>(t - offset));
     if (!rules_.active(t - offset, static_cast<std::int64_t>(history.size()))) continue;
     if (!rules_.only_forbids(static_cast<std::int64_t>(history.size()))) {
       rules_.apply(logits + r * vocab_, history, t - offset, rules_scratch_.data());
-      recompute_all = true;
+      recompute_rows_[r] = 1;
       continue;
     }
     float* row = log_probs + r * vocab_;
@@ -262,19 +263,41 @@ void Workspace::apply_logits_rules(std::int64_t t, std::int64_t rows) {
     }
     // Nearly all the probability was forbidden: the renormalisation would lose precision.
     rules_.apply(logits + r * vocab_, history, t - offset, rules_scratch_.data());
-    ops::log_softmax(ops::ConstMatrix(logits + r * vocab_, 1, vocab_), ops::Matrix(row, 1, vocab_), 1);
+    recompute_rows_[r] = 1;
   }
-  if (!recompute_all) return;
-  // Rows renormalised in place have unchanged logits: forbid there too, then recompute all.
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t offset = prefix_offset(live_[cur_][r].sentence);
-    if (t < offset || row_shift_[r] == 0) continue;
-    rules_.for_each_forbidden(history_of(r, offset), t - offset,
-                              [&](std::int32_t id) { logits[r * vocab_ + id] = -std::numeric_limits<float>::infinity(); });
-    row_shift_[r] = 0;
+  // The recomputed rows, each run of consecutive ones in one call (a row's log-softmax
+  // is the same bits in any call and on any threads).
+  for (std::int64_t r = 0; r < rows;) {
+    if (!recompute_rows_[r]) {
+      ++r;
+      continue;
+    }
+    std::int64_t end = r + 1;
+    while (end < rows && recompute_rows_[end]) ++end;
+    ops::log_softmax(ops::ConstMatrix(logits + r * vocab_, end - r, vocab_), ops::Matrix(log_probs + r * vocab_, end - r, vocab_),
+                     plan_->limits().threads);
+    r = end;
   }
-  shifted_ = false;
-  ops::log_softmax(ops::ConstMatrix(logits, rows, vocab_), ops::Matrix(log_probs, rows, vocab_), plan_->limits().threads);
+}
+
+bool Workspace::restrict_to_candidates(std::int64_t t, std::int64_t r, float* logits, float* log_probs) {
+  const std::span<const std::int32_t> allowed = candidates_[live_[cur_][r].sentence];
+  if (allowed.empty()) return false;
+  float* row = logits + r * vocab_;
+  constexpr float impossible = -std::numeric_limits<float>::infinity();
+  std::int32_t next = 0;  // the gaps between the sorted candidates are what is forbidden
+  for (const std::int32_t id : allowed) {
+    std::fill(row + next, row + id, impossible);
+    next = id + 1;
+  }
+  std::fill(row + next, row + vocab_, impossible);
+  const std::int64_t offset = prefix_offset(live_[cur_][r].sentence);
+  if (t >= offset) {
+    const std::span<const std::int32_t> history(tokens_[cur_].data() + r * T_ + offset, static_cast<size_t>(t - offset));
+    rules_.apply(row, history, t - offset, rules_scratch_.data());
+  }
+  ops::log_softmax(ops::ConstMatrix(row, 1, vocab_), ops::Matrix(log_probs + r * vocab_, 1, vocab_), 1);
+  return true;
 }
 
 std::int64_t Workspace::select(std::int64_t step, std::int64_t rows) {
@@ -371,6 +394,7 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   attention_ = o.return_attention || o.replace_unknowns || o.coverage_penalty != 0;
 
   const std::int64_t B = static_cast<std::int64_t>(batch.size());
+  for (std::int64_t b = 0; b < B; ++b) candidates_[b] = o.candidates ? o.candidates(batch[b].id) : std::span<const std::int32_t>();
   const std::int64_t S = encode(batch);
   const bool beam = o.beam_size > 1 || o.prefix_bias_beta > 0;
   const std::int64_t draws = o.sampling ? o.num_hypotheses : 1;

@@ -74,6 +74,9 @@ class Workspace final : private Finisher {
   void record_attention(std::int64_t step, std::int64_t rows);
   void apply_logits_rules(std::int64_t step, std::int64_t rows);
   void apply_transformers_rules(std::int64_t step, std::int64_t rows);  // transformers_rules.cpp
+  // use_vmap: a row whose sentence has candidates gets its logits outside them −∞, the
+  // rules, and its log-softmax recomputed; returns false for a row without.
+  bool restrict_to_candidates(std::int64_t step, std::int64_t row, float* logits, float* log_probs);
   std::int64_t select(std::int64_t step, std::int64_t rows);
   void advance(std::int64_t step, std::int64_t next_rows);
   bool mark_non_finite_rows(std::int64_t rows);
@@ -119,6 +122,8 @@ class Workspace final : private Finisher {
   std::vector<std::uint8_t> last_step_;
   std::vector<std::uint8_t> non_finite_;  // per sentence of the batch: its logits were not finite
   std::vector<std::uint8_t> finite_rows_; // per decoder row of this step: its logits were all finite
+  std::vector<std::uint8_t> recompute_rows_;  // per decoder row of this step: the rules changed its logits
+  std::vector<std::span<const std::int32_t>> candidates_;  // per sentence of the batch (use_vmap; empty: all)
   int cur_ = 0;
   std::int64_t step_ = 0;
 

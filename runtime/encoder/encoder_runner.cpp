@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "attend/error.hpp"
-#include "translator/batching.hpp"
+#include "batching/batching.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -41,16 +41,22 @@ EncoderRunner::EncoderRunner(std::shared_ptr<const EncoderModel> model, const En
   if (config.inter_threads > 1) workers_ = std::make_unique<BatchWorkers>(config.inter_threads);
 }
 
-std::shared_ptr<const EncoderPlan> EncoderRunner::plan_for(std::int64_t sequences, std::int64_t tokens, int threads) const {
+// A plan for batches of `sequences` sequences, `tokens` tokens and sequences of `longest`
+// tokens at most, each rounded up to a power of two: its memory follows the sequences it
+// runs, not the longest the model could take (the positions, which ids may reach).
+std::shared_ptr<const EncoderPlan> EncoderRunner::plan_for(std::int64_t sequences, std::int64_t tokens, std::int64_t longest,
+                                                          int threads) const {
   const EncoderLimits& full = plan_->limits();
   const std::int64_t capacity = std::min(power_of_two_at_least(sequences), full.max_batch);
-  const std::int64_t rows = std::min(std::max(power_of_two_at_least(tokens), full.max_length), full.max_tokens);
-  if (capacity == full.max_batch && rows == full.max_tokens && threads == full.threads) return plan_;
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto& plan = plans_[{capacity, rows, threads}];
+  const std::int64_t length = std::min(power_of_two_at_least(longest), full.max_length);
+  const std::int64_t rows = std::min(std::max(power_of_two_at_least(tokens), length), full.max_tokens);
+  if (capacity == full.max_batch && rows == full.max_tokens && length == full.max_length && threads == full.threads)
+    return plan_;
+  std::lock_guard lock(mutex_);
+  auto& plan = plans_[{capacity, rows, length, threads}];
   if (!plan) {
     EncoderLimits l = full;
-    l.max_batch = capacity, l.max_tokens = rows, l.threads = threads;
+    l.max_batch = capacity, l.max_tokens = rows, l.max_length = length, l.threads = threads;
     plan = EncoderPlan::compile(plan_->model_ptr(), l);
   }
   return plan;
@@ -60,14 +66,15 @@ std::shared_ptr<const EncoderPlan> EncoderRunner::plan_for(std::int64_t sequence
 // those too small for it (as the translator's), and those made for another thread split
 // (a lone batch gets every thread, a call of many batches a share each; calls rarely
 // alternate, and the pool then holds only what the current split uses).
-std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences, std::int64_t tokens, int threads) const {
+std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences, std::int64_t tokens, std::int64_t longest,
+                                                          int threads) const {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard lock(mutex_);
     auto same_threads = [&](const auto& w) { return w->plan().limits().threads == threads; };
     auto best = idle_.end();
     for (auto it = idle_.begin(); it != idle_.end(); ++it) {
       const EncoderLimits& l = (*it)->plan().limits();
-      if (same_threads(*it) && l.max_batch >= sequences && l.max_tokens >= tokens &&
+      if (same_threads(*it) && l.max_batch >= sequences && l.max_tokens >= tokens && l.max_length >= longest &&
           (best == idle_.end() || (*it)->plan().arena_bytes() < (*best)->plan().arena_bytes()))
         best = it;
     }
@@ -80,10 +87,11 @@ std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences,
       if (!same_threads(w)) continue;
       sequences = std::max(sequences, w->plan().limits().max_batch);
       tokens = std::max(tokens, w->plan().limits().max_tokens);
+      longest = std::max(longest, w->plan().limits().max_length);
     }
     idle_.clear();
   }
-  const auto plan = plan_for(sequences, tokens, threads);
+  const auto plan = plan_for(sequences, tokens, longest, threads);
   try {
     return std::make_unique<EncoderWorkspace>(plan);
   } catch (const std::bad_alloc&) {
@@ -93,12 +101,12 @@ std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences,
 }
 
 void EncoderRunner::release(std::unique_ptr<EncoderWorkspace> w) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   idle_.push_back(std::move(w));
 }
 
 void EncoderRunner::collect_statistics(EncoderWorkspace& w) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   const auto seconds = w.step_seconds();
   for (size_t i = 0; i < seconds.size() && i < step_seconds_.size(); ++i) step_seconds_[i] += seconds[i];
   counters_.batches += w.counters().batches;
@@ -107,23 +115,33 @@ void EncoderRunner::collect_statistics(EncoderWorkspace& w) const {
   w.reset_statistics();
 }
 
-void EncoderRunner::check(std::size_t sequence, std::span<const std::int32_t> ids,
-                          std::span<const std::int32_t> types) const {
+std::string EncoderRunner::problem(std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const {
   const EncoderConfig& c = model().config();
   const auto n = static_cast<std::int64_t>(ids.size());
-  if (n == 0) throw error_of("sequence ", sequence, " is empty: an encoder needs at least one token");
+  const auto token = [&](std::int64_t k) { return "token " + std::to_string(k + 1) + " of " + std::to_string(n); };
+  if (n == 0) return "no tokens (an encoder needs at least one)";
   if (n > plan_->limits().max_length)
-    throw error_of("sequence ", sequence, " has ", n, " tokens, more than max_length ", plan_->limits().max_length,
-                   " (the model's positions, or the limit asked for): truncate it first");
+    return std::to_string(n) + " tokens, more than max_length " + std::to_string(plan_->limits().max_length) +
+           " (the model's positions, or the limit asked for): truncate it first";
   for (std::int64_t k = 0; k < n; ++k)
     if (ids[k] < 0 || ids[k] >= c.vocab_size)
-      throw error_of("sequence ", sequence, ": token ", k, " has id ", ids[k], ", outside the vocabulary [0, ", c.vocab_size, ")");
-  if (types.empty()) return;
-  if (types.size() != ids.size()) throw error_of("sequence ", sequence, ": ", types.size(), " token types for ", n, " tokens");
-  const std::int64_t kinds = std::max<std::int64_t>(c.type_vocab_size, 1);
+      return "id " + std::to_string(ids[k]) + " (" + token(k) + ") is outside the vocabulary [0, " +
+             std::to_string(c.vocab_size) + ")";
+  if (types.empty()) return {};
+  if (types.size() != ids.size()) return std::to_string(types.size()) + " token types for " + std::to_string(n) + " tokens";
+  // A model without token type embeddings (DistilBERT) does not use them: a pair's
+  // types are ignored, as transformers' tokenizers for such models do not make them.
+  if (c.type_vocab_size == 0) return {};
   for (std::int64_t k = 0; k < n; ++k)
-    if (types[k] < 0 || types[k] >= kinds)
-      throw error_of("sequence ", sequence, ": token ", k, " has type ", types[k], "; the model has ", kinds, " token type(s)");
+    if (types[k] < 0 || types[k] >= c.type_vocab_size)
+      return "token type " + std::to_string(types[k]) + " (" + token(k) + ") is not one of the model's " +
+             std::to_string(c.type_vocab_size) + " token type(s)";
+  return {};
+}
+
+void EncoderRunner::check(std::size_t sequence, std::span<const std::int32_t> ids,
+                          std::span<const std::int32_t> types) const {
+  if (std::string why = problem(ids, types); !why.empty()) throw error_of("sequence at index ", sequence, ": ", why);
 }
 
 AttentionCapture EncoderRunner::trace_attention(std::span<const std::int32_t> ids,
@@ -131,7 +149,7 @@ AttentionCapture EncoderRunner::trace_attention(std::span<const std::int32_t> id
   check(0, ids, types);
   AttentionCapture capture;
   const auto n = static_cast<std::int64_t>(ids.size());
-  std::unique_ptr<EncoderWorkspace> w = acquire(1, n, workers_ ? config_.threads * config_.inter_threads : config_.threads);
+  std::unique_ptr<EncoderWorkspace> w = acquire(1, n, n, workers_ ? config_.threads * config_.inter_threads : config_.threads);
   try {
     w->trace_attention({ids, types}, capture);
   } catch (...) {
@@ -160,6 +178,7 @@ std::vector<SequenceOutput> EncoderRunner::run(std::span<const std::vector<std::
       std::min(limits.max_tokens, std::max(limits.max_length, kBatchTokensPerThread * config_.threads));
   const auto batches = make_batches(lengths, {limits.max_batch, batch_tokens, /*packed=*/true});
   std::int64_t largest = 0, most_tokens = 0;
+  const std::int64_t longest = lengths.empty() ? 1 : *std::max_element(lengths.begin(), lengths.end());
   for (const auto& batch : batches) {
     largest = std::max<std::int64_t>(largest, static_cast<std::int64_t>(batch.size()));
     std::int64_t tokens = 0;
@@ -169,7 +188,7 @@ std::vector<SequenceOutput> EncoderRunner::run(std::span<const std::vector<std::
   if (!workers_ || batches.size() == 1) {
     // A lone batch gets every thread.
     const int threads = workers_ ? config_.threads * config_.inter_threads : config_.threads;
-    std::unique_ptr<EncoderWorkspace> w = acquire(largest, most_tokens, threads);
+    std::unique_ptr<EncoderWorkspace> w = acquire(largest, most_tokens, longest, threads);
     try {
       for (const auto& batch : batches) run_batch(*w, batch, ids, types, options, results, sink);
     } catch (...) {
@@ -198,7 +217,7 @@ std::vector<SequenceOutput> EncoderRunner::run(std::span<const std::vector<std::
   });
   try {
     workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
-      if (!held[worker]) held[worker] = acquire(largest, most_tokens, config_.threads);
+      if (!held[worker]) held[worker] = acquire(largest, most_tokens, longest, config_.threads);
       run_batch(*held[worker], batches[order[t]], ids, types, options, results, serial);
     });
   } catch (...) {
@@ -237,17 +256,17 @@ void EncoderRunner::run_batch(EncoderWorkspace& w, std::span<const std::int64_t>
 }
 
 std::vector<double> EncoderRunner::step_seconds() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return step_seconds_;
 }
 
 EncoderCounters EncoderRunner::counters() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return counters_;
 }
 
 void EncoderRunner::reset_statistics() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::fill(step_seconds_.begin(), step_seconds_.end(), 0.0);
   counters_ = {};
 }

@@ -15,11 +15,13 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "encoder/encoder_workspace.hpp"
-#include "translator/batch_workers.hpp"
+#include "batching/batch_workers.hpp"
+#include "batching/fork_guard.hpp"
 
 namespace attend::runtime {
 
@@ -62,6 +64,10 @@ class EncoderRunner {
   // attend::Error as run() does.
   AttentionCapture trace_attention(std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const;
 
+  // Why a sequence cannot run (empty, longer than max_length, an id or token type outside
+  // the model's), or "" when it can. Tokens are counted from 1 ("token 3 of 5").
+  std::string problem(std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const;
+
   const EncoderPlan& plan() const { return *plan_; }  // at the configured limits
   const EncoderModel& model() const { return plan_->model(); }
   const EncoderRunnerConfig& config() const { return config_; }
@@ -74,11 +80,13 @@ class EncoderRunner {
   void reset_statistics() const;
 
  private:
-  std::shared_ptr<const EncoderPlan> plan_for(std::int64_t sequences, std::int64_t tokens, int threads) const;
-  std::unique_ptr<EncoderWorkspace> acquire(std::int64_t sequences, std::int64_t tokens, int threads) const;
+  std::shared_ptr<const EncoderPlan> plan_for(std::int64_t sequences, std::int64_t tokens, std::int64_t longest,
+                                              int threads) const;
+  std::unique_ptr<EncoderWorkspace> acquire(std::int64_t sequences, std::int64_t tokens, std::int64_t longest,
+                                            int threads) const;
   void release(std::unique_ptr<EncoderWorkspace> w) const;
-  // Throws attend::Error naming sequence `sequence` if it cannot run (empty, too long,
-  // an id or type outside the model's).
+  // Throws attend::Error naming the sequence at index `sequence` if it cannot run
+  // (problem() says why).
   void check(std::size_t sequence, std::span<const std::int32_t> ids, std::span<const std::int32_t> types) const;
   void collect_statistics(EncoderWorkspace& w) const;
   void run_batch(EncoderWorkspace& w, std::span<const std::int64_t> batch, std::span<const std::vector<std::int32_t>> ids,
@@ -88,8 +96,8 @@ class EncoderRunner {
   EncoderRunnerConfig config_;
   std::shared_ptr<const EncoderPlan> plan_;
   std::unique_ptr<BatchWorkers> workers_;  // inter_threads > 1 only
-  mutable std::mutex mutex_;               // guards everything below
-  mutable std::map<std::tuple<std::int64_t, std::int64_t, int>, std::shared_ptr<const EncoderPlan>> plans_;
+  mutable ForkSafeMutex mutex_;            // guards everything below (fork waits for it)
+  mutable std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, int>, std::shared_ptr<const EncoderPlan>> plans_;
   mutable std::vector<std::unique_ptr<EncoderWorkspace>> idle_;
   mutable std::vector<double> step_seconds_;
   mutable EncoderCounters counters_;

@@ -28,9 +28,9 @@ void EncoderWorkspace::validate(std::span<const SequenceRef> batch) const {
     for (std::int64_t i = 0; i < n; ++i) {
       if (s.ids[i] < 0 || s.ids[i] >= c.vocab_size)
         throw error_of("sequence ", b, ": token ", i, " has id ", s.ids[i], ", outside the vocabulary [0, ", c.vocab_size, ")");
-      if (!s.types.empty() && (s.types[i] < 0 || s.types[i] >= std::max<std::int64_t>(c.type_vocab_size, 1)))
-        throw error_of("sequence ", b, ": token ", i, " has type ", s.types[i], "; the model has ",
-                       std::max<std::int64_t>(c.type_vocab_size, 1), " token type(s)");
+      if (!s.types.empty() && c.type_vocab_size > 0 && (s.types[i] < 0 || s.types[i] >= c.type_vocab_size))
+        throw error_of("sequence ", b, ": token ", i, " has type ", s.types[i], "; the model has ", c.type_vocab_size,
+                       " token type(s)");
     }
     tokens += n;
   }
@@ -48,10 +48,12 @@ void EncoderWorkspace::fill_inputs(std::span<const SequenceRef> batch) {
   for (size_t b = 0; b < batch.size(); ++b) {
     starts[b] = at;
     const SequenceRef& s = batch[b];
+    std::int64_t next = c.position_offset;
     for (size_t i = 0; i < s.ids.size(); ++i, ++at) {
       tokens[at] = s.ids[i];
-      positions[at] = static_cast<std::int32_t>(c.position_offset + static_cast<std::int64_t>(i));
-      types[at] = s.types.empty() ? 0 : s.types[i];
+      const bool pad = c.pad_positions && s.ids[i] == c.pad_id;
+      positions[at] = static_cast<std::int32_t>(pad ? c.pad_id : next++);
+      types[at] = s.types.empty() || c.type_vocab_size == 0 ? 0 : s.types[i];  // (no type embeddings: unused)
     }
   }
   starts[batch.size()] = at;

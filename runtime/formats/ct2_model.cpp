@@ -1,7 +1,6 @@
 #include "formats/ct2_model.hpp"
 
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,7 +16,6 @@
 #include "text/vocabulary.hpp"
 
 namespace attend::runtime {
-namespace fs = std::filesystem;
 namespace {
 
 // Revision-1 files carry OpenNMT-tf's own variable names; this is CTranslate2's renaming.
@@ -155,9 +153,10 @@ float embedding_scale(const ConfigReader& r, const std::string& stack, std::int6
   return static_cast<float>(x);
 }
 
-std::string vocabulary_path(const std::string& dir, const std::string& stem) {
+// The vocabulary file named `stem` (.json first, as CTranslate2 looks), or "".
+std::string vocabulary_file(const ModelFiles& files, const std::string& stem) {
   for (const char* ext : {".json", ".txt"})
-    if (fs::exists(fs::path(dir) / (stem + ext))) return (fs::path(dir) / (stem + ext)).string();
+    if (files.has(stem + ext)) return stem + ext;
   return {};
 }
 
@@ -285,10 +284,10 @@ void relative_attention(const ConfigReader& r, ModelConfig& c) {
 // defaults; a field of the wrong type is an error naming the file and the field.
 class Ct2Config {
  public:
-  explicit Ct2Config(std::string path) : path_(std::move(path)) {
-    if (!fs::exists(path_)) return;
+  explicit Ct2Config(const ModelFiles& files) : path_(files.path("config.json")) {
+    if (!files.has("config.json")) return;
     try {
-      json_ = nlohmann::json::parse(read_text_file(path_));
+      json_ = nlohmann::json::parse(files.read("config.json"));
     } catch (const nlohmann::json::exception& e) {
       throw error_of(path_, ": not valid JSON (", json_reason(e), ")");
     }
@@ -347,9 +346,12 @@ ops::Activation activation_from_ct2(std::int64_t id, const std::string& origin) 
   throw error_of(origin, ": activation id ", id, " (Tanh = 5, Sigmoid = 6, or unknown) — attend does not implement it");
 }
 
-Ct2Model read_ct2_model(const std::string& dir) {
-  const std::string path = (fs::path(dir) / "model.bin").string();
-  auto file = std::make_shared<MappedFile>(path);
+Ct2Model read_ct2_model(const std::string& dir) { return read_ct2_model(ModelFiles::directory(dir)); }
+
+Ct2Model read_ct2_model(const ModelFiles& files) {
+  const std::string& dir = files.name();
+  const std::string path = files.path("model.bin");
+  auto file = files.open("model.bin");
   Ct2ModelFile m = parse_ct2_model({file->data(), file->size()}, path);
   if (m.revision == 1) {  // OpenNMT-tf names
     std::map<std::string, Ct2Variable> renamed;
@@ -362,7 +364,7 @@ Ct2Model read_ct2_model(const std::string& dir) {
   if (m.spec != "" && m.spec != "TransformerBase" && m.spec != "TransformerBig" && m.spec != "TransformerSpec")
     throw error_of(path, ": spec '", m.spec, "' is not an encoder-decoder Transformer attend runs (TransformerSpec, TransformerBase, TransformerBig)");
 
-  const Ct2Config extra((fs::path(dir) / "config.json").string());
+  const Ct2Config extra(files);
   auto text = [&](const char* key, const std::string& fallback) { return extra.text(key, fallback); };
 
   const ConfigReader r(m, path);
@@ -435,13 +437,14 @@ Ct2Model read_ct2_model(const std::string& dir) {
   // Vocabularies and special tokens.
   Ct2Model out;
   out.unk_token = text("unk_token", "<unk>");
-  const std::string shared = vocabulary_path(dir, "shared_vocabulary");
-  out.source_vocabulary = shared.empty() ? vocabulary_path(dir, "source_vocabulary") : shared;
-  out.target_vocabulary = shared.empty() ? vocabulary_path(dir, "target_vocabulary") : shared;
-  if (out.source_vocabulary.empty() || out.target_vocabulary.empty())
+  const std::string shared = vocabulary_file(files, "shared_vocabulary");
+  const std::string source_file = shared.empty() ? vocabulary_file(files, "source_vocabulary") : shared;
+  const std::string target_file = shared.empty() ? vocabulary_file(files, "target_vocabulary") : shared;
+  if (source_file.empty() || target_file.empty())
     throw error_of(dir, ": missing vocabulary (shared_vocabulary, or source_vocabulary and target_vocabulary, .txt or .json)");
-  const Vocabulary source = Vocabulary::from_file(out.source_vocabulary, out.unk_token);
-  const Vocabulary target = Vocabulary::from_file(out.target_vocabulary, out.unk_token);
+  out.source_vocabulary = files.path(source_file), out.target_vocabulary = files.path(target_file);
+  const Vocabulary source = Vocabulary::from_text(files.read(source_file), out.source_vocabulary, out.unk_token);
+  const Vocabulary target = Vocabulary::from_text(files.read(target_file), out.target_vocabulary, out.unk_token);
   if (source.size() != c.src_vocab_size)
     throw error_of(out.source_vocabulary, ": ", source.size(), " tokens (", out.unk_token, " included) but the source embedding has ",
                    c.src_vocab_size, " rows");
@@ -449,7 +452,7 @@ Ct2Model read_ct2_model(const std::string& dir) {
     throw error_of(out.target_vocabulary, ": ", target.size(), " tokens (", out.unk_token, " included) but the target embedding has ",
                    c.tgt_vocab_size, " rows");
   // A special token names its field in config.json (or the default it took).
-  const std::string config_json = (fs::path(dir) / "config.json").string();
+  const std::string config_json = files.path("config.json");
   auto special = [&](const char* field, const std::string& fallback) {
     const std::string token = text(field, fallback);
     const auto id = target.find(token);
@@ -516,7 +519,11 @@ Ct2Model read_ct2_model(const std::string& dir) {
 }
 
 std::shared_ptr<const Model> load_ct2_model(const std::string& dir, const LoadOptions& options) {
-  Ct2Model m = read_ct2_model(dir);
+  return load_ct2_model(ModelFiles::directory(dir), options);
+}
+
+std::shared_ptr<const Model> load_ct2_model(const ModelFiles& files, const LoadOptions& options) {
+  Ct2Model m = read_ct2_model(files);
   return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);
 }
 

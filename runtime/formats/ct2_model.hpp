@@ -11,8 +11,9 @@
 #include <memory>
 #include <string>
 
-#include "model/model.hpp"
+#include "formats/model_files.hpp"
 #include "formats/tensor_source.hpp"
+#include "model/model.hpp"
 
 namespace attend::runtime {
 
@@ -20,15 +21,17 @@ struct Ct2Model {
   ModelConfig config;
   std::shared_ptr<const TensorSource> tensors;  // attend names
   LoadReport report;
-  std::string source_vocabulary, target_vocabulary;  // file paths (equal when shared)
+  std::string source_vocabulary, target_vocabulary;  // file paths, as ModelFiles::path names them (equal when shared)
   std::string unk_token;
 };
 
 // Reads and validates a CTranslate2 directory without building the model (the
 // converter writes it out as attend's format; load_ct2_model builds it).
 Ct2Model read_ct2_model(const std::string& dir);
+Ct2Model read_ct2_model(const ModelFiles& files);
 
 std::shared_ptr<const Model> load_ct2_model(const std::string& dir, const LoadOptions& options);
+std::shared_ptr<const Model> load_ct2_model(const ModelFiles& files, const LoadOptions& options);
 
 // CTranslate2's activation ids (common_spec.Activation); throws attend::Error naming
 // `origin` for one attend does not implement.

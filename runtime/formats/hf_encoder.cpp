@@ -10,6 +10,8 @@
 
 #include "attend/error.hpp"
 #include "formats/json_errors.hpp"
+#include "formats/json_file.hpp"
+#include "formats/sentence_transformers.hpp"
 #include "formats/model_io.hpp"
 #include "formats/safetensors.hpp"
 
@@ -18,59 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using json = nlohmann::json;
-
-// A JSON file of the directory, its fields read with the file and the field named in
-// every error.
-class JsonFile {
- public:
-  explicit JsonFile(std::string path) : path_(std::move(path)) {
-    if (!fs::exists(path_)) throw error_of(path_, ": missing");
-    try {
-      json_ = json::parse(read_text_file(path_));
-    } catch (const json::exception& e) {
-      throw error_of(path_, ": not valid JSON (", json_reason(e), ")");
-    }
-    if (!json_.is_object() && !json_.is_array()) throw error_of(path_, ": must be a JSON object");
-  }
-  const std::string& path() const { return path_; }
-  const json& value() const { return json_; }
-  bool has(const std::string& key) const { return json_.is_object() && json_.contains(key) && !json_[key].is_null(); }
-  [[noreturn]] void bad(const std::string& key, const std::string& why) const {
-    throw error_of(path_, ": field '", key, "' ", why);
-  }
-  std::int64_t integer(const std::string& key) const {
-    if (!has(key)) bad(key, "is missing");
-    return integer_or(key, 0);
-  }
-  std::int64_t integer_or(const std::string& key, std::int64_t fallback) const {
-    if (!has(key)) return fallback;
-    const json& v = json_[key];
-    if (!v.is_number_integer()) bad(key, "must be an integer, got " + v.dump());
-    return v.get<std::int64_t>();
-  }
-  double number_or(const std::string& key, double fallback) const {
-    if (!has(key)) return fallback;
-    const json& v = json_[key];
-    if (!v.is_number()) bad(key, "must be a number, got " + v.dump());
-    return v.get<double>();
-  }
-  bool flag_or(const std::string& key, bool fallback) const {
-    if (!has(key)) return fallback;
-    const json& v = json_[key];
-    if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
-    return v.get<bool>();
-  }
-  std::string text_or(const std::string& key, const std::string& fallback) const {
-    if (!has(key)) return fallback;
-    const json& v = json_[key];
-    if (!v.is_string()) bad(key, "must be a string, got " + v.dump());
-    return v.get<std::string>();
-  }
-
- private:
-  std::string path_;
-  json json_;
-};
 
 // The families attend runs: their model_type, the prefix their heads' checkpoints put
 // before the base model's names, and the architectures accepted (a head attend does not
@@ -112,6 +61,7 @@ class HfTensorSource final : public TensorSource {
     Entry& e = entries_[name];
     e.record = stored;
     e.record.name = name;
+    e.stored = stored.name;
     e.file = &file;
     order_.push_back(name);
   }
@@ -123,6 +73,7 @@ class HfTensorSource final : public TensorSource {
     for (const TensorRecord* p : parts) e.record.shape[0] += p->shape[0];
     e.record.data = nullptr, e.record.offset = 0;
     e.file = &file;
+    for (const TensorRecord* p : parts) e.stored += (e.stored.empty() ? "" : " + ") + p->name;
     e.parts = std::move(parts);
     order_.push_back(name);
   }
@@ -131,6 +82,11 @@ class HfTensorSource final : public TensorSource {
   const TensorRecord* find(const std::string& name) const override {
     const auto it = entries_.find(name);
     return it == entries_.end() ? nullptr : &it->second.record;
+  }
+  std::string where(const std::string& name) const override {  // the file and the stored name(s)
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) return TensorSource::where(name);
+    return it->second.file->origin() + ": " + it->second.stored;
   }
   std::vector<std::string> names() const override { return order_; }
   std::size_t total_bytes() const override {
@@ -170,6 +126,7 @@ class HfTensorSource final : public TensorSource {
  private:
   struct Entry {
     TensorRecord record;
+    std::string stored;  // the name(s) in the file, for messages ("a.weight + b.weight" when fused)
     const SafetensorsFile* file = nullptr;
     std::vector<const TensorRecord*> parts;  // fused: the stored pieces, in order
     std::vector<std::byte> owned;            // fused: their concatenation while acquired
@@ -248,98 +205,6 @@ class NameMapper {
   std::set<std::string> used_;
 };
 
-// sentence-transformers' pipeline (modules.json): the Transformer's folder, then
-// Pooling, Dense and Normalize modules in order.
-struct Modules {
-  std::string transformer_path;  // relative to the directory ("" for the root)
-  std::string pooling_path;
-  std::vector<std::string> dense_paths;
-  bool normalize = false;
-  bool present = false;
-  std::vector<std::string> names;  // for the report
-};
-
-Modules read_modules(const fs::path& dir) {
-  Modules m;
-  const fs::path path = dir / "modules.json";
-  if (!fs::exists(path)) return m;
-  const JsonFile file(path.string());
-  if (!file.value().is_array()) throw error_of(path.string(), ": must be a JSON array of modules");
-  m.present = true;
-  int stage = 0;  // 0 transformer, 1 pooling, 2 dense, 3 normalize
-  for (size_t i = 0; i < file.value().size(); ++i) {
-    const json& module = file.value()[i];
-    const std::string where = "module " + std::to_string(i);
-    if (!module.is_object() || !module.contains("type") || !module["type"].is_string())
-      throw error_of(path.string(), ": ", where, " needs a 'type' string");
-    const std::string type = module["type"].get<std::string>();
-    const std::string rel = module.contains("path") && module["path"].is_string() ? module["path"].get<std::string>() : "";
-    const std::string leaf = type.substr(type.rfind('.') + 1);
-    auto order = [&](int wanted, bool repeatable) {
-      if (stage > wanted || (stage == wanted && !repeatable && wanted != 0 && i > 0))
-        throw error_of(path.string(), ": ", where, " (", type, ") comes out of order; attend runs Transformer, Pooling, Dense…, Normalize");
-      stage = wanted;
-    };
-    if (leaf == "Transformer" && i == 0) {
-      m.transformer_path = rel;
-    } else if (leaf == "Pooling" && stage == 0) {
-      order(1, false);
-      m.pooling_path = rel;
-    } else if (leaf == "Dense" && stage >= 1 && stage <= 2) {
-      order(2, true);
-      m.dense_paths.push_back(rel);
-    } else if (leaf == "Normalize" && stage >= 1 && stage <= 2) {
-      order(3, false);
-      m.normalize = true;
-    } else {
-      throw error_of(path.string(), ": ", where, " has type '", type,
-                     "' — attend runs sentence-transformers' Transformer, Pooling, Dense and Normalize modules, in that order");
-    }
-    m.names.push_back(leaf);
-  }
-  if (m.names.empty() || m.names[0] != "Transformer")
-    throw error_of(path.string(), ": the first module must be a sentence_transformers.models.Transformer");
-  return m;
-}
-
-// A pooling mode as sentence-transformers' Pooling names it, in its old flags'
-// ("mean_tokens", "cls_token") or its newer list ("mean", "mean_sqrt_len_tokens").
-std::optional<Pooling> pooling_of(std::string name) {
-  for (const char* suffix : {"_tokens", "_token"})
-    if (name.ends_with(suffix)) name.erase(name.size() - std::string(suffix).size());
-  for (Pooling p : {Pooling::cls, Pooling::max, Pooling::mean, Pooling::mean_sqrt_len, Pooling::weighted_mean, Pooling::last_token})
-    if (name == pooling_name(p)) return p;
-  return std::nullopt;
-}
-
-// 1_Pooling/config.json: its modes, concatenated in the order sentence-transformers
-// concatenates them (the list's, or cls, max, mean, mean_sqrt_len, weightedmean,
-// lasttoken for the flags).
-std::vector<Pooling> read_pooling(const JsonFile& f, std::int64_t d_model) {
-  std::vector<Pooling> modes;
-  if (f.has("pooling_mode")) {
-    json list = f.value()["pooling_mode"];
-    if (list.is_string()) list = json::array({list});
-    if (!list.is_array()) f.bad("pooling_mode", "must be a mode or a list of modes");
-    for (const json& m : list) {
-      const auto mode = m.is_string() ? pooling_of(m.get<std::string>()) : std::nullopt;
-      if (!mode) f.bad("pooling_mode", "has " + m.dump() + "; attend pools cls, mean, max, mean_sqrt_len, weightedmean, lasttoken");
-      modes.push_back(*mode);
-    }
-  } else {
-    for (const char* key : {"pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_tokens",
-                            "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"})
-      if (f.flag_or(key, false)) modes.push_back(*pooling_of(std::string(key).substr(std::string("pooling_mode_").size())));
-  }
-  if (modes.empty()) f.bad("pooling_mode", "— no pooling mode is set");
-  for (const char* key : {"word_embedding_dimension", "embedding_dimension"})
-    if (f.integer_or(key, d_model) != d_model)
-      f.bad(key, "is " + std::to_string(f.integer_or(key, 0)) + " but the model's hidden size is " + std::to_string(d_model));
-  if (!f.flag_or("include_prompt", true))
-    f.bad("include_prompt", "is false — attend pools every token (prompts included)");
-  return modes;
-}
-
 }  // namespace
 
 bool is_hf_encoder_directory(const std::string& dir) {
@@ -357,7 +222,7 @@ bool is_hf_encoder_directory(const std::string& dir) {
 HfEncoderFiles read_hf_encoder(const std::string& dir) {
   const fs::path root(dir);
   require_model_directory(dir);
-  const Modules modules = read_modules(root);
+  const SentenceTransformersModules modules = read_modules(root);
   const fs::path base = root / modules.transformer_path;
   const JsonFile config((base / "config.json").string());
   const std::string weights = (base / "model.safetensors").string();
@@ -395,30 +260,34 @@ HfEncoderFiles read_hf_encoder(const std::string& dir) {
   c.family = model_type;
   c.name = root.filename().string().empty() ? root.parent_path().filename().string() : root.filename().string();
   c.norm_placement = NormPlacement::post;
+  constexpr EncoderSizeLimits limit;
   if (family->distilbert) {
-    c.d_model = config.integer("dim");
-    c.num_heads = config.integer("n_heads");
-    c.ffn_dim = config.integer("hidden_dim");
-    c.layers = config.integer("n_layers");
+    c.d_model = config.integer_in("dim", 1, limit.d_model);
+    c.num_heads = config.integer_in("n_heads", 1, limit.num_heads);
+    c.ffn_dim = config.integer_in("hidden_dim", 1, limit.ffn_dim);
+    c.layers = config.integer_in("n_layers", 1, limit.layers);
     c.activation = activation_of(config, "activation", config.text_or("activation", "gelu"));
     c.layer_norm_epsilon = 1e-12f;  // fixed in DistilBERT
     c.type_vocab_size = 0;
   } else {
-    c.d_model = config.integer("hidden_size");
-    c.num_heads = config.integer("num_attention_heads");
-    c.ffn_dim = config.integer("intermediate_size");
-    c.layers = config.integer("num_hidden_layers");
+    c.d_model = config.integer_in("hidden_size", 1, limit.d_model);
+    c.num_heads = config.integer_in("num_attention_heads", 1, limit.num_heads);
+    c.ffn_dim = config.integer_in("intermediate_size", 1, limit.ffn_dim);
+    c.layers = config.integer_in("num_hidden_layers", 1, limit.layers);
     c.activation = activation_of(config, "hidden_act", config.text_or("hidden_act", "gelu"));
     const double eps = config.number_or("layer_norm_eps", 1e-12);
     if (!(eps > 0 && eps < 1)) config.bad("layer_norm_eps", "must be in (0, 1)");
     c.layer_norm_epsilon = static_cast<float>(eps);
-    c.type_vocab_size = config.integer_or("type_vocab_size", 2);
+    c.type_vocab_size = config.integer_in_or("type_vocab_size", 2, 0, limit.type_vocab_size);
   }
-  c.vocab_size = config.integer("vocab_size");
-  c.position_rows = config.integer("max_position_embeddings");
-  c.pad_id = static_cast<std::int32_t>(config.integer_or("pad_token_id", family->roberta_positions ? 1 : 0));
-  // RoBERTa numbers positions from padding_idx + 1 (create_position_ids_from_input_ids).
+  c.vocab_size = config.integer_in("vocab_size", 1, limit.vocab_size);
+  c.position_rows = config.integer_in("max_position_embeddings", 1, limit.position_rows);
+  c.pad_id = static_cast<std::int32_t>(
+      config.integer_in_or("pad_token_id", family->roberta_positions ? 1 : 0, 0, c.vocab_size - 1));
+  // RoBERTa numbers positions from padding_idx + 1, pads at padding_idx
+  // (create_position_ids_from_input_ids).
   c.position_offset = family->roberta_positions ? c.pad_id + 1 : 0;
+  c.pad_positions = family->roberta_positions;
 
   if (classifier) {
     c.classifier = family->distilbert ? ClassifierHead::dense_relu
@@ -440,13 +309,19 @@ HfEncoderFiles read_hf_encoder(const std::string& dir) {
         labels[id] = v.get<std::string>();
       }
     }
-    c.num_labels = labels.empty() ? config.integer_or("num_labels", 2) : static_cast<std::int64_t>(labels.size());
+    c.num_labels = labels.empty() ? config.integer_in_or("num_labels", 2, 1, limit.num_labels)
+                                  : static_cast<std::int64_t>(labels.size());
     for (std::int64_t i = 0; i < c.num_labels; ++i) {
       const auto it = labels.find(i);
       if (!labels.empty() && it == labels.end()) config.bad("id2label", "has no label for id " + std::to_string(i));
       c.labels.push_back(it != labels.end() ? it->second : "LABEL_" + std::to_string(i));
     }
     const std::string problem = config.text_or("problem_type", "");
+    if (!problem.empty() && problem != "regression" && problem != "single_label_classification" &&
+        problem != "multi_label_classification")
+      config.bad("problem_type", "is '" + problem +
+                                     "' — transformers knows regression, single_label_classification and "
+                                     "multi_label_classification");
     c.scores = problem == "regression" ? ScoreFunction::none
                : problem == "multi_label_classification" || c.num_labels == 1 ? ScoreFunction::sigmoid
                                                                                : ScoreFunction::softmax;
@@ -457,6 +332,8 @@ HfEncoderFiles read_hf_encoder(const std::string& dir) {
   const SafetensorsFile& file = source->open(weights);
   NameMapper n(*source, file);
   const std::string B = n.has(family->prefix + "embeddings.word_embeddings.weight") ? family->prefix : "";
+  c.pooler = n.has(B + "pooler.dense.weight");
+  c.validate((base / "config.json").string());  // before mapping: a bad field is named, not a tensor
   n.map("encoder.embed_tokens.weight", B + "embeddings.word_embeddings.weight");
   n.map("encoder.embed_positions.weight", B + "embeddings.position_embeddings.weight");
   if (c.type_vocab_size > 0) n.map("encoder.embed_types.weight", B + "embeddings.token_type_embeddings.weight");
@@ -481,7 +358,6 @@ HfEncoderFiles read_hf_encoder(const std::string& dir) {
       n.norm(a + "final_layer_norm", h + "output.LayerNorm");
     }
   }
-  c.pooler = n.has(B + "pooler.dense.weight");
   if (c.pooler) n.linear("pooler.dense", B + "pooler.dense");
   switch (c.classifier) {
     case ClassifierHead::none: break;
@@ -504,41 +380,14 @@ HfEncoderFiles read_hf_encoder(const std::string& dir) {
   };
   n.reject_unused(ignorable, "a " + architecture + " attend runs");
 
-  // sentence-transformers' modules.
-  if (modules.present) {
-    c.sentence_transformers = true;
-    if (modules.pooling_path.empty())
-      throw error_of((root / "modules.json").string(), ": no Pooling module — attend needs one to make sentence embeddings");
-    c.pooling = read_pooling(JsonFile((root / modules.pooling_path / "config.json").string()), c.d_model);
-    const fs::path st_config = base / "sentence_bert_config.json";
-    if (fs::exists(st_config)) c.max_seq_length = JsonFile(st_config.string()).integer_or("max_seq_length", 0);
-    std::int64_t dim = c.pooled_dim();
-    for (size_t i = 0; i < modules.dense_paths.size(); ++i) {
-      const fs::path folder = root / modules.dense_paths[i];
-      const JsonFile dense((folder / "config.json").string());
-      DenseModuleConfig d;
-      d.in_features = dense.integer("in_features");
-      d.out_features = dense.integer("out_features");
-      d.bias = dense.flag_or("bias", true);
-      const std::string act = dense.text_or("activation_function", "torch.nn.modules.activation.Tanh");
-      if (act.ends_with(".Tanh")) d.tanh = true;
-      else if (act.ends_with(".Identity")) d.tanh = false;
-      else dense.bad("activation_function", "is '" + act + "' — attend runs Tanh and Identity");
-      if (d.in_features != dim)
-        dense.bad("in_features", "is " + std::to_string(d.in_features) + " but the module before gives " + std::to_string(dim));
-      dim = d.out_features;
-      const std::string dense_weights = (folder / "model.safetensors").string();
-      if (!fs::exists(dense_weights))
-        throw error_of(dense_weights, ": missing", fs::exists(folder / "pytorch_model.bin")
-                                                        ? " — the module has pytorch_model.bin; attend reads safetensors only"
-                                                        : "");
-      const SafetensorsFile& f = source->open(dense_weights);
-      NameMapper dn(*source, f);
-      dn.linear("dense." + std::to_string(i), "linear", d.bias);
-      dn.reject_unused([](const std::string&) { return false; }, "a sentence-transformers Dense module");
-      c.dense.push_back(d);
-    }
-    c.normalize = modules.normalize;
+  // sentence-transformers' modules: their configuration, then each Dense module's weights.
+  std::vector<std::string> dense_weights;
+  if (modules.present) dense_weights = read_sentence_transformers(root, modules, c);
+  for (size_t i = 0; i < dense_weights.size(); ++i) {
+    const SafetensorsFile& f = source->open(dense_weights[i]);
+    NameMapper dn(*source, f);
+    dn.linear("dense." + std::to_string(i), "linear", c.dense[i].bias);
+    dn.reject_unused([](const std::string&) { return false; }, "a sentence-transformers Dense module");
   }
   // Without sentence-transformers' max_seq_length (sentence-transformers 6 keeps it in
   // the tokenizer), the tokenizer's model_max_length, as sentence-transformers reads it;
@@ -546,8 +395,9 @@ HfEncoderFiles read_hf_encoder(const std::string& dir) {
   const fs::path tokenizer_config = base / "tokenizer_config.json";
   if (c.max_seq_length == 0 && fs::exists(tokenizer_config)) {
     const JsonFile t(tokenizer_config.string());
-    const double limit = t.number_or("model_max_length", 0);
-    if (limit >= 1 && limit < double(1 << 20)) c.max_seq_length = static_cast<std::int64_t>(limit);
+    const double model_max_length = t.number_or("model_max_length", 0);
+    if (model_max_length >= 1 && model_max_length < double(1 << 20))
+      c.max_seq_length = static_cast<std::int64_t>(model_max_length);
   }
   c.validate((base / "config.json").string());
 
@@ -573,8 +423,9 @@ HfEncoderFiles read_hf_encoder(const std::string& dir) {
     out.report.checks.push_back(std::to_string(left.size()) + " tensor(s) of heads attend does not run left out (" + left[0] +
                                 (left.size() > 1 ? ", …)" : ")"));
   if (modules.present) out.report.checks.push_back("modules.json: Transformer, Pooling, Dense and Normalize modules read");
-  const fs::path tokenizer = base / "tokenizer.json";
-  if (fs::exists(tokenizer)) out.tokenizer = tokenizer.string();
+  // tokenizer.json, else the files transformers builds the tokenizer from.
+  for (const char* name : {"tokenizer.json", "vocab.txt", "sentencepiece.bpe.model"})
+    if (out.tokenizer.empty() && fs::exists(base / name)) out.tokenizer = (base / name).string();
   out.tensors = std::move(source);
   return out;
 }

@@ -29,7 +29,7 @@ struct HfEncoderFiles {
   EncoderConfig config;
   std::shared_ptr<const TensorSource> tensors;  // attend names
   LoadReport report;
-  std::string tokenizer;  // tokenizer.json's path, or empty if the directory has none
+  std::string tokenizer;  // tokenizer.json's path (else vocab.txt's or sentencepiece.bpe.model's), or empty if none
   std::string vocabulary; // CTranslate2: vocabulary.{json,txt} (tokens for forward_batch), or empty
 };
 

@@ -33,8 +33,14 @@ MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
   ::close(fd);
 }
 
+MappedFile::MappedFile(std::string path, std::shared_ptr<const std::string> content)
+    : path_(std::move(path)), content_(std::move(content)) {
+  data_ = reinterpret_cast<const std::byte*>(content_->data());
+  size_ = content_->size();
+}
+
 MappedFile::~MappedFile() {
-  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (data_ != nullptr && !content_) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
 void MappedFile::release(std::size_t offset, std::size_t bytes) const {
@@ -43,7 +49,7 @@ void MappedFile::release(std::size_t offset, std::size_t bytes) const {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t begin = (offset + page - 1) / page * page;
   const std::size_t end = (offset + bytes) / page * page;
-  if (data_ != nullptr && end > begin)
+  if (data_ != nullptr && !content_ && end > begin)
     ::madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 

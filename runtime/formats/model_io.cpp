@@ -36,28 +36,34 @@ void require_model_directory(const std::string& dir) {
   if (!fs::is_directory(dir)) throw error_of(dir, ": model directory does not exist");
 }
 
-ModelFormat detect_model_format(const std::string& dir) {
-  require_model_directory(dir);
+ModelFormat detect_model_format(const std::string& dir) { return detect_model_format(ModelFiles::directory(dir)); }
+
+ModelFormat detect_model_format(const ModelFiles& files) {
+  files.require_directory();
+  const std::string& dir = files.name();
+  const char* held = files.in_memory() ? "the files given" : "the directory";
   // A Hugging Face directory by its config.json's model_type (it may hold a
   // model.safetensors too); then by the weights file: CTranslate2 directories carry a
   // config.json too (format ≥ 5).
-  if (is_hf_seq2seq_directory(dir)) return ModelFormat::hf_seq2seq;
-  if (fs::exists(fs::path(dir) / "model.safetensors")) return ModelFormat::attend;
-  if (fs::exists(fs::path(dir) / "model.bin")) return ModelFormat::ctranslate2;
-  if (fs::exists(fs::path(dir) / "config.json"))  // attend's or CTranslate2's: either way the weights are missing
+  if (!files.in_memory() && is_hf_seq2seq_directory(dir)) return ModelFormat::hf_seq2seq;
+  if (files.has("model.safetensors")) return ModelFormat::attend;
+  if (files.has("model.bin")) return ModelFormat::ctranslate2;
+  if (files.has("config.json"))  // attend's or CTranslate2's: either way the weights are missing
     throw error_of(dir, ": no weights: neither model.safetensors (attend's format, beside config.json) nor model.bin "
-                        "(CTranslate2's) is in the directory");
-  throw error_of(dir, ": not a model directory (expected config.json + model.safetensors, or a CTranslate2 model.bin)");
+                        "(CTranslate2's) is in ", held);
+  throw error_of(dir, files.in_memory() ? ": the files given hold no model" : ": not a model directory",
+                 " (expected config.json + model.safetensors, or a CTranslate2 model.bin)");
 }
 
-AttendModelFiles read_attend_model(const std::string& dir) {
-  const std::string config_path = (fs::path(dir) / "config.json").string();
-  const std::string weights_path = (fs::path(dir) / "model.safetensors").string();
-  if (!fs::exists(config_path)) throw error_of(dir, ": missing config.json");
-  if (!fs::exists(weights_path)) throw error_of(dir, ": missing model.safetensors");
+AttendModelFiles read_attend_model(const std::string& dir) { return read_attend_model(ModelFiles::directory(dir)); }
+
+AttendModelFiles read_attend_model(const ModelFiles& files) {
+  const std::string& dir = files.name();
+  if (!files.has("config.json")) throw error_of(dir, ": missing config.json");
+  if (!files.has("model.safetensors")) throw error_of(dir, ": missing model.safetensors");
   AttendModelFiles m;
-  m.config = ModelConfig::from_json(read_text_file(config_path), config_path);
-  auto source = std::make_shared<SafetensorsFile>(weights_path);
+  m.config = ModelConfig::from_json(files.read("config.json"), files.path("config.json"));
+  auto source = std::make_shared<SafetensorsFile>(files.open("model.safetensors"));
   m.report.origin = dir;
   m.report.format = "attend (config.json + safetensors)";
   m.report.file_bytes = source->total_bytes();
@@ -72,15 +78,19 @@ AttendModelFiles read_attend_model(const std::string& dir) {
 }
 
 std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options) {
-  switch (detect_model_format(dir)) {
-    case ModelFormat::ctranslate2: return load_ct2_model(dir, options);
+  return load_model(ModelFiles::directory(dir), options);
+}
+
+std::shared_ptr<const Model> load_model(const ModelFiles& files, const LoadOptions& options) {
+  switch (detect_model_format(files)) {
+    case ModelFormat::ctranslate2: return load_ct2_model(files, options);
     case ModelFormat::hf_seq2seq: {
-      HfSeq2SeqFiles m = read_hf_seq2seq(dir);
+      HfSeq2SeqFiles m = read_hf_seq2seq(files.name());
       return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);
     }
     case ModelFormat::attend: break;
   }
-  AttendModelFiles m = read_attend_model(dir);
+  AttendModelFiles m = read_attend_model(files);
   return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "formats/model_files.hpp"
 #include "model/model.hpp"
 
 namespace attend::runtime {
@@ -21,6 +22,7 @@ void require_model_directory(const std::string& dir);
 
 // Which format `dir` holds; throws attend::Error naming the directory if neither.
 ModelFormat detect_model_format(const std::string& dir);
+ModelFormat detect_model_format(const ModelFiles& files);
 
 // Throws attend::Error unless `dir` is a directory, saying what it is instead: a file
 // ("not a directory", naming it) or nothing ("does not exist"). Every model loader
@@ -28,6 +30,7 @@ ModelFormat detect_model_format(const std::string& dir);
 void require_model_directory(const std::string& dir);
 
 std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options = {});
+std::shared_ptr<const Model> load_model(const ModelFiles& files, const LoadOptions& options = {});
 
 // An attend-format directory read and validated, not yet built (the converter rewrites it).
 struct AttendModelFiles {
@@ -36,6 +39,7 @@ struct AttendModelFiles {
   LoadReport report;
 };
 AttendModelFiles read_attend_model(const std::string& dir);
+AttendModelFiles read_attend_model(const ModelFiles& files);
 
 // Writes `tensors` (all of them, in names() order) to a safetensors file: F32 (F16
 // converted to it), BF16 as is, I8 followed by its per-row scales as 'name_scale' (F32);

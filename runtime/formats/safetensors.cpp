@@ -147,7 +147,10 @@ SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::
 }
 
 SafetensorsFile::SafetensorsFile(const std::string& path, bool integer_buffers)
-    : file_(path), header_(parse_safetensors({file_.data(), file_.size()}, path, integer_buffers)) {}
+    : SafetensorsFile(std::make_shared<const MappedFile>(path), integer_buffers) {}
+
+SafetensorsFile::SafetensorsFile(std::shared_ptr<const MappedFile> file, bool integer_buffers)
+    : file_(std::move(file)), header_(parse_safetensors({file_->data(), file_->size()}, file_->path(), integer_buffers)) {}
 
 const TensorRecord* SafetensorsFile::find(const std::string& name) const {
   const auto it = header_.tensors.find(name);

@@ -35,19 +35,21 @@ SafetensorsHeader parse_safetensors(std::span<const std::byte> file, const std::
 class SafetensorsFile final : public TensorSource {
  public:
   explicit SafetensorsFile(const std::string& path, bool integer_buffers = false);
+  // A file already opened (mapped, or held in memory: formats/model_files.hpp).
+  explicit SafetensorsFile(std::shared_ptr<const MappedFile> file, bool integer_buffers = false);
 
-  const std::string& origin() const override { return file_.path(); }
+  const std::string& origin() const override { return file_->path(); }
   const TensorRecord* find(const std::string& name) const override;
   std::vector<std::string> names() const override;
-  void release(const TensorRecord& t) const override { file_.release(t.offset, t.bytes()); }
-  void evict(const TensorRecord& t) const override { file_.release(t.offset, t.bytes()); }
-  void evict_all() const override { file_.release(0, file_.size()); }
-  std::size_t total_bytes() const override { return file_.size(); }
+  void release(const TensorRecord& t) const override { file_->release(t.offset, t.bytes()); }
+  void evict(const TensorRecord& t) const override { file_->release(t.offset, t.bytes()); }
+  void evict_all() const override { file_->release(0, file_->size()); }
+  std::size_t total_bytes() const override { return file_->size(); }
   const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
   const std::map<std::string, std::string>& integer_tensors() const { return header_.integer_tensors; }
 
  private:
-  MappedFile file_;
+  std::shared_ptr<const MappedFile> file_;
   SafetensorsHeader header_;
 };
 

@@ -37,6 +37,9 @@ class TensorSource {
   // What to name in error messages: a file path, or "preset base".
   virtual const std::string& origin() const = 0;
   virtual const TensorRecord* find(const std::string& name) const = 0;
+  // How errors name tensor `name`: "origin: tensor 'name'" unless the source knows the
+  // file and the name it is stored under ("…/2_Dense/model.safetensors: linear.weight").
+  virtual std::string where(const std::string& name) const { return origin() + ": tensor '" + name + "'"; }
   virtual std::vector<std::string> names() const = 0;
   // The model is about to read this tensor's bytes: a source that makes its tensors on
   // demand (generated weights) makes this one now and sets its data. Describing a

@@ -80,9 +80,9 @@ ComputeType resolve_compute_type(const std::string& requested, DType stored, con
     c = make(ops::WeightType::bf16, cpu.bf16_faster ? "asked for"
                                                     : "asked for, but slower than float32 here: " + cpu.bf16_evidence);
   } else if (requested == "float16" || requested == "int8_float16" || requested == "int16") {
-    throw OptionError("compute_type", "'" + requested + "'", std::string("not available on CPUs in attend; use one of: ") + kAccepted);
+    throw OptionError("compute_type", "'" + requested + "'", std::string("a compute type not available on CPUs in attend; use one of: ") + kAccepted);
   } else {
-    throw OptionError("compute_type", "'" + requested + "'", std::string("unknown; use one of: ") + kAccepted);
+    throw OptionError("compute_type", "'" + requested + "'", std::string("unknown compute type; use one of: ") + kAccepted);
   }
   return c;
 }

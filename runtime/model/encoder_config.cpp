@@ -30,33 +30,63 @@ Pooling parse_pooling(const std::string& name) {
   throw error_of("pooling '", name, "' is unknown; use one of: cls, mean, max, mean_sqrt_len, weightedmean, lasttoken");
 }
 
+const char* similarity_name(Similarity s) {
+  switch (s) {
+    case Similarity::cosine: return "cosine";
+    case Similarity::dot: return "dot";
+    case Similarity::euclidean: return "euclidean";
+    case Similarity::manhattan: return "manhattan";
+  }
+  return "?";
+}
+
+bool parse_similarity(const std::string& name, Similarity& out) {
+  for (Similarity s : {Similarity::cosine, Similarity::dot, Similarity::euclidean, Similarity::manhattan})
+    if (name == similarity_name(s)) return out = s, true;
+  if (name == "dot_product") return out = Similarity::dot, true;
+  return false;
+}
+
+bool is_standard_prompt_name(const std::string& name) { return name == "query" || name == "document"; }
+
+const std::string* EncoderConfig::prompt(const std::string& name) const {
+  for (const auto& [n, text] : prompts)
+    if (n == name) return &text;
+  return nullptr;
+}
+
 std::int64_t EncoderConfig::max_length() const {
   return max_seq_length > 0 ? std::min(max_seq_length, max_positions()) : max_positions();
 }
 
 void EncoderConfig::validate(const std::string& origin) const {
+  const bool distilbert = family == "distilbert";
+  const char* hidden = distilbert ? "dim" : "hidden_size";
+  const char* heads = distilbert ? "n_heads" : "num_attention_heads";
   auto bad = [&](const char* field, const std::string& why) { throw error_of(origin, ": field '", field, "' ", why); };
-  auto positive = [&](std::int64_t v, const char* field, std::int64_t limit) {
-    if (v < 1 || v > limit) bad(field, "must be in [1, " + std::to_string(limit) + "], got " + std::to_string(v));
+  auto in_range = [&](std::int64_t v, const char* field, std::int64_t low, std::int64_t high) {
+    if (v < low || v > high)
+      bad(field, "must be in [" + std::to_string(low) + ", " + std::to_string(high) + "], got " + std::to_string(v));
   };
-  positive(d_model, "hidden_size", 1 << 16);
-  positive(num_heads, "num_attention_heads", 1 << 10);
-  positive(ffn_dim, "intermediate_size", 1 << 18);
-  positive(layers, "num_hidden_layers", 1 << 10);
-  positive(vocab_size, "vocab_size", 1 << 24);
-  positive(position_rows, "max_position_embeddings", 1 << 20);
+  constexpr EncoderSizeLimits limit;
+  in_range(d_model, hidden, 1, limit.d_model);
+  in_range(num_heads, heads, 1, limit.num_heads);
+  in_range(ffn_dim, distilbert ? "hidden_dim" : "intermediate_size", 1, limit.ffn_dim);
+  in_range(layers, distilbert ? "n_layers" : "num_hidden_layers", 1, limit.layers);
+  in_range(vocab_size, "vocab_size", 1, limit.vocab_size);
+  in_range(position_rows, "max_position_embeddings", 1, limit.position_rows);
   if (d_model % num_heads != 0)
-    bad("num_attention_heads", std::to_string(num_heads) + " does not divide hidden_size " + std::to_string(d_model));
+    bad(heads, std::to_string(num_heads) + " does not divide " + hidden + " " + std::to_string(d_model));
   if (head_dim() > kMaxHeadDim)
-    bad("num_attention_heads", "gives head dimension " + std::to_string(head_dim()) + " > " + std::to_string(kMaxHeadDim));
+    bad(heads, "gives head dimension " + std::to_string(head_dim()) + " > " + std::to_string(kMaxHeadDim));
   if (position_offset < 0 || position_offset >= position_rows)
     bad("pad_token_id", "gives a first position " + std::to_string(position_offset) + " outside the " +
                             std::to_string(position_rows) + " position embeddings");
-  if (type_vocab_size < 0 || type_vocab_size > (1 << 16)) bad("type_vocab_size", "must be in [0, 65536]");
+  in_range(type_vocab_size, "type_vocab_size", 0, limit.type_vocab_size);
   if (!std::isfinite(layer_norm_epsilon) || layer_norm_epsilon <= 0) bad("layer_norm_eps", "must be finite and > 0");
   if (pad_id < 0 || pad_id >= vocab_size) bad("pad_token_id", "must be an id of the vocabulary [0, " + std::to_string(vocab_size) + ")");
   if (classifier != ClassifierHead::none) {
-    positive(num_labels, "num_labels", 1 << 20);
+    in_range(num_labels, "num_labels", 1, limit.num_labels);
     if (static_cast<std::int64_t>(labels.size()) != num_labels) bad("id2label", "must name every one of the num_labels labels");
     if (classifier == ClassifierHead::pooled && !pooler) bad("architectures", "a BERT classifier needs the pooler");
   }
@@ -66,7 +96,7 @@ void EncoderConfig::validate(const std::string& origin) const {
     if (d.in_features != dim)
       bad("in_features", "of a Dense module is " + std::to_string(d.in_features) + ", but what it receives has " +
                              std::to_string(dim) + " dimensions");
-    positive(d.out_features, "out_features", 1 << 20);
+    in_range(d.out_features, "out_features", 1, limit.dense_features);
     dim = d.out_features;
   }
   if (max_seq_length < 0) bad("max_seq_length", "must be ≥ 0");
@@ -84,6 +114,7 @@ std::string EncoderConfig::to_json() const {
   j["vocab_size"] = vocab_size;
   j["max_positions"] = max_positions();
   j["position_offset"] = position_offset;
+  j["pad_positions"] = pad_positions;
   j["type_vocab_size"] = type_vocab_size;
   j["activation"] = ops::activation_name(activation);
   j["norm_placement"] = norm_placement_name(norm_placement);
@@ -103,6 +134,11 @@ std::string EncoderConfig::to_json() const {
   j["dense"] = dense_modules;
   j["normalize"] = normalize;
   j["max_seq_length"] = max_length();
+  nlohmann::ordered_json prompt_texts = nlohmann::ordered_json::object();
+  for (const auto& [name, text] : prompts) prompt_texts[name] = text;
+  j["prompts"] = prompt_texts;
+  j["default_prompt_name"] = default_prompt_name;
+  j["similarity"] = similarity_name(similarity);
   j["embedding_dim"] = embedding_dim();
   j["name"] = name;
   return j.dump(2);

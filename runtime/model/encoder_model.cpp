@@ -16,8 +16,7 @@ std::shared_ptr<const EncoderModel> EncoderModel::build(EncoderConfig config, st
   m->source_ = source;
   const EncoderConfig& c = m->config_;
   const TensorRecord* first = source->find("encoder.layers.0.self_attn.qkv_proj.weight");
-  m->compute_type_ = resolve_compute_type(options.compute_type, first ? first->dtype : DType::f32,
-                                          measure_cpu_gemm_speed(options.isa));
+  m->compute_type_ = resolve_compute_type(options.compute_type, first ? first->dtype : DType::f32, options.cpu());
   name_kernel(m->compute_type_, options.isa);
   const Packing packing{m->compute_type_.gemm_weights, options.isa};
   const Packing heads{ops::WeightType::f32, options.isa};

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,11 @@ struct LoadOptions {
   ops::Isa isa = ops::active_isa();     // kernels the GEMM weights are packed for
   std::string compute_type = "default"; // CTranslate2's names (model/compute_type.hpp)
   std::string kv_cache_type = "default"; // the decoder's attention caches: default, float32, bfloat16
+  // The CPU the compute type is chosen for: unset, this one (measure_cpu_gemm_speed(isa)).
+  // Tests describe other CPUs (a bf16 dot product faster or slower than the FMA) to the
+  // loaders through it; the weights are still packed for `isa`.
+  std::optional<CpuGemmSpeed> described_cpu;
+  CpuGemmSpeed cpu() const { return described_cpu ? *described_cpu : measure_cpu_gemm_speed(isa); }
 };
 
 class Model {

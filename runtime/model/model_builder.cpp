@@ -81,8 +81,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, std::shared_ptr<co
   m->source_ = source;
   const ModelConfig& c = m->config_;
   // (The bf16 rates are measured only where the CPU has AVX512_BF16, once a process.)
-  m->compute_type_ = resolve_compute_type(options.compute_type, stored_gemm_type(*source, c),
-                                          measure_cpu_gemm_speed(options.isa));
+  m->compute_type_ = resolve_compute_type(options.compute_type, stored_gemm_type(*source, c), options.cpu());
   name_kernel(m->compute_type_, options.isa);
   resolve_kv_cache_type(options.kv_cache_type, m->compute_type_);
   const Packing packing{m->compute_type_.gemm_weights, options.isa};

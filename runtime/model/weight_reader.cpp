@@ -100,7 +100,7 @@ Table WeightReader::table(const std::string& name, ops::WeightType type) {
     source_.release(t);
     return narrowed;
   } catch (const Error& e) {
-    throw error_of(source_.origin(), ": tensor '", name, "': ", e.what());
+    throw error_of(source_.where(name), ": ", e.what());
   }
 }
 
@@ -109,7 +109,7 @@ void WeightReader::check_finite(const std::string& name, const float* v, size_t 
 }
 
 void WeightReader::check_finite(const std::string& name, float v, size_t at) const {
-  if (!std::isfinite(v)) throw error_of(source_.origin(), ": tensor '", name, "' has a non-finite value (", v, ") at index ", at);
+  if (!std::isfinite(v)) throw error_of(source_.where(name), " has a non-finite value (", v, ") at index ", at);
 }
 
 std::vector<std::string> WeightReader::unexpected() const {
@@ -144,7 +144,7 @@ const TensorRecord& WeightReader::checked(const std::string& name, const std::ve
   const TensorRecord* t = source_.find(name);
   if (t == nullptr) throw error_of(source_.origin(), ": missing tensor '", name, "' (expected shape ", shape_string(shape), ")");
   if (t->shape != shape)
-    throw error_of(source_.origin(), ": tensor '", name, "' has shape ", t->shape_string(), ", the configuration implies ",
+    throw error_of(source_.where(name), " has shape ", t->shape_string(), ", the configuration implies ",
                    shape_string(shape));
   return *t;
 }

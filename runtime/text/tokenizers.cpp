@@ -2,7 +2,9 @@
 
 #include <sentencepiece_processor.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <string_view>
 
 #include "attend/error.hpp"
 #include "text/blank_text.hpp"
@@ -11,12 +13,14 @@ namespace attend::runtime {
 namespace fs = std::filesystem;
 namespace {
 
-std::shared_ptr<sentencepiece::SentencePieceProcessor> load_spm(const fs::path& path) {
+std::shared_ptr<sentencepiece::SentencePieceProcessor> load_spm(const ModelFiles& files, const std::string& name) {
+  const std::string path = files.path(name);
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw error_of(path.string(), ": not a regular file (a SentencePiece model is one file)");
+  if (!files.in_memory() && !fs::is_regular_file(path, ec))
+    throw error_of(path, ": not a regular file (a SentencePiece model is one file)");
   auto spm = std::make_shared<sentencepiece::SentencePieceProcessor>();
-  const auto status = spm->Load(path.string());
-  if (!status.ok()) throw error_of(path.string(), ": cannot load the SentencePiece model: ", status.ToString());
+  const auto status = spm->LoadFromSerializedProto(files.read(name));
+  if (!status.ok()) throw error_of(path, ": cannot load the SentencePiece model: ", status.ToString());
   return spm;
 }
 
@@ -26,10 +30,22 @@ Vocabulary pieces_of(const sentencepiece::SentencePieceProcessor& spm, const std
   return Vocabulary(std::move(pieces), spm.IdToPiece(spm.unk_id()).empty() ? unk : spm.IdToPiece(spm.unk_id()));
 }
 
-std::string first_existing(const fs::path& dir, std::initializer_list<const char*> names) {
+std::string first_existing(const ModelFiles& files, std::initializer_list<const char*> names) {
   for (const char* n : names)
-    if (fs::exists(dir / n)) return (dir / n).string();
+    if (files.has(n)) return n;
   return {};
+}
+
+// Whether no piece holds a word mark ("▁", or a space where the model keeps spaces)
+// past its first byte: then every space of a text starts a new piece, and the pieces
+// before a space are those its words alone give — for Unigram (the best path to a
+// piece boundary does not depend on what follows it) and BPE (merges never cross it).
+bool word_local(const sentencepiece::SentencePieceProcessor& spm) {
+  for (int i = 0; i < spm.GetPieceSize(); ++i) {
+    const std::string& piece = spm.IdToPiece(i);
+    if (piece.find("\xE2\x96\x81", 1) != std::string::npos || piece.find(' ', 1) != std::string::npos) return false;
+  }
+  return true;
 }
 
 void check_size(std::int64_t have, std::int64_t want, const std::string& file, const char* what, const char* side) {
@@ -44,36 +60,41 @@ Tokenizers::Tokenizers(Tokenizers&&) noexcept = default;
 Tokenizers& Tokenizers::operator=(Tokenizers&&) noexcept = default;
 
 Tokenizers Tokenizers::from_directory(const std::string& dir, const ModelConfig& c, const std::string& unk) {
+  return from_files(ModelFiles::directory(dir), c, unk);
+}
+
+Tokenizers Tokenizers::from_files(const ModelFiles& files, const ModelConfig& c, const std::string& unk) {
   Tokenizers t;
   t.bos_ = c.bos_id, t.eos_ = c.eos_id, t.add_bos_ = c.add_source_bos, t.add_eos_ = c.add_source_eos;
-  const fs::path d(dir);
-  if (fs::exists(d / "vocab.spm")) {
-    t.source_spm_ = t.target_spm_ = load_spm(d / "vocab.spm");
+  if (files.has("vocab.spm")) {
+    t.source_spm_ = t.target_spm_ = load_spm(files, "vocab.spm");
     t.text_files_ = "SentencePiece (vocab.spm, shared)";
-  } else if (fs::exists(d / "source.spm") || fs::exists(d / "target.spm")) {
-    if (!fs::exists(d / "source.spm")) throw error_of((d / "source.spm").string(), ": missing (target.spm is present)");
-    if (!fs::exists(d / "target.spm")) throw error_of((d / "target.spm").string(), ": missing (source.spm is present)");
-    t.source_spm_ = load_spm(d / "source.spm");
-    t.target_spm_ = load_spm(d / "target.spm");
+  } else if (files.has("source.spm") || files.has("target.spm")) {
+    if (!files.has("source.spm")) throw error_of(files.path("source.spm"), ": missing (target.spm is present)");
+    if (!files.has("target.spm")) throw error_of(files.path("target.spm"), ": missing (source.spm is present)");
+    t.source_spm_ = load_spm(files, "source.spm");
+    t.target_spm_ = load_spm(files, "target.spm");
     t.text_files_ = "SentencePiece (source.spm, target.spm)";
   }
   if (t.source_spm_) {
-    check_size(t.source_spm_->GetPieceSize(), c.src_vocab_size, (d / (fs::exists(d / "vocab.spm") ? "vocab.spm" : "source.spm")).string(),
+    t.source_word_local_ = word_local(*t.source_spm_);
+    t.target_word_local_ = t.target_spm_ == t.source_spm_ ? t.source_word_local_ : word_local(*t.target_spm_);
+    const bool shared_spm = files.has("vocab.spm");
+    check_size(t.source_spm_->GetPieceSize(), c.src_vocab_size, files.path(shared_spm ? "vocab.spm" : "source.spm"),
                "pieces", "source");
-    check_size(t.target_spm_->GetPieceSize(), c.tgt_vocab_size, (d / (fs::exists(d / "vocab.spm") ? "vocab.spm" : "target.spm")).string(),
+    check_size(t.target_spm_->GetPieceSize(), c.tgt_vocab_size, files.path(shared_spm ? "vocab.spm" : "target.spm"),
                "pieces", "target");
   }
 
-  const std::string shared = first_existing(d, {"shared_vocabulary.json", "shared_vocabulary.txt"});
-  const std::string source = shared.empty() ? first_existing(d, {"source_vocabulary.json", "source_vocabulary.txt"}) : shared;
-  const std::string target = shared.empty() ? first_existing(d, {"target_vocabulary.json", "target_vocabulary.txt"}) : shared;
+  const std::string shared = first_existing(files, {"shared_vocabulary.json", "shared_vocabulary.txt"});
+  const std::string source = shared.empty() ? first_existing(files, {"source_vocabulary.json", "source_vocabulary.txt"}) : shared;
+  const std::string target = shared.empty() ? first_existing(files, {"target_vocabulary.json", "target_vocabulary.txt"}) : shared;
   if (!source.empty() && !target.empty()) {
-    t.source_vocab_ = Vocabulary::from_file(source, unk);
-    t.target_vocab_ = Vocabulary::from_file(target, unk);
-    check_size(t.source_vocab_->size(), c.src_vocab_size, source, "tokens (<unk> included)", "source");
-    check_size(t.target_vocab_->size(), c.tgt_vocab_size, target, "tokens (<unk> included)", "target");
-    t.vocab_files_ = shared.empty() ? fs::path(source).filename().string() + ", " + fs::path(target).filename().string()
-                                    : fs::path(shared).filename().string() + " (shared)";
+    t.source_vocab_ = Vocabulary::from_text(files.read(source), files.path(source), unk);
+    t.target_vocab_ = Vocabulary::from_text(files.read(target), files.path(target), unk);
+    check_size(t.source_vocab_->size(), c.src_vocab_size, files.path(source), "tokens (<unk> included)", "source");
+    check_size(t.target_vocab_->size(), c.tgt_vocab_size, files.path(target), "tokens (<unk> included)", "target");
+    t.vocab_files_ = shared.empty() ? source + ", " + target : shared + " (shared)";
   } else if (t.source_spm_) {
     t.source_vocab_ = pieces_of(*t.source_spm_, unk);
     t.target_vocab_ = pieces_of(*t.target_spm_, unk);
@@ -122,6 +143,90 @@ std::vector<std::int32_t> Tokenizers::encode_text(const std::string& text, Side 
   const auto status = (side == Side::source ? source_spm_ : target_spm_)->Encode(text, &ids);
   if (!status.ok()) throw error_of("SentencePiece could not encode the text: ", status.ToString());
   return with_source_specials({ids.begin(), ids.end()}, side);
+}
+
+namespace {
+
+constexpr std::size_t kContextBytes = 256;  // text kept after a cut, beyond any normalization rule's reach
+
+bool is_space(char c) { return c == ' '; }
+
+// The first space at or after `from` that ends a word (the start of a run of spaces),
+// or npos.
+std::size_t word_end_at_or_after(const std::string& text, std::size_t from) {
+  for (std::size_t i = text.find(' ', from); i != std::string::npos; i = text.find(' ', i + 1))
+    if (i > 0 && !is_space(text[i - 1])) return i;
+  return std::string::npos;
+}
+
+// The end of a window that holds `cut` and a word after it, beyond kContextBytes of
+// text: the next word end after some non-space there, or the text's end.
+std::size_t window_end(const std::string& text, std::size_t cut) {
+  std::size_t i = cut + kContextBytes;
+  while (i < text.size() && is_space(text[i])) ++i;
+  const std::size_t end = i < text.size() ? word_end_at_or_after(text, i) : std::string::npos;
+  return end == std::string::npos ? text.size() : end;
+}
+
+}  // namespace
+
+LeadingPieces Tokenizers::leading_pieces(const std::string& text, Side side, std::int64_t count, bool cut) const {
+  if (!has_text()) throw error_of("the model has no SentencePiece model (source.spm + target.spm, or vocab.spm)");
+  LeadingPieces out;
+  if (is_blank_text(text) || count < 0) return out;
+  const sentencepiece::SentencePieceProcessor& model = spm(side);
+  // Bytes that usually hold `count` pieces several times over (a piece is a few bytes).
+  const std::size_t first_window =
+      std::max<std::size_t>(std::size_t{1} << 14, static_cast<std::size_t>(std::min<std::int64_t>(count, 1 << 24)) * 32);
+  auto take = [&](std::vector<std::int32_t> ids, std::int64_t seen, bool more) {
+    if (static_cast<std::int64_t>(ids.size()) > count) ids.resize(static_cast<std::size_t>(count));
+    out.ids = std::move(ids), out.seen = seen, out.more = more;
+    return out;
+  };
+  if (pieces_stop_at_spaces(side) && count < (1 << 24) && text.size() > 2 * first_window) {
+    for (std::size_t window = first_window; window < text.size(); window *= 2) {
+      const std::size_t at = word_end_at_or_after(text, window);
+      if (at == std::string::npos) break;
+      const std::size_t end = window_end(text, at);
+      if (end == text.size() && !cut) break;  // as well the whole text
+      const sentencepiece::ImmutableSentencePieceText pieces = model.EncodeAsImmutableProto(std::string_view(text).substr(0, end));
+      std::vector<std::int32_t> ids;
+      bool split = true;  // a piece boundary at `at`, as the whole text has
+      for (const auto& piece : pieces.pieces()) {
+        if (piece.end() <= at) ids.push_back(static_cast<std::int32_t>(piece.id()));
+        else split = split && piece.begin() >= at;
+      }
+      const auto trusted = static_cast<std::int64_t>(ids.size());
+      if (split && trusted >= count) return take(std::move(ids), static_cast<std::int64_t>(pieces.pieces_size()), true);
+      if (end == text.size()) break;
+    }
+  }
+  if (!cut || !pieces_stop_at_spaces(side)) {
+    std::vector<int> ids;
+    const auto status = model.Encode(text, &ids);
+    if (!status.ok()) throw error_of("SentencePiece could not encode the text: ", status.ToString());
+    out.exact = !cut || count == 0;
+    const auto seen = static_cast<std::int64_t>(ids.size());
+    return take({ids.begin(), ids.end()}, seen, cut);
+  }
+  // A text cut short: the ids of its last words may change with what followed the cut.
+  // They are trusted up to a word end kContextBytes before it.
+  const std::size_t last = text.size() > kContextBytes ? text.rfind(' ', text.size() - kContextBytes) : std::string::npos;
+  const sentencepiece::ImmutableSentencePieceText pieces = model.EncodeAsImmutableProto(text);
+  std::vector<std::int32_t> ids;
+  std::int64_t trusted = 0;
+  for (const auto& piece : pieces.pieces()) {
+    ids.push_back(static_cast<std::int32_t>(piece.id()));
+    trusted += last != std::string::npos && piece.end() <= last;
+  }
+  out.exact = trusted >= count;
+  return take(std::move(ids), static_cast<std::int64_t>(pieces.pieces_size()), true);
+}
+
+bool Tokenizers::text_never_gives(std::int32_t id, Side side) const {
+  if (!has_text()) return true;
+  const sentencepiece::SentencePieceProcessor& model = spm(side);
+  return id < 0 || id >= model.GetPieceSize() || model.IsControl(id);
 }
 
 std::vector<std::int32_t> Tokenizers::encode_tokens(const std::vector<std::string>& tokens, Side side) const {

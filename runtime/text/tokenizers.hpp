@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/model_files.hpp"
 #include "model/model_config.hpp"
 #include "text/seq2seq/seq2seq_tokenizer.hpp"
 #include "text/vocabulary.hpp"
@@ -21,6 +22,15 @@ class SentencePieceProcessor;
 namespace attend::runtime {
 
 enum class Side { source, target };
+
+// The first pieces of a text, as encode_text gives them (Tokenizers::leading_pieces).
+struct LeadingPieces {
+  std::vector<std::int32_t> ids;  // at most the pieces asked for (no BOS/EOS)
+  std::int64_t seen = 0;          // the text's pieces: all of them, or (more) a lower bound
+  bool more = false;              // only part of the text was tokenized: it has more than `seen`
+  bool exact = true;              // false: the text was given cut (`cut`) where its last ids may
+                                  // differ from those of the whole, and these reach that far
+};
 
 class Tokenizers {
  public:
@@ -34,8 +44,10 @@ class Tokenizers {
   static Tokenizers from_directory(const std::string& dir, const ModelConfig& config, const std::string& unk = "<unk>");
   // A Hugging Face directory's own tokenizer (text/seq2seq/), for text and tokens alike.
   static Tokenizers from_seq2seq(std::shared_ptr<const Seq2SeqTokenizer> tokenizer);
+  static Tokenizers from_files(const ModelFiles& files, const ModelConfig& config, const std::string& unk = "<unk>");
 
   bool has_text() const { return source_spm_ != nullptr || seq2seq_ != nullptr; }
+  bool has_seq2seq() const { return seq2seq_ != nullptr; }  // a Hugging Face directory's own tokenizer
   bool has_vocabulary() const { return source_vocab_.has_value() || seq2seq_ != nullptr; }
   // The source side's unknown token, if the directory has a source vocabulary.
   std::optional<std::int32_t> source_unk() const {
@@ -53,6 +65,19 @@ class Tokenizers {
   // Source text or tokens → ids, with the BOS/EOS the model asks for. Blank text
   // (text/blank_text.hpp) has no pieces.
   std::vector<std::int32_t> encode_text(const std::string& text, Side side) const;
+  // The first `count` pieces of encode_text(text, side) — the same ids — tokenizing only
+  // as much of a long text as they need, so that memory and time follow `count`, not
+  // the text. `cut`: the text is the start of a longer one (a line read in part); its
+  // ids near the cut are not trusted to be the whole's (`exact`).
+  LeadingPieces leading_pieces(const std::string& text, Side side, std::int64_t count, bool cut = false) const;
+  // Whether encode_text never gives `id` for a text's own pieces (a control id, as the
+  // end-of-sequence): where it does, cutting a text's ids depends on its last pieces.
+  bool text_never_gives(std::int32_t id, Side side) const;
+  // The BOS/EOS encode_text adds around a source's pieces.
+  std::int64_t source_specials() const { return (add_bos_ ? 1 : 0) + (add_eos_ ? 1 : 0); }
+  std::vector<std::int32_t> with_specials(std::vector<std::int32_t> pieces, Side side) const {
+    return with_source_specials(std::move(pieces), side);
+  }
   std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side) const;
   std::string decode_text(const std::vector<std::int32_t>& ids) const;               // target side
   std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& ids) const;  // target side
@@ -65,6 +90,8 @@ class Tokenizers {
 
  private:
   std::vector<std::int32_t> with_source_specials(std::vector<std::int32_t> ids, Side side) const;
+  const sentencepiece::SentencePieceProcessor& spm(Side side) const { return side == Side::source ? *source_spm_ : *target_spm_; }
+  bool pieces_stop_at_spaces(Side side) const { return side == Side::source ? source_word_local_ : target_word_local_; }
 
   std::shared_ptr<sentencepiece::SentencePieceProcessor> source_spm_, target_spm_;
   std::shared_ptr<const Seq2SeqTokenizer> seq2seq_;
@@ -72,6 +99,9 @@ class Tokenizers {
   std::string text_files_, vocab_files_;
   std::int32_t bos_ = 0, eos_ = 0;
   bool add_bos_ = false, add_eos_ = false;
+  // Every piece with the word mark "▁" has it first only: a piece never spans a space,
+  // so the pieces before a space do not depend on the text after it.
+  bool source_word_local_ = false, target_word_local_ = false;
 };
 
 }  // namespace attend::runtime

@@ -18,7 +18,10 @@ Vocabulary::Vocabulary(std::vector<std::string> tokens, const std::string& unk) 
 }
 
 Vocabulary Vocabulary::from_file(const std::string& path, const std::string& unk) {
-  const std::string text = read_text_file(path);  // names the path: missing, a directory, unreadable
+  return from_text(read_text_file(path), path, unk);  // names the path: missing, a directory, unreadable
+}
+
+Vocabulary Vocabulary::from_text(const std::string& text, const std::string& path, const std::string& unk) {
   std::vector<std::string> tokens;
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
     try {

@@ -21,6 +21,8 @@ class Vocabulary {
   // Reads `path`: .json (a list of strings) or anything else as one token per line
   // (LF or CRLF line ends, the last one optional). Errors name the file.
   static Vocabulary from_file(const std::string& path, const std::string& unk);
+  // The same from the file's content; `origin` names it (and .json says JSON).
+  static Vocabulary from_text(const std::string& text, const std::string& origin, const std::string& unk);
 
   std::int64_t size() const { return static_cast<std::int64_t>(tokens_.size()); }
   const std::string& token(std::int32_t id) const;  // throws on an id outside [0, size)

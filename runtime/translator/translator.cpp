@@ -81,7 +81,7 @@ std::shared_ptr<const ExecutionPlan> Translator::plan_for(std::int64_t sentences
   const std::int64_t capacity = std::min(power_of_two_at_least(sentences), full.max_batch);
   const std::int64_t length = std::min(power_of_two_at_least(source_length), full.max_source_length);
   if (capacity == full.max_batch && length == full.max_source_length && threads == full.threads) return plan_;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   auto& plan = plans_[{capacity, length, threads}];
   if (!plan) {
     PlanLimits l = full;
@@ -100,7 +100,7 @@ std::shared_ptr<const ExecutionPlan> Translator::plan_for(std::int64_t sentences
 // and the longest source it has seen.
 std::unique_ptr<Workspace> Translator::acquire(std::int64_t sentences, std::int64_t source_length, int threads) const {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard lock(mutex_);
     auto same_threads = [&](const auto& w) { return w->plan().limits().threads == threads; };
     auto fits = [&](const auto& w) {
       const PlanLimits& l = w->plan().limits();
@@ -135,13 +135,13 @@ std::unique_ptr<Workspace> Translator::acquire(std::int64_t sentences, std::int6
 }
 
 void Translator::release(std::unique_ptr<Workspace> w) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   idle_.push_back(std::move(w));
 }
 
 // Adds a workspace's figures since its last call to the totals.
 void Translator::collect_statistics(Workspace& w) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   const auto seconds = w.step_seconds();
   for (size_t i = 0; i < seconds.size() && i < step_seconds_.size(); ++i) step_seconds_[i] += seconds[i];
   search_seconds_ += w.search_seconds();
@@ -334,19 +334,19 @@ AttentionCapture Translator::trace_attention(std::span<const std::int32_t> sourc
 }
 
 std::size_t Translator::idle_workspaces() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return idle_.size();
 }
 
 std::vector<int> Translator::idle_workspace_threads() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::vector<int> threads;
   for (const auto& w : idle_) threads.push_back(w->plan().limits().threads);
   return threads;
 }
 
 std::size_t Translator::idle_workspace_bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::size_t bytes = 0;
   for (const auto& w : idle_) bytes += w->reserved_bytes();
   return bytes;
@@ -355,22 +355,22 @@ std::size_t Translator::idle_workspace_bytes() const {
 void Translator::set_profiling(bool on) const { profiling_.store(on, std::memory_order_relaxed); }
 
 std::vector<double> Translator::step_seconds() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return step_seconds_;
 }
 
 double Translator::search_seconds() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return search_seconds_;
 }
 
 DecodeCounters Translator::counters() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   return counters_;
 }
 
 void Translator::reset_statistics() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::fill(step_seconds_.begin(), step_seconds_.end(), 0.0);
   search_seconds_ = 0;
   counters_ = {};

@@ -20,8 +20,9 @@
 #include <tuple>
 #include <vector>
 
-#include "translator/batch_workers.hpp"
-#include "translator/batching.hpp"
+#include "batching/batch_workers.hpp"
+#include "batching/batching.hpp"
+#include "batching/fork_guard.hpp"
 #include "decoding/decoding.hpp"
 #include "plan/execution_plan.hpp"
 #include "decoding/workspace.hpp"
@@ -133,7 +134,7 @@ class Translator {
   TranslatorConfig config_;
   std::shared_ptr<const ExecutionPlan> plan_;  // at the configured limits
   std::unique_ptr<BatchWorkers> workers_;      // inter_threads > 1 only
-  mutable std::mutex mutex_;                   // guards everything below
+  mutable ForkSafeMutex mutex_;                // guards everything below (fork waits for it)
   // By (max_batch, max_source_length, threads).
   mutable std::map<std::tuple<std::int64_t, std::int64_t, int>, std::shared_ptr<const ExecutionPlan>> plans_;
   mutable std::vector<std::unique_ptr<Workspace>> idle_;

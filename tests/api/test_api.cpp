@@ -243,7 +243,7 @@ TEST_CASE("C API: status codes, messages, library-owned results", "[api]") {
   CHECK(model == nullptr);
   CHECK_THAT(std::string(attend_last_error()), Contains("/nonexistent/model"));
   CHECK(attend_model_load(nullptr, nullptr, &model) == ATTEND_ERROR_INVALID_ARGUMENT);
-  CHECK(attend_model_load(kModel.c_str(), "pentium", &model) == ATTEND_ERROR);
+  CHECK(attend_model_load(kModel.c_str(), "pentium", &model) == ATTEND_ERROR_INVALID_ARGUMENT);  // an option value: named
   CHECK_THAT(std::string(attend_last_error()), Contains("pentium"));
 
   REQUIRE(attend_model_load(kModel.c_str(), nullptr, &model) == ATTEND_OK);
@@ -306,7 +306,7 @@ TEST_CASE("C API: status codes, messages, library-owned results", "[api]") {
   CHECK(attend_translate_text(translator, null_line, 1, &options, &none) == ATTEND_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(std::string(attend_last_error()), Contains("lines[0] is NULL"));
   options.beam_size = 0;
-  CHECK(attend_translate_text(translator, text, 1, &options, &none) == ATTEND_ERROR);
+  CHECK(attend_translate_text(translator, text, 1, &options, &none) == ATTEND_ERROR_INVALID_ARGUMENT);  // names beam_size
   CHECK_THAT(std::string(attend_last_error()), Contains("beam_size"));
 
   attend_result_free(result);

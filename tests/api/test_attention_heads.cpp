@@ -287,8 +287,8 @@ TEST_CASE("attention heads: an encoder-only model's self-attention (attend::Enco
   CHECK((a.decoder_self.layers == 0 && a.cross.layers == 0));  // no decoder: nothing to ask for
   // Token types change the embeddings, hence the weights: the runner ran what it was given.
   CHECK(encoder.attention_heads(ids).encoder_self.weights != a.encoder_self.weights);
-  CHECK_THROWS_WITH(encoder.attention_heads({}), Contains("sequence 0 is empty"));
-  CHECK_THROWS_WITH(encoder.attention_heads({2, 100000}), Contains("token 1 has id 100000"));
+  CHECK_THROWS_WITH(encoder.attention_heads({}), Contains("no tokens"));
+  CHECK_THROWS_WITH(encoder.attention_heads({2, 100000}), Contains("id 100000 (token 2 of 2) is outside the vocabulary"));
 
   attend_encoder* c = nullptr;
   REQUIRE(attend_encoder_load((encoders + "st-mean").c_str(), nullptr, &c) == ATTEND_OK);
@@ -304,4 +304,51 @@ TEST_CASE("attention heads: an encoder-only model's self-attention (attend::Enco
   CHECK(attend_encoder_save_attention(c, c_ids, 4, "/nonexistent-dir/x.npz") == ATTEND_ERROR);
   CHECK_THAT(std::string(attend_last_error()), Contains("/nonexistent-dir/x.npz"));
   attend_encoder_free(c);
+}
+
+// Text in (a cross-encoder's pair): tokenized as tokenize_pair tokenizes it, run as ids
+// with those types are run, labelled with the tokenizer's tokens and each token's
+// sentence. (tests/python/test_attention_heads.py checks the tokens and sequence ids
+// against Hugging Face's tokenizers.)
+TEST_CASE("attention heads: a text pair's tokens and sentences (Encoder::text_attention_heads, its C API)",
+          "[api][attention-heads]") {
+  const std::string model = std::string(ATTEND_SOURCE_DIR) + "/tests/data/encoders/bert-cross-encoder";
+  const attend::Encoder encoder(model);
+  const attend::TokenizedText t = encoder.tokenize_pair("what is a model?", "a model");
+  REQUIRE(t.sequence_ids.size() == t.ids.size());
+  CHECK(t.sequence_ids.front() == -1);
+  CHECK(t.sequence_ids.back() == -1);
+  const attend::AttentionHeads h = encoder.text_attention_heads("what is a model?", "a model");
+  CHECK(h.source_ids == t.ids);
+  CHECK(h.source_type_ids == t.type_ids);
+  CHECK(h.source_tokens == t.tokens);
+  CHECK(h.source_sequence_ids == t.sequence_ids);
+  CHECK(h.source_texts == std::vector<std::string>{"what is a model?", "a model"});
+  CHECK(h.model == model);
+  CHECK(h.encoder_self.weights == encoder.attention_heads(t.ids, t.type_ids).encoder_self.weights);
+  // Sentence B's tokens are type 1 and sequence 1 alike, but for its final [SEP].
+  for (std::size_t i = 0; i < t.ids.size(); ++i)
+    if (t.sequence_ids[i] >= 0) CHECK(t.sequence_ids[i] == t.type_ids[i]);
+  const attend::AttentionHeads one = encoder.text_attention_heads("a model");
+  CHECK(one.source_texts == std::vector<std::string>{"a model"});
+  CHECK(one.source_sequence_ids == encoder.tokenize("a model").sequence_ids);
+
+  // A sequence ids list that does not fit the tokens is refused, not written.
+  attend::AttentionHeads wrong = h;
+  wrong.source_sequence_ids.pop_back();
+  const std::string dir = std::filesystem::temp_directory_path() / ("attend-pair-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  CHECK_THROWS_WITH(attend::save_attention_npz(wrong, dir + "/wrong.npz"), Contains("source_sequence_ids holds"));
+  CHECK(!std::filesystem::exists(dir + "/wrong.npz"));
+
+  attend_encoder* c = nullptr;
+  REQUIRE(attend_encoder_load(model.c_str(), nullptr, &c) == ATTEND_OK);
+  const std::string file = dir + "/pair.npz";
+  REQUIRE(attend_encoder_save_text_attention(c, "what is a model?", "a model", file.c_str()) == ATTEND_OK);
+  CHECK(std::filesystem::file_size(file) > 1000);
+  CHECK(attend_encoder_save_text_attention(c, nullptr, nullptr, file.c_str()) == ATTEND_ERROR_INVALID_ARGUMENT);
+  CHECK(attend_encoder_save_text_attention(c, "a model", nullptr, "/nonexistent-dir/x.npz") == ATTEND_ERROR);
+  CHECK_THAT(std::string(attend_last_error()), Contains("/nonexistent-dir/x.npz"));
+  attend_encoder_free(c);
+  std::filesystem::remove_all(dir);
 }

@@ -8,7 +8,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -53,8 +56,8 @@ const Int8Cases& cases() {
   return c;
 }
 
-std::vector<Tokens> greedy(const std::string& dir, const std::string& compute_type) {
-  const attend::Model model = attend::Model::load(dir, {.isa = "", .compute_type = compute_type});
+std::vector<Tokens> greedy(const std::string& dir, const std::string& compute_type, const std::string& kv_cache_type = "default") {
+  const attend::Model model = attend::Model::load(dir, {.isa = "", .compute_type = compute_type, .kv_cache_type = kv_cache_type});
   REQUIRE(model.info().compute_type == (compute_type == "default" ? model.info().compute_type : compute_type));
   const attend::Translator translator(model, {.threads = 2});
   attend::TranslationOptions o;
@@ -104,7 +107,8 @@ TEST_CASE("compute types: CTranslate2's int8 model.bin on attend's int8 kernels,
           "[compute-type]") {
   const Int8Cases& c = cases();
   const std::string dir = kModels + "ct2-aren-transliteration-int8";
-  const attend::Model model = attend::Model::load(dir);
+  // float32 attention caches, as CTranslate2 keeps them (README: --kv-cache-type float32).
+  const attend::Model model = attend::Model::load(dir, {.isa = "", .compute_type = "default", .kv_cache_type = "float32"});
   REQUIRE(model.info().compute_type == "int8");  // the stored type, loaded as it is
   const attend::Translator translator(model, {.threads = 2});
   // Teacher-forced on CTranslate2 int8's own hypotheses: the same history at every step,
@@ -112,26 +116,35 @@ TEST_CASE("compute types: CTranslate2's int8 model.bin on attend's int8 kernels,
   std::vector<std::vector<float>> ours;
   for (const auto& r : translator.score_tokens(c.sources, c.ct2_int8_model)) ours.push_back(r.log_probs);
   const auto [worst, mean] = log_prob_gap(ours, c.ct2_int8_log_probs);
-  // This file is CTranslate2's binary version 2, for which CTranslate2 truncates the
-  // activations it quantizes (round_before_cast_in_quantization: version ≥ 5) while
-  // attend rounds — the one difference (the version-6 int8 families in
-  // tests/data/ct2-families-generated give CTranslate2's tokens and scores). So the gap
-  // is held to CTranslate2 int8's own distance from exact arithmetic on these weights.
+  // Not exact, and it cannot be: this file is CTranslate2's binary version 2, for which
+  // CTranslate2 truncates the activations it quantizes (round_before_cast_in_quantization:
+  // version ≥ 5) while attend rounds; and CTranslate2's own int8 results on this model
+  // change with its CPU path — run on one Intel machine with MKL (its default there) or
+  // oneDNN, its AVX2 or AVX-512 kernels, CTranslate2 4.8.1 gives this file's (oneDNN, AVX2
+  // kernels: its default on AMD) tokens on only 268–277 of the 300 sentences,
+  // teacher-forced gaps 0.011–0.012 on average, 0.11–0.16 at most; with MKL held to its
+  // AVX2 code (MKL_CBWR=AVX2: an AVX2-only Intel CPU's) on 70, gaps 0.14 on average, 1.1
+  // at most (tests/ct2/make_int8_cases.py says how). attend int8
+  // gives the same bits on every CPU, so what it holds is one set of numbers, stated in
+  // README: 261/300 identical, gaps 0.226 at most, 0.0183 on average (truncating as
+  // CTranslate2 does was tried: 277/300, 0.0125 — within CTranslate2's own spread, but
+  // further from exact arithmetic, so attend keeps rounding).
   const auto [ct2_worst, ct2_mean] = log_prob_gap(c.ct2_int8_log_probs, c.ct2_int8_model_fp32_log_probs);
   const auto [exact_worst, exact_mean] = log_prob_gap(ours, c.ct2_int8_model_fp32_log_probs);
-  WARN("per-token log-prob gaps (max, mean): attend int8 − CTranslate2 int8 " << worst << ", " << mean
+  const auto int8 = greedy(dir, "default", "float32");
+  const std::int64_t same_as_ct2 = agreeing(int8, c.ct2_int8_model), same_as_exact = agreeing(int8, c.ct2_int8_model_fp32);
+  INFO("per-token log-prob gaps (max, mean): attend int8 − CTranslate2 int8 " << worst << ", " << mean
        << "; CTranslate2 int8 − exact " << ct2_worst << ", " << ct2_mean << "; attend int8 − exact " << exact_worst
-       << ", " << exact_mean);
-  CHECK(mean <= 2 * ct2_mean);
-  CHECK(worst <= 2 * ct2_worst);
+       << ", " << exact_mean << ". Free decoding: attend int8 = CTranslate2 int8 on " << same_as_ct2
+       << "/300, = exact on " << same_as_exact << "/300 (CTranslate2 int8 = exact on " << c.ct2_int8_model_agreement << ")");
+  CHECK(same_as_ct2 >= 261);
+  CHECK(worst <= 0.23);
+  CHECK(mean <= 0.019);
   CHECK(exact_mean <= ct2_mean);  // rounding is closer to exact than truncating
   // Free decoding: attend int8 agrees with exact arithmetic at least as often as CTranslate2 int8.
-  const auto int8 = greedy(dir, "default");
-  const std::int64_t same = agreeing(int8, c.ct2_int8_model_fp32);
-  WARN("on the int8 model.bin, attend int8 = exact on " << same << "/300 sentences, CTranslate2 int8 on "
-       << c.ct2_int8_model_agreement << "/300; attend int8 = CTranslate2 int8 on " << agreeing(int8, c.ct2_int8_model)
-       << "/300");
-  CHECK(same >= c.ct2_int8_model_agreement);
+  CHECK(same_as_exact >= c.ct2_int8_model_agreement);
+  // The default bf16 caches lose nothing of that (measured 278/300 = exact).
+  CHECK(agreeing(greedy(dir, "default"), c.ct2_int8_model_fp32) >= c.ct2_int8_model_agreement);
   // attend float32 on the int8 file is that exact arithmetic.
   CHECK(agreeing(greedy(dir, "float32"), c.ct2_int8_model_fp32) == 300);
 }
@@ -210,7 +223,7 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
   CHECK(std::string(attend_model_compute_type(model)) == "float32");
   attend_model_free(model);
   model = nullptr;
-  CHECK(attend_model_load_typed(fp32.c_str(), nullptr, "float16", &model) == ATTEND_ERROR);
+  CHECK(attend_model_load_typed(fp32.c_str(), nullptr, "float16", &model) == ATTEND_ERROR_INVALID_ARGUMENT);
   CHECK(model == nullptr);
   CHECK_THAT(std::string(attend_last_error()), Catch::Contains("float16"));
   CHECK(std::string(attend_model_compute_type(nullptr)).empty());
@@ -236,7 +249,7 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
   attend_model_free(model);
   lo.kv_cache_type = "int8";
   model = nullptr;
-  CHECK(attend_model_load_with(fp32.c_str(), &lo, &model) == ATTEND_ERROR);
+  CHECK(attend_model_load_with(fp32.c_str(), &lo, &model) == ATTEND_ERROR_INVALID_ARGUMENT);
   CHECK(model == nullptr);
   CHECK_THAT(std::string(attend_last_error()), Catch::Contains("kv_cache_type = 'int8'"));
 
@@ -247,21 +260,51 @@ TEST_CASE("compute types: the C API loads with a compute type and reports the on
   REQUIRE(attend_model_load((out + "/int8").c_str(), nullptr, &model) == ATTEND_OK);
   CHECK(std::string(attend_model_compute_type(model)) == "int8");
   attend_model_free(model);
-  CHECK(attend_convert_model(fp32.c_str(), (out + "/bad").c_str(), "float16") == ATTEND_ERROR);
+  CHECK(attend_convert_model(fp32.c_str(), (out + "/bad").c_str(), "float16") == ATTEND_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(std::string(attend_last_error()), Catch::Contains("float16"));
   CHECK(attend_convert_model(nullptr, out.c_str(), nullptr) == ATTEND_ERROR_INVALID_ARGUMENT);
+}
+
+// The instruction-set levels this CPU reports, by attend's names, read from
+// /proc/cpuinfo's flags (which Linux clears where the OS does not save the registers) —
+// not from attend's own detection. Each level needs its flags and the level below.
+std::vector<std::string> isas_the_cpu_reports() {
+  std::ifstream in("/proc/cpuinfo");
+  REQUIRE(in.good());
+  std::set<std::string> flags;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("flags", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string w; words >> w;) flags.insert(w);
+      break;
+    }
+  REQUIRE(flags.count("sse2") == 1);
+  auto has = [&](std::initializer_list<const char*> names) {
+    return std::all_of(names.begin(), names.end(), [&](const char* n) { return flags.count(n) == 1; });
+  };
+  std::vector<std::string> out = {"sse2"};
+  if (!has({"avx2", "fma"})) return out;
+  out.push_back("avx2");
+  if (!has({"avx512f", "avx512cd", "avx512dq", "avx512bw", "avx512vl"})) return out;
+  out.push_back("avx512");
+  if (!has({"avx512_vnni"})) return out;
+  out.push_back("avx512_vnni");
+  if (has({"avx512_bf16"})) out.push_back("avx512_bf16");
+  return out;
 }
 
 }  // namespace
 
 // int8 computes the same bits on every ISA (ops: exact int32 sums, every other kernel
 // width-independent — kernels/simd.hpp), so a model's int8 translations, scores and
-// attention are identical whatever the CPU: each ISA this machine runs, forced through
-// LoadOptions::isa, against the best one. CTranslate2's int8 model.bin (its stored
-// weights) and the fp32 model quantized at load; greedy with scores, beam search with
-// n-best and attention, and seeded sampling.
+// attention are identical whatever the CPU: every ISA this CPU reports, forced through
+// LoadOptions::isa, must load and give the bits of the first (sse2, which every x86-64
+// CPU runs); an ISA it does not report must be refused, naming the option. CTranslate2's
+// int8 model.bin (its stored weights) and the fp32 model quantized at load; greedy with
+// scores, beam search with n-best and attention, and seeded sampling.
 TEST_CASE("compute types: int8 gives bit-identical translations, scores and attention on every ISA", "[compute-type]") {
-  const std::vector<std::string> isas = {"avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"};
+  const std::vector<std::string> reported = isas_the_cpu_reports();
+  INFO("this CPU reports " << reported.size() << " levels, up to " << reported.back());
   const std::vector<Tokens> sources(cases().sources.begin(), cases().sources.begin() + 60);
   std::vector<attend::TranslationOptions> settings(3);
   settings[0].max_length = 48;
@@ -272,17 +315,17 @@ TEST_CASE("compute types: int8 gives bit-identical translations, scores and atte
                                   {"ct2-aren-transliteration", "int8"}}) {
     std::vector<std::vector<attend::TranslationResult>> first;
     std::string first_isa;
-    int ran = 0;
-    for (const std::string& isa : isas) {
-      std::optional<attend::Model> model;
-      try {
-        model = attend::Model::load(kModels + dir, {.isa = isa, .compute_type = type});
-      } catch (const attend::Error&) {
-        continue;  // this CPU cannot run it
+    for (const std::string isa : {"sse2", "avx2", "avx512", "avx512_vnni", "avx512_bf16"}) {
+      INFO(dir << " on " << isa);
+      if (std::find(reported.begin(), reported.end(), isa) == reported.end()) {
+        CHECK_THROWS_WITH(attend::Model::load(kModels + dir, {.isa = isa, .compute_type = type}),
+                          Catch::Contains("isa") && Catch::Contains("this CPU cannot run"));
+        continue;
       }
-      REQUIRE(model->info().compute_type == "int8");
-      ++ran;
-      const attend::Translator translator(*model, {.threads = 2});
+      const attend::Model model = attend::Model::load(kModels + dir, {.isa = isa, .compute_type = type});
+      REQUIRE(model.info().compute_type == "int8");
+      REQUIRE(model.info().isa == isa);
+      const attend::Translator translator(model, {.threads = 2});
       std::vector<std::vector<attend::TranslationResult>> results;
       for (const auto& options : settings) results.push_back(translator.translate_tokens(sources, options));
       if (first.empty()) {
@@ -303,9 +346,8 @@ TEST_CASE("compute types: int8 gives bit-identical translations, scores and atte
               differences += !same_bits(a[h].token_log_probs[t], b[h].token_log_probs[t]);
           }
         }
-      INFO(dir << ": " << isa << " against " << first_isa);
+      INFO("against " << first_isa);
       CHECK(differences == 0);
     }
-    CHECK(ran >= 2);  // every x86-64 CPU runs sse2 and at least one more here (CI machines have AVX2)
   }
 }

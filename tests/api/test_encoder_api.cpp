@@ -179,3 +179,115 @@ TEST_CASE("C++ and C Encoder: text gives Hugging Face's ids and what they give",
 }
 
 }  // namespace
+
+namespace {
+
+json text_cases(const std::string& name) {
+  json out = json::array();
+  for (const json& c : cases_of(name))
+    if (c.contains("text")) out.push_back(c);
+  return out;
+}
+
+std::vector<std::string> texts_of(const json& cases) {
+  std::vector<std::string> out;
+  for (const json& c : cases) out.push_back(c["text"].get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+// config_sentence_transformers.json's prompts, default_prompt_name and similarity_fn_name,
+// applied as sentence-transformers applies them (its embeddings in the fixture).
+TEST_CASE("C++ and C Encoder: sentence-transformers' prompts and similarity function", "[encoder]") {
+  const json cases = text_cases("st-roberta-prompts");
+  const std::vector<std::string> texts = texts_of(cases);
+  const attend::Encoder encoder(kEncoders + "/st-roberta-prompts");
+  const attend::EncoderInfo info = encoder.encoder_info();
+  CHECK(info.default_prompt_name == "query");
+  CHECK(info.similarity == "euclidean");
+  REQUIRE(info.prompts.size() == 3);
+  CHECK(info.prompts[1] == std::pair<std::string, std::string>("passage", "passage <pad> of: "));
+  auto check_all = [&](const attend::EmbedOptions& o, const char* field) {
+    INFO(field);
+    const auto got = encoder.embed(texts, o);
+    for (size_t i = 0; i < texts.size(); ++i) check_close(got[i], cases[i][field].get<std::vector<float>>());
+  };
+  check_all({}, "embedding");
+  attend::EmbedOptions o;
+  o.prompt_name = "passage";
+  check_all(o, "embedding_passage");
+  o.prompt_name = "query";
+  check_all(o, "embedding_query");
+  o.prompt_name = "document";  // every model knows it; this one has no text for it
+  check_all(o, "embedding_document");
+  o.prompt = "";
+  o.prompt_name = "passage";  // a prompt wins over a name, as in sentence-transformers
+  check_all(o, "embedding_no_prompt");
+  o.prompt = "search <pad>: ";
+  check_all(o, "embedding_search_pad");
+  CHECK(encoder.prompt_text({}) == "query: ");
+  o = {};
+  o.prompt_name = "title";
+  CHECK_THROWS_WITH(encoder.embed(texts, o), Contains("prompt name 'title' is not one of the model's prompts"));
+
+  // Ids are taken as they are: the tokenizer's ids of the prompted text give the default embedding.
+  const auto from_ids = encoder.embed_ids(ids_of(cases));
+  for (size_t i = 0; i < texts.size(); ++i) check_close(from_ids[i], cases[i]["embedding"].get<std::vector<float>>());
+
+  attend_encoder* e = nullptr;
+  REQUIRE(attend_encoder_load((kEncoders + "/st-roberta-prompts").c_str(), nullptr, &e) == ATTEND_OK);
+  CHECK(attend_encoder_num_prompts(e) == 3);
+  CHECK(std::string(attend_encoder_prompt_name(e, 2)) == "query");
+  CHECK(std::string(attend_encoder_prompt_text(e, 2)) == "query: ");
+  CHECK(attend_encoder_prompt_name(e, 3) == nullptr);
+  CHECK(std::string(attend_encoder_default_prompt_name(e)) == "query");
+  CHECK(std::string(attend_encoder_similarity(e)) == "euclidean");
+  std::vector<const char*> pointers;
+  for (const std::string& t : texts) pointers.push_back(t.c_str());
+  const size_t dim = attend_encoder_embedding_dim(e);
+  std::vector<float> out(texts.size() * dim);
+  REQUIRE(attend_encoder_embed_text_with_prompt(e, pointers.data(), pointers.size(), -1, "passage", nullptr, out.data()) == ATTEND_OK);
+  for (size_t i = 0; i < texts.size(); ++i)
+    check_close({out.begin() + i * dim, out.begin() + (i + 1) * dim}, cases[i]["embedding_passage"].get<std::vector<float>>());
+  REQUIRE(attend_encoder_embed_text(e, pointers.data(), pointers.size(), -1, out.data()) == ATTEND_OK);  // the default prompt
+  check_close({out.begin(), out.begin() + dim}, cases[0]["embedding"].get<std::vector<float>>());
+  CHECK(attend_encoder_embed_text_with_prompt(e, pointers.data(), 1, -1, "nope", nullptr, out.data()) != ATTEND_OK);
+  CHECK_THAT(attend_last_error(), Contains("'nope'"));
+  attend_encoder_free(e);
+}
+
+// As ctranslate2.Encoder: forward_ids takes sequences up to the positions, whatever
+// sentence-transformers' max_seq_length (24 here, 64 positions); an unknown token is the
+// unknown token; input_problem says why a sequence cannot run.
+TEST_CASE("C++ Encoder: forward_ids up to the positions, unknown tokens, input_problem", "[encoder]") {
+  const attend::Encoder encoder(kEncoders + "/st-roberta-prompts");
+  CHECK(encoder.encoder_info().max_length == 24);
+  std::vector<std::int32_t> long_ids(60, 10);
+  long_ids.front() = 0, long_ids.back() = 2;
+  const auto out = encoder.forward_ids({long_ids});
+  CHECK(out[0].length == 60);
+  CHECK_THROWS_WITH(encoder.forward_ids({std::vector<std::int32_t>(65, 10)}), Contains("more than max_length 64"));
+  attend::EncoderOptions o;
+  o.max_length = 30;
+  const attend::Encoder limited(kEncoders + "/st-roberta-prompts", o);
+  CHECK_THROWS_WITH(limited.forward_ids({long_ids}), Contains("sequence at index 0: 60 tokens, more than max_length 30"));
+  CHECK(encoder.token_to_id("<unk>") == 3);
+  CHECK(encoder.token_to_id("surely-not-a-token") == 3);
+  CHECK(encoder.input_problem({0, 5, 2}).empty());
+  CHECK(encoder.input_problem({}) == "no tokens (an encoder needs at least one)");
+  CHECK_THAT(encoder.input_problem({0, 100000, 2}), Contains("id 100000 (token 2 of 3) is outside the vocabulary"));
+  CHECK_THAT(encoder.input_problem({0, 5, 2}, {0, 1, 0}), Contains("token type 1 (token 2 of 3) is not one of the model's 1"));
+  const attend::Encoder distilbert(kEncoders + "/distilbert-classifier");
+  CHECK(distilbert.input_problem({2, 5, 3}, {0, 1, 1}).empty());  // no token type embeddings: types unused
+}
+
+TEST_CASE("C++ Encoder: DistilBERT classifies pairs as transformers does", "[encoder]") {
+  const attend::Encoder encoder(kEncoders + "/distilbert-classifier");
+  for (const json& c : cases_of("distilbert-classifier")) {
+    if (!c.contains("pair")) continue;
+    const auto got = encoder.classify_pairs({{c["pair"][0].get<std::string>(), c["pair"][1].get<std::string>()}});
+    check_close(got[0].logits, c["logits"].get<std::vector<float>>());
+    CHECK(encoder.tokenize_pair(c["pair"][0], c["pair"][1]).ids == c["ids"].get<std::vector<std::int32_t>>());
+  }
+}

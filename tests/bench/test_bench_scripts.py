@@ -11,7 +11,9 @@ apart from machine_limits --quick):
 - machine_limits itself (path given as the first argument) reports a non-zero fp32
   peak at every ISA it is asked for, and names the step attend's kernels run there;
 - bench/compare_report.py prints its tables when a oneDNN yardstick was skipped and
-  when the machine's peaks are missing.
+  when the machine's peaks are missing;
+- bench/before_after.py reports medians and per-round ratios of two builds, a failed
+  run as n/a, from its results file alone.
 
     tests/bench/test_bench_scripts.py build/release/bench/machine_limits
 """
@@ -26,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
+import before_after  # noqa: E402
 import compare_report  # noqa: E402
 import machine_peaks  # noqa: E402
 import vs_ctranslate2  # noqa: E402
@@ -270,6 +273,49 @@ class CompareReport(unittest.TestCase):
                 else:
                     self.assertIn("n/a", s8)
                     self.assertIn("fp32 not measured", out)
+
+
+class BeforeAfter(unittest.TestCase):
+    @staticmethod
+    def record(round_, workload, ctype, binary, value):
+        return {"kind": "result", "round": round_, "workload": workload, "type": ctype, "binary": binary, "value": value}
+
+    def records(self):
+        out = [{"kind": "run", "old": "a", "new": "b"}]
+        for round_, (old, new) in enumerate([(100.0, 99.0), (110.0, 107.8), (90.0, 90.9)]):
+            out += [self.record(round_, "translate-one", "float32", "old", old),
+                    self.record(round_, "translate-one", "float32", "new", new)]
+        out += [self.record(0, "embed", "int8", "old", 2000.0), self.record(0, "embed", "int8", "new", None),
+                self.record(0, "translate-greedy", "bfloat16", "new", 50.0),
+                self.record(0, "translate-greedy", "bfloat16", "old", 40.0)]
+        return out
+
+    def rows(self, text):
+        return {tuple(line.split()[:2]): line.split()[2:] for line in text.splitlines()[1:]}
+
+    def test_medians_and_paired_ratios(self):
+        text = before_after.report(self.records())
+        rows = self.rows(text)
+        # Medians of each binary, and of the per-round ratios (0.99, 0.98, 1.01), min, max.
+        self.assertEqual(rows[("translate-one", "float32")], ["100.0", "99.0", "0.990", "0.980", "1.010", "3"])
+        self.assertEqual(rows[("translate-greedy", "bfloat16")], ["40.0", "50.0", "1.250", "1.250", "1.250", "1"])
+        # A failed run (no value) leaves its side n/a and no ratio.
+        self.assertEqual(rows[("embed", "int8")], ["2000.0", "n/a", "n/a", "n/a", "n/a", "0"])
+        # Workloads in the script's order, whatever the records' order.
+        self.assertEqual([line.split()[0] for line in text.splitlines()[1:]],
+                         ["translate-greedy", "translate-one", "embed"])
+
+    def test_report_only_from_a_file_with_a_cut_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "results.jsonl")
+            with open(path, "w") as f:
+                for r in self.records():
+                    f.write(json.dumps(r) + "\n")
+                f.write('{"kind": "result", "round": 3, "work')  # the process died mid-line
+            done = subprocess.run([sys.executable, str(ROOT / "bench" / "before_after.py"), "--report-only", path],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(done.stdout.strip(), before_after.report(self.records()))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #   OUT/model-overflow  OUT/model whose activations overflow: NaN logits
 #   OUT/model-late-overflow  finite logits at the first step only, NaN from the second
 #   OUT/corpus.txt    the text the tokenizers were trained on
+#   OUT/spm/          SentencePiece models alone (BPE, Unigram, Unigram spanning spaces)
 # Usage: make_cli_fixture.sh MAKE_TEST_MODEL OUT
 set -euo pipefail
 make_model=$1
@@ -38,6 +39,16 @@ train "$out/corpus.txt" "$out/src" 150
 train "$out/corpus.upper.txt" "$out/tgt" 120
 train "$out/corpus.txt" "$out/shared" 150
 train "$out/corpus.upper.txt" "$out/tgt-bytes" 400 --byte_fallback=true
+# For the tokenizer tests (tests/text/test_leading_pieces.cpp): a Unigram model, and one
+# whose pieces may span spaces (split_by_whitespace off), beside the BPE ones.
+mkdir -p "$out/spm"
+spm_train --input="$out/corpus.txt" --model_prefix="$out/spm/unigram" --vocab_size=150 --model_type=unigram \
+  --character_coverage=1.0 --unk_id=0 --bos_id=1 --eos_id=2 --pad_id=3 --minloglevel=2 >/dev/null 2>&1 \
+  || { echo "spm_train failed for the unigram model" >&2; exit 1; }
+spm_train --input="$out/corpus.txt" --model_prefix="$out/spm/unigram-spans" --vocab_size=150 --model_type=unigram \
+  --split_by_whitespace=false --character_coverage=1.0 --unk_id=0 --bos_id=1 --eos_id=2 --pad_id=3 --minloglevel=2 \
+  >/dev/null 2>&1 || { echo "spm_train failed for the unigram-spans model" >&2; exit 1; }
+cp "$out/src.model" "$out/spm/bpe.model"
 cp "$out/src.model" "$out/model/source.spm"
 cp "$out/tgt.model" "$out/model/target.spm"
 cp "$out/shared.model" "$out/model-shared/vocab.spm"

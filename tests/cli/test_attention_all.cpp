@@ -151,7 +151,7 @@ TEST_CASE("embed --attention-all: an encoder-only model's self-attention, the em
   REQUIRE(r.status == 0);
   CHECK(r.out == plain.out);
   const auto check = run_shell(kPython + "-c " + quote("import numpy as np, sys; z = np.load(sys.argv[1]); w = z['encoder_self']; "
-                                                      "assert sorted(z.files) == ['encoder_self', 'line', 'source_ids', 'source_tokens'], z.files; "
+                                                      "assert sorted(z.files) == ['encoder_self', 'line', 'model', 'source_ids', 'source_tokens'], z.files; "
                                                       "assert w.shape[2:] == (4, 4) and np.allclose(w.sum(-1), 1, atol=1e-5), w.shape; "
                                                       "print(list(z['source_ids']))") +
                                " " + quote(dir + "/line-1.npz"));
@@ -167,6 +167,53 @@ TEST_CASE("embed --attention-all: an encoder-only model's self-attention, the em
   CHECK(past.status == 1);
   CHECK(past.out == plain.out);
   CHECK_THAT(past.err, Contains("--attention-lines 5: the input has 2 line(s)"));
+}
+
+// Text in: the tokens are the model's tokenizer.json's (not ids), the file keeps the text
+// and which tokens the tokenizer added; a pair (classify, a cross-encoder) marks which
+// sentence each token came from, as the type ids the model saw do.
+TEST_CASE("embed and classify --attention-all: the tokenizer's tokens, the text, a pair's sentences A and B",
+          "[cli][attention-heads]") {
+  const std::string bert = std::string(ATTEND_TEST_DATA) + "/encoders/bert";
+  const std::string cross = std::string(ATTEND_TEST_DATA) + "/encoders/bert-cross-encoder";
+  const std::string read = "import numpy as np, sys; z = np.load(sys.argv[1]); "
+                           "print(' '.join(z['source_tokens'])); print(list(z['source_sequence_ids'])); "
+                           "print(list(z['source_type_ids'])); print(' | '.join(z['source_texts'])); print(str(z['model']))";
+  const std::string embedded = fresh("embed-text.npz");
+  const auto tokens = run_attend({"tokenize", "-m", bert, "--output-format", "tokens"}, "Hello world!\n");
+  REQUIRE(tokens.status == 0);
+  const auto e = run_attend({"embed", "-m", bert, "-q", "--attention-all", embedded, "--attention-lines", "0"},
+                            "Hello world!\n");
+  INFO(e.err);
+  REQUIRE(e.status == 0);
+  const auto got = run_shell(kPython + "-c " + quote(read) + " " + quote(embedded));
+  INFO(got.err);
+  REQUIRE(got.status == 0);
+  CHECK(got.out == tokens.out + "[-1, 0, 0, 0, -1]\n[0, 0, 0, 0, 0]\nHello world!\n" + bert + "\n");
+
+  const std::string pair = fresh("pair.npz");
+  const std::string input = "is a model good?\ta model\n";
+  const auto c = run_attend({"classify", "-m", cross, "-q", "--attention-all", pair, "--attention-lines", "0"}, input);
+  INFO(c.err);
+  REQUIRE(c.status == 0);
+  CHECK(c.out == run_attend({"classify", "-m", cross, "-q"}, input).out);  // the scores unchanged
+  const auto p = run_shell(kPython + "-c " + quote(read) + " " + quote(pair));
+  INFO(p.err);
+  REQUIRE(p.status == 0);
+  // As Hugging Face's tokenizers gives them (sequence_ids None as -1).
+  CHECK(p.out == "[CLS] is a model good ? [SEP] a model [SEP]\n[-1, 0, 0, 0, 0, 0, -1, 1, 1, -1]\n"
+                 "[0, 0, 0, 0, 0, 0, 0, 1, 1, 1]\nis a model good? | a model\n" + cross + "\n");
+
+  // Ids in: the tokens still the model's own, from tokenizer.json; no text, no sequence ids.
+  const std::string ids = fresh("ids.npz");
+  REQUIRE(run_attend({"embed", "-m", bert, "-q", "--input-format", "ids", "--attention-all", ids, "--attention-lines", "0"},
+                     "2 4 3\n").status == 0);
+  const auto i = run_shell(kPython + "-c " + quote("import numpy as np, sys; z = np.load(sys.argv[1]); "
+                                                   "print(' '.join(z['source_tokens']), sorted(z.files))") + " " + quote(ids));
+  CHECK(i.out == "[CLS] [MASK] [SEP] ['encoder_self', 'line', 'model', 'source_ids', 'source_tokens']\n");
+  const auto lines = run_attend({"classify", "-m", cross, "-q", "--attention-lines", "0"}, input);
+  CHECK(lines.status == 2);
+  CHECK_THAT(lines.err, Contains("--attention-lines needs --attention-all"));
 }
 
 }  // namespace attend::test

@@ -161,3 +161,58 @@ TEST_CASE("every output option of every command, on a full disk, names its file"
 }
 
 }  // namespace attend::test
+
+namespace attend::test {
+
+// Every numeric flag of every command shows its range in --help; the translator's and
+// encoder's settings have one range each (include/attend/limits.h), the same for
+// translate and embed, and a value outside is a usage error (exit 2) naming the flag.
+TEST_CASE("every numeric flag shows its range in --help, and out of range is exit 2 naming the flag", "[cli][arguments][limits]") {
+  for (const std::string command : {"translate", "bench", "plan", "embed", "classify", "tokenize"}) {
+    const CommandResult help = run_attend({command, "--help"});
+    REQUIRE(help.status == 0);
+    std::size_t numeric = 0;
+    for (const std::string& line : split_lines(help.out)) {
+      const bool is_flag = line.rfind("  -", 0) == 0;
+      if (!is_flag || (line.find(" INT:") == std::string::npos && line.find(" UINT:") == std::string::npos &&
+                       line.find(" FLOAT:") == std::string::npos && line.find(" INT ") == std::string::npos &&
+                       line.find(" FLOAT ") == std::string::npos))
+        continue;
+      ++numeric;
+      INFO(command << ": " << line);
+      CHECK((line.find(" in [") != std::string::npos || line.find(" in (") != std::string::npos ||
+             line.find("≥") != std::string::npos || line.find("a finite number") != std::string::npos));
+    }
+    INFO(command);
+    CHECK(numeric >= 3);
+  }
+  const std::string model = std::string(ATTEND_CLI_FIXTURE) + "/model";
+  const std::string encoder = std::string(ATTEND_TEST_DATA) + "/encoders/bert";  // 64 positions
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"translate", "-m", model, "--max-batch-size", "65537"}, "--max-batch-size: must be an integer in [1, 65536]"},
+      {{"embed", "-m", encoder, "--max-batch-size", "65537"}, "--max-batch-size: must be an integer in [1, 65536]"},
+      {{"translate", "-m", model, "--max-batch-tokens", "-1"}, "--max-batch-tokens: must be an integer in [0, 16777216]"},
+      {{"embed", "-m", encoder, "--max-batch-tokens", "0"}, "--max-batch-tokens: must be an integer in [1, 16777216]"},
+      {{"embed", "-m", encoder, "--threads", "5000"}, "--threads: must be an integer in [0, 4096]"},
+      {{"translate", "-m", model, "--inter-threads", "100", "--intra-threads", "100"},
+       "--inter-threads 100: × --intra-threads 100 = 10000: at most 4096 in all"},
+      {{"embed", "-m", encoder, "--inter-threads", "100", "--intra-threads", "100"},
+       "--inter-threads 100: × --intra-threads 100 = 10000: at most 4096 in all"},
+      {{"embed", "-m", encoder, "--max-length", "100000"}, "--max-length 100000: must be in [0, 64]"},
+      {{"bench", "--preset", "tiny", "--batch", "70000"}, "--batch: must be an integer in [1, 65536]"},
+      {{"plan", "--preset", "tiny", "--beam", "300"}, "--beam: must be an integer in [1, 256]"},
+  };
+  for (const Case& c : cases) {
+    const CommandResult r = run_attend(c.args, "a line\n");
+    INFO(c.args[0] << " " << c.args[c.args.size() - 2] << " " << c.args.back() << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Contains(c.message));
+    CHECK_THAT(r.err, !Contains("max_batch ") && !Contains("error:"));
+  }
+}
+
+}  // namespace attend::test

@@ -24,7 +24,7 @@ using Catch::Matchers::Contains;
 const std::string kFixture = ATTEND_CLI_FIXTURE;
 const std::string kModel = kFixture + "/model";                // source.spm + target.spm, max_positions 64
 const std::string kSharedModel = kFixture + "/model-shared";  // vocab.spm
-const std::string kShared = ATTEND_SHARED_MODELS;
+const std::string kModels = std::string(ATTEND_TEST_DATA) + "/models";  // the real CTranslate2 models, committed
 
 std::string corpus_lines(std::size_t first, std::size_t count) {
   std::ifstream in(kFixture + "/corpus.txt");
@@ -198,7 +198,8 @@ TEST_CASE("translate: over-long lines are truncated with one warning, or rejecte
   const auto out = split_lines(r.out);
   REQUIRE(out.size() == 4);
   CHECK(count(r.err, "truncated") == 1);
-  CHECK_THAT(r.err, Contains("2 line(s) longer than the model's limit of 64 source tokens were truncated (first: line 2"));
+  CHECK_THAT(r.err, Contains("2 line(s) longer than the model's limit of 64 source tokens were truncated to it, 72 "
+                             "source tokens dropped (first: line 2"));
   CHECK(out[1] == translate_alone(prefix_ids, {"--input-format", "ids"}));  // exactly the first 64 ids
   CHECK(out[3] == out[1]);
 
@@ -212,7 +213,7 @@ TEST_CASE("translate: over-long lines are truncated with one warning, or rejecte
 
   const auto strict = translate(input, {"--input-format", "ids", "--strict"});
   CHECK(strict.status == 1);
-  CHECK_THAT(strict.err, Contains("line 2: 100 source tokens, more than the limit of 64"));
+  CHECK_THAT(strict.err, Contains("line 2: 100 source tokens, more than the model's limit of 64 source tokens"));
 }
 
 TEST_CASE("translate: invalid UTF-8 is replaced with a warning naming the line, or an error with --strict", "[cli]") {
@@ -275,7 +276,7 @@ TEST_CASE("CLI: bad flags get a clear message and exit status 2", "[cli]") {
       {{}, "A subcommand is required"},
       {{"translate", "-m", kModel, "--frobnicate"}, "--frobnicate"},
       {{"translate", "-m", kModel, "--beam", "0"}, "--beam: must be an integer in [1, 256], got 0"},
-      {{"translate", "-m", kModel, "--max-batch-size", "2x"}, "--max-batch-size: '2x' is not an integer ≥ 1"},
+      {{"translate", "-m", kModel, "--max-batch-size", "2x"}, "--max-batch-size: '2x' is not an integer in [1, 65536]"},
       {{"translate", "-m", kModel, "--beam", "2", "--n-best", "3"}, "--n-best 3: must be ≤ --beam × --patience = 2"},
       {{"translate", "-m", kModel, "--beam", "2", "--sample-topk", "5"}, "exclude each other"},
       {{"translate", "-m", kModel, "--input-format", "xml"}, "--input-format"},
@@ -284,7 +285,7 @@ TEST_CASE("CLI: bad flags get a clear message and exit status 2", "[cli]") {
       {{"bench", "--preset", "huge"}, "--preset"},
       {{"bench", "--preset", "tiny", "--src-len", "9:3"}, "--src-len 9:3"},
       {{"bench", "--preset", "tiny", "--src-len", "ten"}, "--src-len ten"},
-      {{"bench", "--threads", "-1"}, "--threads: must be an integer ≥ 0, got -1"},
+      {{"bench", "--threads", "-1"}, "--threads: must be an integer in [0, 4096], got -1"},
       {{"plan", "--preset", "tiny", "--max-batch", "many"}, "--max-batch"},
       {{"convert", "only-one-directory"}, "output"},
   };
@@ -634,8 +635,8 @@ TEST_CASE("translate: memory stays flat however long the input", "[cli][memory]"
   CHECK(large < small + 8);
 }
 
-TEST_CASE("translate: the shared CTranslate2 model, tokens in and out", "[cli][shared-models]") {
-  const std::string model = kShared + "/ct2-aren-transliteration";
+TEST_CASE("translate: the real CTranslate2 model, tokens in and out", "[cli]") {
+  const std::string model = kModels + "/ct2-aren-transliteration";
   const std::string input = "آ ت ز م و ن\nآ ت ش ي س و ن\n";
   const auto r = run_attend({"translate", "-m", model, "--input-format", "tokens", "-q"}, input);
   REQUIRE(r.status == 0);

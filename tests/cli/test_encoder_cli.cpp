@@ -232,6 +232,186 @@ TEST_CASE("encoder directories: an unsupported architecture or field is refused 
   CHECK_THAT(r.err, Contains("field 'hidden_size' is missing"));
 }
 
+// sentence-transformers' prompts (config_sentence_transformers.json): the default prompt
+// applies unless --prompt or --prompt-name says otherwise, as encode(prompt=,
+// prompt_name=) — embeddings against sentence-transformers' own.
+TEST_CASE("embed: --prompt-name and --prompt, else the model's default prompt, as sentence-transformers", "[cli][encoder]") {
+  const std::string model = kEncoders + "/st-roberta-prompts";
+  json cases;
+  for (const json& c : cases_of("st-roberta-prompts"))
+    if (c.contains("text")) cases.push_back(c);
+  std::string text;
+  for (const json& c : cases) text += c["text"].get<std::string>() + "\n";
+  auto check = [&](const std::vector<std::string>& flags, const char* field) {
+    INFO(field);
+    std::vector<std::string> args = {"embed", "-m", model, "-q"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto r = run_attend(args, text);
+    REQUIRE(r.status == 0);
+    const auto rows = split_lines(r.out);
+    REQUIRE(rows.size() == cases.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto got = json::parse(rows[i]).get<std::vector<float>>();
+      const auto want = cases[i][field].get<std::vector<float>>();
+      REQUIRE(got.size() == want.size());
+      for (size_t k = 0; k < want.size(); ++k) CHECK(std::abs(got[k] - want[k]) < 1e-4);
+    }
+  };
+  check({}, "embedding");  // default_prompt_name "query"
+  check({"--prompt-name", "passage"}, "embedding_passage");
+  check({"--prompt", ""}, "embedding_no_prompt");
+  check({"--prompt", "search <pad>: "}, "embedding_search_pad");
+  check({"--prompt-name", "document"}, "embedding_document");  // known to every model: no prompt here
+  std::string ids;
+  for (const json& c : cases) {
+    for (size_t k = 0; k < c["ids"].size(); ++k) ids.append(k ? " " : "").append(std::to_string(c["ids"][k].get<int>()));
+    ids += "\n";
+  }
+  CHECK(run_attend({"tokenize", "-m", model, "-q"}, text).out == ids);  // what embed feeds: the default prompt too
+
+  const auto unknown = run_attend({"embed", "-m", model, "--prompt-name", "title", "-q"}, "hello\n");
+  CHECK(unknown.status == 2);
+  CHECK_THAT(unknown.err, Contains("prompt name 'title' is not one of the model's prompts ('document', 'passage', 'query')"));
+  const auto on_ids = run_attend({"embed", "-m", model, "--input-format", "ids", "--prompt", "x", "-q"}, "0 2\n");
+  CHECK(on_ids.status == 2);
+  CHECK_THAT(on_ids.err, Contains("--prompt and --prompt-name apply to text"));
+  CHECK(run_attend({"embed", "-m", model, "--prompt", "x", "--prompt-name", "query", "-q"}, "a\n").status == 2);
+  const auto inspect = run_attend({"inspect", "-m", model});
+  CHECK_THAT(inspect.out, Contains("\"default_prompt_name\": \"query\""));
+  CHECK_THAT(inspect.out, Contains("\"similarity\": \"euclidean\""));
+}
+
+// Every message names the line (counted from 1), never an index within a chunk; an
+// empty ids line is the model's empty input, as an empty text line.
+TEST_CASE("encoder commands: ids lines are checked and named by line; an empty ids line embeds the empty text", "[cli][encoder]") {
+  const std::string model = kEncoders + "/bert";
+  const auto outside = run_attend({"embed", "-m", model, "--input-format", "ids", "-q"}, "2 3\n2 99999 3\n");
+  CHECK(outside.status == 1);
+  CHECK_THAT(outside.err, Contains("line 2: id 99999 (token 2 of 3) is outside the vocabulary [0, "));
+  CHECK_THAT(outside.err, !Contains("sequence"));
+  const auto negative = run_attend({"embed", "-m", model, "--input-format", "ids", "-q"}, "2 3\n2 3\n2 -4 3\n");
+  CHECK_THAT(negative.err, Contains("line 3: id -4 (token 2 of 3)"));
+  const auto empty_ids = run_attend({"embed", "-m", model, "--input-format", "ids", "-q"}, "2 3\n\n   \n");
+  REQUIRE(empty_ids.status == 0);
+  const auto rows = split_lines(empty_ids.out);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[1] == rows[0]);  // [CLS] [SEP]: what the tokenizer gives the empty text
+  CHECK(rows[2] == rows[0]);
+  const auto text_row = json::parse(split_lines(run_attend({"embed", "-m", model, "-q"}, "\n").out)[0]).get<std::vector<float>>();
+  const auto ids_row = json::parse(rows[0]).get<std::vector<float>>();
+  for (size_t k = 0; k < ids_row.size(); ++k) CHECK(std::abs(text_row[k] - ids_row[k]) < 1e-5);  // another batch: not bit-equal yet
+  const auto no_tokenizer = run_attend({"embed", "-m", kEncoders + "/bert-gelu-tanh", "--input-format", "ids", "-q"}, "2 3\n\n");
+  CHECK(no_tokenizer.status == 1);
+  CHECK_THAT(no_tokenizer.err, Contains("line 2: no token ids, and the model has no tokenizer"));
+}
+
+// DistilBERT has no token type embeddings: a pair's types are not used, as in
+// transformers — every pair line classified as transformers classifies it.
+TEST_CASE("classify: DistilBERT sentence pairs, as transformers", "[cli][encoder]") {
+  json pairs;
+  for (const json& c : cases_of("distilbert-classifier"))
+    if (c.contains("pair")) pairs.push_back(c);
+  REQUIRE(pairs.size() == 3);
+  std::string lines = "a single sentence\n";
+  for (const json& c : pairs) lines += c["pair"][0].get<std::string>() + "\t" + c["pair"][1].get<std::string>() + "\n";
+  const auto r = run_attend({"classify", "-m", kEncoders + "/distilbert-classifier", "--output-format", "jsonl", "-q"}, lines);
+  REQUIRE(r.status == 0);
+  const auto rows = split_lines(r.out);
+  REQUIRE(rows.size() == pairs.size() + 1);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const json got = json::parse(rows[i + 1])["scores"];
+    const auto logits = pairs[i]["logits"].get<std::vector<double>>();
+    const double top = std::max(logits[0], logits[1]);
+    const double z = std::exp(logits[0] - top) + std::exp(logits[1] - top);
+    CHECK(std::abs(got["LABEL_0"].get<double>() - std::exp(logits[0] - top) / z) < 1e-4);
+  }
+}
+
+// Hostile model directories: each out-of-range or unknown field refused naming the
+// file and the field — never a tensor count, an internal name or a crash.
+TEST_CASE("encoder directories: out-of-range fields and bad Dense weights are refused by their own names", "[cli][encoder]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(scratch_directory()) / "hostile";
+  auto with_json = [&](const std::string& from, const std::string& file, const std::function<void(json&)>& change) {
+    fs::remove_all(dir);
+    fs::copy(kEncoders + "/" + from, dir, fs::copy_options::recursive);
+    std::ifstream in(dir / file);
+    json c = json::parse(in);
+    change(c);
+    std::ofstream(dir / file) << c.dump();
+    return run_attend({"embed", "-m", dir.string(), "--input-format", "ids", "-q"}, "2 3\n");
+  };
+  struct Case {
+    const char* from;
+    const char* field;
+    json value;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"bert", "num_hidden_layers", 0, "config.json: field 'num_hidden_layers' must be in [1, 1024], got 0"},
+      {"bert", "num_hidden_layers", -3, "field 'num_hidden_layers' must be in [1, 1024], got -3"},
+      {"bert", "hidden_size", 0, "field 'hidden_size' must be in [1, 65536], got 0"},
+      {"bert", "num_attention_heads", -1, "field 'num_attention_heads' must be in [1, 1024], got -1"},
+      {"bert", "intermediate_size", 0, "field 'intermediate_size' must be in [1, 262144], got 0"},
+      {"bert", "vocab_size", 0, "field 'vocab_size' must be in [1, 16777216], got 0"},
+      {"bert", "max_position_embeddings", -64, "field 'max_position_embeddings' must be in [1, 1048576], got -64"},
+      {"bert", "type_vocab_size", -1, "field 'type_vocab_size' must be in [0, 65536], got -1"},
+      {"bert", "pad_token_id", 100000000000LL, "field 'pad_token_id' must be in [0, "},
+      {"distilbert", "n_layers", 0, "config.json: field 'n_layers' must be in [1, 1024], got 0"},
+      {"distilbert", "dim", -32, "field 'dim' must be in [1, 65536], got -32"},
+      {"bert-classifier", "problem_type", "ranking", "field 'problem_type' is 'ranking'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.from << ": " << c.field << " = " << c.value.dump());
+    const auto r = with_json(c.from, "config.json", [&](json& j) { j[c.field] = c.value; });
+    CHECK(r.status == 1);
+    CHECK_THAT(r.err, Contains(c.message));
+  }
+  const auto labels = with_json("bert-classifier", "config.json", [](json& j) {
+    j.erase("id2label"), j.erase("label2id"), j["num_labels"] = -2;
+  });
+  CHECK_THAT(labels.err, Contains("field 'num_labels' must be in [1, 1048576], got -2"));
+  // A Dense module whose weight does not fit its config: named by its file and stored name.
+  const auto dense = with_json("st-all-poolings", "2_Dense/config.json", [](json& j) { j["out_features"] = 15; });
+  CHECK(dense.status == 1);
+  CHECK_THAT(dense.err, Contains("2_Dense/model.safetensors: linear.bias has shape [16], the configuration implies [15]"));
+  CHECK_THAT(dense.err, !Contains("dense.0"));
+  const auto out_of_range = with_json("st-all-poolings", "2_Dense/config.json", [](json& j) { j["out_features"] = 0; });
+  CHECK_THAT(out_of_range.err, Contains("2_Dense/config.json: field 'out_features' must be in [1, 1048576], got 0"));
+  const auto prompt = with_json("st-roberta-prompts", "config_sentence_transformers.json", [](json& j) {
+    j["default_prompt_name"] = "title";
+  });
+  CHECK(prompt.status == 1);
+  CHECK_THAT(prompt.err, Contains("config_sentence_transformers.json: field 'default_prompt_name' is 'title'"));
+  const auto similarity = with_json("st-roberta-prompts", "config_sentence_transformers.json", [](json& j) {
+    j["similarity_fn_name"] = "jaccard";
+  });
+  CHECK_THAT(similarity.err, Contains("field 'similarity_fn_name' is 'jaccard'"));
+}
+
+// A line of 10^7 characters is read only as far as truncation keeps (the tokenizer reads
+// it piece by piece): the ids of a short prefix of it, read whole, and a peak RSS that is
+// the line's own bytes and the model's, not ~300 bytes per character.
+TEST_CASE("embed and tokenize: a 10^7-character line costs what its kept tokens cost, the same ids", "[cli][encoder][memory]") {
+  const std::string model = kEncoders + "/st-all-poolings";
+  std::string line;
+  line.reserve(10'000'100);
+  for (int k = 0; line.size() < 10'000'000; ++k) line += (k % 7 == 0 ? "Hello, World! " : "the quick brown fox ");
+  const auto head = run_attend({"tokenize", "-m", model, "-q"}, line.substr(0, 2000) + "\n");
+  const auto whole = run_attend({"tokenize", "-m", model, "-q"}, line + "\n");
+  REQUIRE(whole.status == 0);
+  CHECK(whole.out == head.out);
+  const std::string file = write_scratch_file("long-line.txt", line + "\n");
+  const std::string measure = "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
+                              "stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)";
+  const auto r = run_shell("python3 -c " + quote(measure) + " " + quote(attend_path()) + " embed -m " + quote(model) +
+                           " -q -i " + quote(file));
+  REQUIRE(r.status == 0);
+  const double mib = std::stod(r.out) / 1024;
+  INFO("attend embed of one 10^7-character line: peak RSS " << mib << " MiB");
+  CHECK(mib < 150);
+}
+
 TEST_CASE("inspect, plan and bench take an encoder directory, an unknown command is exit 2", "[cli][encoder]") {
   const std::string model = kEncoders + "/st-all-poolings";
   const auto inspect = run_attend({"inspect", "-m", model});

@@ -158,8 +158,10 @@ def main():
     p.add_argument("--families", default=",".join(FAMILIES))
     p.add_argument("--sources", type=int, default=12)
     p.add_argument("--small", action="store_true", help="small widths and vocabularies (the committed set)")
-    p.add_argument("--quantization", choices=["int8"], help="save the weights quantized (the cases are then CTranslate2 "
-                   "int8's own outputs, to test int8 model.bin files run as they are)")
+    p.add_argument("--quantization", choices=["int8", "float16", "bfloat16", "int8_float16"],
+                   help="save the weights quantized or narrowed by CTranslate2 (the cases are then CTranslate2's own "
+                   "outputs of that file on the CPU, to test such model.bin files run as they are; CTranslate2 computes "
+                   "float16 and bfloat16 files in float32 on CPUs, int8_float16 in int8)")
     args = p.parse_args()
     for family in args.families.split(","):
         rng = np.random.default_rng([args.seed, FAMILIES.index(family)])
@@ -181,6 +183,8 @@ def main():
         if family == "nllb":  # NLLB sources end with </s> and their language token
             sources = [s + ["</s>", LANGUAGES[0]] for s in sources]
         translator = ctranslate2.Translator(out, device="cpu", intra_threads=1)
+        if args.quantization:
+            print(out, "computed by CTranslate2 in", translator.compute_type)
         settings = [dict(s, max_decoding_length=s.get("max_decoding_length", 24)) for s in SETTINGS]
         with open(os.path.join(out, "cases.jsonl"), "w") as f:
             for options in settings:

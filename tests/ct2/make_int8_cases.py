@@ -20,6 +20,20 @@ This model.bin is binary version 2: CTranslate2 truncates (does not round) the
 activations it quantizes for files older than version 5 (round_before_cast_in_quantization),
 and so when it quantizes the float32 model at load; attend always rounds.
 The first line is a summary: CT2's int8-vs-fp32 agreement on this set.
+
+CTranslate2's int8 (and, in the last bits, its float32) results depend on the GEMM
+library and the kernels it picks for the CPU. The committed file is CTranslate2's AMD path
+(oneDNN, its AVX2 kernels), which any x86-64 CPU with AVX2 reproduces bit for bit:
+
+    CT2_USE_MKL=0 CT2_FORCE_CPU_ISA=AVX2 python3 tests/ct2/make_int8_cases.py tests/data/models OUT
+
+(checked on an Intel Xeon with AVX-512 and AMX: identical file). Its other paths on that
+Xeon (MKL, its default on Intel, or oneDNN; CT2_FORCE_CPU_ISA=AVX2 or AVX512; MKL_CBWR=
+COMPATIBLE) give this file's "int8_model" hypotheses on only 268-277 of the 300
+sentences, and int8 log-probs 0.011-0.012 apart on average (0.11-0.16 at most) where the
+hypotheses agree: the spread within which "CTranslate2's int8 results" are defined at all
+(tests/api/test_compute_types.cpp). MKL held to its AVX2 code (MKL_CBWR=AVX2, what it runs
+on an AVX2-only Intel CPU) gives them on 70, 0.14 apart on average (1.1 at most).
 """
 import json
 import random

@@ -115,6 +115,25 @@ TEST_CASE("sentence-transformers pipelines: every pooling mode, Dense, Normalize
   for (const char* name : {"st-all-poolings", "st-mean"}) check_fixture(name, 1e-4);
 }
 
+// transformers' create_position_ids_from_input_ids: a pad token inside a sequence takes
+// position padding_idx and the tokens after it continue from the last non-pad one —
+// ids with pads inside (last_hidden_state of RobertaModel), and texts with "<pad>" in
+// them embedded by sentence-transformers (mean pooling over every token, pads too).
+TEST_CASE("RoBERTa: pad tokens inside a sequence are positioned as transformers positions them", "[encoder]") {
+  check_fixture("st-roberta-prompts", 1e-4);
+  const auto model = load("st-roberta-prompts");
+  CHECK(model->config().pad_positions);
+  CHECK(model->config().position_offset == 2);
+}
+
+// DistilBERT has no token type embeddings: the types a pair's tokenizer gives are not
+// used, as in transformers (the fixture's pair cases carry types 0 and 1).
+TEST_CASE("DistilBERT classifies sentence pairs, their token types unused", "[encoder]") {
+  const json cases = cases_of("distilbert-classifier");
+  REQUIRE(std::count_if(cases.begin(), cases.end(), [](const json& c) { return c.contains("pair"); }) == 3);
+  check_fixture("distilbert-classifier", 1e-4);
+}
+
 TEST_CASE("CTranslate2's converted encoder matches its Encoder", "[encoder]") { check_fixture("ct2-bert", 1e-4); }
 
 TEST_CASE("results do not depend on batching or threads", "[encoder]") {
@@ -150,29 +169,59 @@ TEST_CASE("results do not depend on batching or threads", "[encoder]") {
   }
 }
 
-TEST_CASE("compute types: the encoder takes the translator's chooser, default and auto never pick a slower bfloat16",
+// The rule (docs/model-format.md#compute-types) through the encoder loader, on CPUs
+// described to it (LoadOptions::described_cpu): none needs to be this one. bfloat16 is
+// faster than float32 only where vdpbf16ps reaches 3/4 of the FMA's rate (AMD Zen 4);
+// on Intel's cores it runs at half, and all-MiniLM-L6-v2 in bfloat16 made 234
+// sentences/s against float32's 410 there; without AVX512_BF16 bf16 is widened.
+TEST_CASE("compute types: default and auto never pick a slower bfloat16 for an encoder, on described CPUs",
           "[encoder]") {
-  // bfloat16 is faster than float32 only where vdpbf16ps reaches 3/4 of the FMA's rate
-  // (model/compute_type.cpp, measured once per process); on Intel's cores it runs at half,
-  // and all-MiniLM-L6-v2 in bfloat16 made 234 sentences/s against float32's 410 here.
+  const CpuGemmSpeed fast_bf16{ops::Isa::avx512_bf16, true, "vdpbf16ps runs 180 GFLOP/s per core against the fp32 FMA's 180"};
+  const CpuGemmSpeed slow_bf16{ops::Isa::avx512_bf16, false, "vdpbf16ps runs 87 GFLOP/s per core against the fp32 FMA's 180"};
+  const CpuGemmSpeed vnni{ops::Isa::avx512_vnni, false, "avx512_vnni has no AVX512_BF16 (bf16 is widened to fp32)"};
+  const CpuGemmSpeed avx2{ops::Isa::avx2, false, "avx2 has no AVX512_BF16 (bf16 is widened to fp32)"};
+  const CpuGemmSpeed sse2{ops::Isa::sse2, false, "sse2 has no AVX512_BF16 (bf16 is widened to fp32)"};
+  struct Case {
+    const CpuGemmSpeed& cpu;
+    const char* fixture;  // stores: bert float32, bert-bf16 bfloat16, bert-fp16 float16
+    const char* asked;
+    const char* chosen;
+  };
+  const std::vector<Case> cases = {
+      {fast_bf16, "bert-bf16", "default", "bfloat16"}, {slow_bf16, "bert-bf16", "default", "float32"},
+      {vnni, "bert-bf16", "default", "float32"},       {avx2, "bert-bf16", "default", "float32"},
+      {sse2, "bert-bf16", "default", "float32"},       {fast_bf16, "bert", "default", "float32"},
+      {fast_bf16, "bert-fp16", "default", "float32"},  {slow_bf16, "bert-fp16", "default", "float32"},
+      {fast_bf16, "bert", "auto", "int8"},             {slow_bf16, "bert", "auto", "int8"},
+      {avx2, "bert-bf16", "auto", "int8"},             {sse2, "bert", "auto", "float32"},
+      {slow_bf16, "bert", "bfloat16", "bfloat16"},     {avx2, "bert", "bfloat16", "bfloat16"},
+      {fast_bf16, "bert-bf16", "float32", "float32"}};
+  for (const Case& c : cases) {
+    INFO(c.fixture << ", " << c.asked << ", on a CPU where " << c.cpu.bf16_evidence);
+    LoadOptions o;
+    o.compute_type = c.asked, o.described_cpu = c.cpu;
+    const ComputeType chosen = load_encoder(fixture(c.fixture).string(), o)->compute_type();
+    INFO("reason: " << chosen.reason);
+    CHECK(chosen.name == c.chosen);
+    if (std::string(c.fixture) == "bert-bf16" && std::string(c.asked) == "default" && chosen.name == "float32")
+      CHECK_THAT(chosen.reason, Catch::Matchers::Contains("float32 is faster here") && Catch::Matchers::Contains(c.cpu.bf16_evidence));
+    if (std::string(c.asked) == "bfloat16")
+      CHECK((chosen.reason.find("slower than float32 here") != std::string::npos) == !c.cpu.bf16_faster);
+  }
+}
+
+// Wiring: on this CPU, each ISA it runs, the encoder loader chooses from the rates
+// ops measures (the rule's 3/4, computed here) — not from a described CPU.
+TEST_CASE("compute types: the encoder loader chooses with this CPU's measured bf16 and FMA rates", "[encoder]") {
+  const ops::DotRates rates = ops::measured_dot_rates();
   for (const ops::Isa isa : ops::available_isas()) {
-    INFO("isa " << ops::isa_name(isa));
-    const CpuGemmSpeed cpu = measure_cpu_gemm_speed(isa);
-    auto chosen = [&](const std::string& fixture_name, const std::string& asked) {
-      LoadOptions o;
-      o.isa = isa, o.compute_type = asked;
-      return load_encoder(fixture(fixture_name).string(), o)->compute_type();
-    };
-    const ComputeType stored_bf16 = chosen("bert-bf16", "default");
-    CHECK(stored_bf16.name == (cpu.bf16_faster ? "bfloat16" : "float32"));
-    CHECK(stored_bf16.reason.rfind(resolve_compute_type("default", DType::bf16, cpu).reason, 0) == 0);
-    if (!cpu.bf16_faster) CHECK_THAT(stored_bf16.reason, Catch::Matchers::Contains("float32 is faster here"));
-    CHECK(chosen("bert", "default").name == "float32");
-    CHECK(chosen("bert-fp16", "default").name == "float32");
-    CHECK(chosen("bert", "auto").name == (isa >= ops::Isa::avx2 ? "int8" : "float32"));
-    const ComputeType asked = chosen("bert", "bfloat16");
-    CHECK(asked.name == "bfloat16");
-    CHECK((asked.reason.find("slower than float32 here") != std::string::npos) == !cpu.bf16_faster);
+    INFO("isa " << ops::isa_name(isa) << ": vdpbf16ps " << rates.bf16_dot_gflops << " GFLOP/s, FMA " << rates.f32_fma_gflops);
+    const bool bf16_faster = isa == ops::Isa::avx512_bf16 && rates.bf16_dot_gflops >= 0.75 * rates.f32_fma_gflops;
+    LoadOptions o;
+    o.isa = isa, o.compute_type = "default";
+    CHECK(load_encoder(fixture("bert-bf16").string(), o)->compute_type().name == (bf16_faster ? "bfloat16" : "float32"));
+    o.compute_type = "auto";
+    CHECK(load_encoder(fixture("bert").string(), o)->compute_type().name == (isa >= ops::Isa::avx2 ? "int8" : "float32"));
   }
 }
 
@@ -188,7 +237,10 @@ TEST_CASE("int8 and bfloat16 compute types stay close to float32", "[encoder]") 
     auto model = load("bert", type);
     CHECK(model->compute_type().name == type);
     const auto out = EncoderRunner(model, {}).run(ids, {}, options);
-    for (size_t i = 0; i < out.size(); ++i) CHECK(cosine(out[i].embedding, f32[i].embedding) > 0.99);
+    // Measured: int8 0.999993, bfloat16 0.999999 at worst on these two-layer random
+    // models (all-MiniLM-L6-v2's figures, README's, are held by the [.minilm] test below).
+    const double bound = type == std::string("int8") ? 0.9999 : 0.99999;
+    for (size_t i = 0; i < out.size(); ++i) CHECK(cosine(out[i].embedding, f32[i].embedding) > bound);
   }
 }
 
@@ -201,8 +253,8 @@ namespace {
 // The real all-MiniLM-L6-v2 (tests/encoder/run_minilm.sh fetches it from PyPI) against
 // sentence-transformers' embeddings, computed once (make_minilm_reference.py): fp32
 // within cosine 0.99999 — 6 layers of fp32 arithmetic in another order differ by ~1e-6
-// relative, far inside it — and int8 within the issue's 0.99 of fp32 (ONNX Runtime's
-// dynamic int8 reaches 0.943). int8 was 0.9828 with one int8 pass per row (the empty
+// relative, far inside it — and int8 within cosine 0.995 of fp32 on every sentence, as
+// README states (ONNX Runtime's dynamic int8 reaches 0.943). int8 was 0.9828 with one int8 pass per row (the empty
 // text: its [CLS] row's massive activation left most of the row at zero); the rows one
 // value dominates now get a second int8 term (plan/outlier_rows.hpp): measured 0.9954.
 // And int8 gives the same bits on every ISA, those rows included (SSE2's exact int8 GEMM
@@ -244,7 +296,7 @@ TEST_CASE("all-MiniLM-L6-v2 gives sentence-transformers' embeddings", "[.minilm]
     INFO("sentence " << i << ": " << cases[i]["text"].get<std::string>().substr(0, 60));
     const double c = cosine(int8[i].embedding, f32[i].embedding);
     worst_int8 = std::min(worst_int8, c);
-    CHECK(c >= 0.99);
+    CHECK(c >= 0.995);  // README's figure
   }
   std::printf("all-MiniLM-L6-v2: min cosine to sentence-transformers %.7f (fp32); int8 to fp32 %.5f\n", worst, worst_int8);
 }

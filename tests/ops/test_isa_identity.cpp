@@ -1,8 +1,9 @@
 // Every ISA computes the same bits (kernels/simd.hpp): the s8 GEMM (exact int32 sums
 // and the same float epilogue), attention, normalisation, activations, softmax and the
 // other row ops give bit-identical outputs whatever kernels run them — so a model's int8
-// outputs do not depend on the CPU. The fp32 and bf16 GEMMs are the exception (their K
-// order follows the micro-kernel), and are left out.
+// outputs do not depend on the CPU. The fp32 and bf16 GEMMs are the exception (SSE2
+// has no FMA, AVX512_BF16's vdpbf16ps rounds its own way), and are left out here; where
+// their ISAs agree, test_row_invariance.cpp checks them.
 #include <catch2/catch.hpp>
 
 #include <cstdint>

@@ -4,7 +4,7 @@ random sources, and what tools/reference.py decodes from them.
 
     make_parity_case.py OUT_DIR [--seed S] [--d-model 32] [--nhead 4] [--ffn 64]
         [--layers 2] [--src-vocab 50] [--tgt-vocab 60] [--shared-vocab] [--norm-first]
-        [--activation relu|gelu] [--sentences 6] [--beam 4] [--max-length 24]
+        [--activation relu|gelu] [--sentences 6] [--beam 4] [--max-length 24] [--via-checkpoint]
 
 OUT_DIR/model/ holds config.json + model.safetensors; OUT_DIR/expected.json holds the
 sources, the greedy hypotheses with their per-step logits, and the beam n-best lists.
@@ -14,6 +14,7 @@ Needs PyTorch.
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -103,6 +104,8 @@ def main():
     p.add_argument("--beam", type=int, default=4)
     p.add_argument("--max-length", type=int, default=24)
     p.add_argument("--train-steps", type=int, default=300)
+    p.add_argument("--via-checkpoint", action="store_true",
+                   help="convert through tools/convert_torch.py's command line from a torch.save()d state dict")
     a = p.parse_args()
     if a.shared_vocab:
         a.tgt_vocab = a.src_vocab
@@ -126,13 +129,24 @@ def main():
         greedy.append(hyp)
         beam.append(reference.beam_search(dec, a.beam, 2, 1.0, a.max_length, 0))
 
-    config, tensors = convert_torch.convert_state_dict(model.state_dict(), a.nhead, a.norm_first, a.activation)
-    convert_torch.save(config, tensors, os.path.join(a.out_dir, "model"))
+    if a.via_checkpoint:  # as a user converts: a torch.save()d state dict through the converter's command line
+        os.makedirs(a.out_dir, exist_ok=True)
+        checkpoint = os.path.join(a.out_dir, "checkpoint.pt")
+        torch.save(model.state_dict(), checkpoint)
+        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "convert_torch.py"), checkpoint,
+                        os.path.join(a.out_dir, "model"), "--nhead", str(a.nhead), "--activation", a.activation,
+                        *(["--norm-first"] if a.norm_first else [])], check=True)
+        os.remove(checkpoint)
+        tensors = {}
+    else:
+        config, tensors = convert_torch.convert_state_dict(model.state_dict(), a.nhead, a.norm_first, a.activation)
+        convert_torch.save(config, tensors, os.path.join(a.out_dir, "model"))
     expected = {"description": vars(a), "max_length": a.max_length, "beam": a.beam, "n_best": 2,
                 "length_penalty": 1.0, "sources": sources, "greedy": greedy, "beam_results": beam}
     with open(os.path.join(a.out_dir, "expected.json"), "w") as f:
         json.dump(expected, f)
-    print(f"{a.out_dir}: {len(sources)} sentences, {sum(t.size for t in tensors.values()):,} parameters", file=sys.stderr)
+    converted = "tools/convert_torch.py" if a.via_checkpoint else f"{sum(t.size for t in tensors.values()):,} parameters"
+    print(f"{a.out_dir}: {len(sources)} sentences, {converted}", file=sys.stderr)
 
 
 if __name__ == "__main__":

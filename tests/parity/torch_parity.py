@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """ctest driver: draws fresh random tutorial models with PyTorch (pre- and post-LN, ReLU
-and GeLU, separate and shared vocabularies), writes parity cases, and runs the runtime
-test binary on them. Exits 77 (ctest: skipped) when PyTorch is not installed.
+and GeLU, separate and shared vocabularies), converts them (two through
+tools/convert_torch.py's command line), writes parity cases, and runs the runtime test
+binary on them. Exits 77 (ctest: skipped) when PyTorch is not installed (tools/bootstrap.sh
+installs Debian's python3-torch).
 
     torch_parity.py TEST_RUNTIME_BINARY [--seed S]
 """
@@ -23,14 +25,16 @@ def main():
     try:
         import torch  # noqa: F401
     except ImportError:
-        print("PyTorch is not installed (tools/bootstrap.sh --with-torch): skipping")
+        print("skipped: PyTorch is not installed (tools/bootstrap.sh installs Debian's python3-torch)")
         return 77
     print(f"parity seed {a.seed} (replay with ATTEND_TEST_SEED={a.seed})", flush=True)
+    # Two of them are converted as a user converts, by tools/convert_torch.py from a
+    # torch.save()d checkpoint (each of its flags used), the others in process.
     variants = [
-        ["--norm-first", "--activation", "relu"],
+        ["--norm-first", "--activation", "relu", "--via-checkpoint"],
         ["--activation", "relu", "--shared-vocab"],
         ["--norm-first", "--activation", "gelu", "--shared-vocab"],
-        ["--activation", "gelu", "--layers", "3", "--d-model", "48", "--nhead", "6"],
+        ["--activation", "gelu", "--layers", "3", "--d-model", "48", "--nhead", "6", "--via-checkpoint"],
     ]
     with tempfile.TemporaryDirectory(prefix="attend-parity-") as tmp:
         cases = []

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs pytest on tests/python in the venv setup_venv.sh made, with the paths the tests
-# need. Exits 77 (ctest: skipped) when that venv is not ready, or, with --needs-ray,
-# when Ray could not be installed.
-# Usage: run_pytest.sh BUILD_DIR SOURCE_DIR CLI_FIXTURE_DIR [--needs-ray] PYTEST_ARGS…
+# need. Exits 77 (ctest: skipped) when that venv is not ready, with --needs MODULE when
+# that optional package (ray, ctranslate2) could not be installed, and when any test
+# skips in a run that otherwise passes (conftest.py), so ctest never shows a skip as a pass.
+# Usage: run_pytest.sh BUILD_DIR SOURCE_DIR CLI_FIXTURE_DIR [--needs MODULE] PYTEST_ARGS…
 set -euo pipefail
 build=$1 source=$2 fixture=$3
 shift 3
@@ -11,13 +12,15 @@ if [[ ! -f $build/python/ready ]]; then
   echo "skipped: the Python package is not installed (the test 'python: install the package' skipped or failed)"
   exit 77
 fi
-if [[ ${1:-} == --needs-ray ]]; then
-  shift
-  if ! "$venv/bin/python" -c "import ray" 2> /dev/null; then
-    echo "skipped: Ray could not be installed from PyPI, so the Ray cluster tests cannot run"
+if [[ ${1:-} == --needs ]]; then
+  module=$2
+  shift 2
+  if ! "$venv/bin/python" -c "import $module" 2> /dev/null; then
+    echo "skipped: $module could not be installed from PyPI (tests/python/setup_venv.sh), so these tests cannot run"
     exit 77
   fi
 fi
 export ATTEND_CLI=$build/bin/attend ATTEND_CLI_FIXTURE=$fixture ATTEND_TEST_MODELS=$source/tests/data/models
+export ATTEND_PYTEST_SKIPS_EXIT=1
 cd "$source"
 exec "$venv/bin/python" -m pytest -p no:cacheprovider -q "$@"

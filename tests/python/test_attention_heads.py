@@ -2,6 +2,7 @@
 and Translator.attention_heads, NumPy arrays equal to what `attend translate
 --attention-all` writes, CTranslate2's `attention` unchanged beside them."""
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -58,8 +59,11 @@ def test_attention_heads_along_a_given_target_and_saved_as_the_cli_writes(transl
                    capture_output=True)
     own.save(str(tmp_path / "python.npz"), 0)
     with np.load(tmp_path / "cli.npz") as a, np.load(tmp_path / "python.npz") as b:
-        assert sorted(a.files) == sorted(b.files)
-        for name in a.files:
+        # The CLI adds the input line's text, for the page and the pictures to show.
+        assert list(a["source_texts"]) == [" ".join(NAME)]
+        assert sorted(set(a.files) - {"source_texts"}) == sorted(b.files)
+        assert str(b["model"]) == str(translit)
+        for name in b.files:
             np.testing.assert_allclose(a[name], b[name], atol=1e-6, err_msg=name) if a[name].dtype == np.float32 \
                 else np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
@@ -80,3 +84,91 @@ def test_an_encoder_only_models_self_attention():
     assert h.source_ids == [2, 14, 15, 3]
     assert h.encoder_self.shape[2:] == (4, 4) and np.allclose(h.encoder_self.sum(axis=-1), 1, atol=1e-5)
     assert h.decoder_self.shape == (0, 0, 0, 0) and h.cross.shape == (0, 0, 0, 0)  # no decoder
+
+
+ENCODERS = Path(__file__).resolve().parents[2] / "tests" / "data" / "encoders"
+
+
+def hf_encoding(model_dir, text, pair=None):
+    """Hugging Face's own tokenizer on the directory's tokenizer.json: the oracle."""
+    tokenizers = pytest.importorskip("tokenizers")
+    return tokenizers.Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json")).encode(text, pair)
+
+
+def test_encoder_attention_is_labelled_with_the_tokenizers_tokens(tmp_path):
+    # Ids in: each labelled as tokenizer.json names it (decimal ids before, issue 30).
+    model = ENCODERS / "bert"
+    encoder = attend.Encoder(str(model))
+    e = hf_encoding(model, "the quick brown fox jumps over the lazy dog")
+    h = encoder.attention_heads(e.ids)
+    assert h.source_tokens == e.tokens
+    assert h.source_type_ids == [] and h.source_sequence_ids == [] and h.source_texts == []
+    assert h.model == str(model)
+    # Text in: the tokens, which text each came from (HF's sequence_ids, None as -1), the text.
+    t = encoder.text_attention_heads("the quick brown fox jumps over the lazy dog")
+    assert t.source_ids == e.ids and t.source_tokens == e.tokens
+    assert t.source_sequence_ids == [-1 if s is None else s for s in e.sequence_ids]
+    assert t.source_texts == ["the quick brown fox jumps over the lazy dog"]
+    np.testing.assert_allclose(t.encoder_self, h.encoder_self, atol=1e-6)
+    # SentenceEncoder: the same for its sentences.
+    s = attend.SentenceEncoder(str(ENCODERS / "st-mean")).attention_heads("hello world")
+    assert s.source_tokens == hf_encoding(ENCODERS / "st-mean", "hello world").tokens
+
+
+def test_a_pairs_sentences_a_and_b_are_marked_and_saved(tmp_path):
+    model = ENCODERS / "bert-cross-encoder"
+    query, passage = "what is a model?", "a model is a good text embedding"
+    e = hf_encoding(model, query, passage)
+    h = attend.Encoder(str(model)).text_attention_heads(query, passage)
+    assert h.source_ids == e.ids and h.source_tokens == e.tokens and h.source_type_ids == e.type_ids
+    assert h.source_sequence_ids == [-1 if s is None else s for s in e.sequence_ids]
+    assert 0 in h.source_sequence_ids and 1 in h.source_sequence_ids
+    h.save(str(tmp_path / "pair.npz"), 3)
+    with np.load(tmp_path / "pair.npz") as z:
+        assert list(z["source_sequence_ids"]) == h.source_sequence_ids
+        assert list(z["source_type_ids"]) == e.type_ids
+        assert list(z["source_texts"]) == [query, passage] and str(z["model"]) == str(model)
+        assert list(z["source_tokens"]) == e.tokens and int(z["line"]) == 3
+
+
+def roberta_for_the_bpe_fixture(directory):
+    """The RoBERTa fixture model grown to the byte-level BPE tokenizer fixture's vocabulary
+    (more embedding rows, random), with that tokenizer.json: a RoBERTa that reads text."""
+    import json
+    import struct
+    import sys
+
+    source, tokenizer = ENCODERS / "roberta", ENCODERS.parent / "tokenizers" / "roberta-bpe.json"
+    sys.path.insert(0, str(ENCODERS.parents[2] / "tools"))
+    import safetensors_writer
+
+    with open(source / "model.safetensors", "rb") as f:
+        header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+        data = f.read()
+    tensors = {name: np.frombuffer(data[t["data_offsets"][0]:t["data_offsets"][1]], dtype="<f4").reshape(t["shape"])
+               for name, t in header.items() if name != "__metadata__"}
+    vocab = json.loads(tokenizer.read_text(encoding="utf-8"))
+    size = max(list(vocab["model"]["vocab"].values()) + [t["id"] for t in vocab["added_tokens"]]) + 1
+    name = next(n for n in tensors if n.endswith("word_embeddings.weight"))
+    grown = np.random.default_rng(3).standard_normal((size, tensors[name].shape[1])).astype(np.float32) * 0.02
+    grown[:tensors[name].shape[0]] = tensors[name]
+    tensors[name] = grown
+    directory.mkdir()
+    safetensors_writer.write(directory / "model.safetensors", tensors)
+    config = json.loads((source / "config.json").read_text())
+    config["vocab_size"] = size
+    (directory / "config.json").write_text(json.dumps(config))
+    shutil.copy(tokenizer, directory / "tokenizer.json")
+    return directory
+
+
+def test_sequence_ids_of_a_roberta_pair_whose_type_ids_are_all_zero(tmp_path):
+    # RoBERTa's post-processor gives every token type 0: only the sequence ids tell the
+    # sentences apart (<s> A </s></s> B </s>).
+    model = roberta_for_the_bpe_fixture(tmp_path / "roberta")
+    e = hf_encoding(model, "Hello there, world", "a second text")
+    assert set(e.type_ids) == {0}
+    h = attend.Encoder(str(model)).text_attention_heads("Hello there, world", "a second text")
+    assert h.source_ids == e.ids and h.source_tokens == e.tokens
+    assert h.source_sequence_ids == [-1 if s is None else s for s in e.sequence_ids]
+    assert h.source_sequence_ids.count(-1) == 4 and h.encoder_self.shape[2] == len(e.ids)

@@ -43,6 +43,7 @@ def test_the_script_on_attend_gives_the_clis_hypotheses(translit, corpus, on_att
     assert got == expected
 
 
+@pytest.mark.needs_ctranslate2
 @pytest.mark.parametrize("beam", [1, 4])
 def test_the_script_on_ctranslate2_gives_the_same_hypotheses(translit, corpus, on_attend, tmp_path, beam):
     if importlib.util.find_spec("ctranslate2") is None:

@@ -265,6 +265,20 @@ def test_embed_cli_one_npy_row_per_line_and_restartable(cluster, tmp_path, cli):
     assert again.returncode == 0 and again.stderr.count("is complete: skipped") == 2, again.stderr
 
 
+def test_embed_an_empty_input_is_zero_rows_of_the_models_dimension(cluster, tmp_path, cli):
+    """(0, dim) as `attend embed` writes it, never (0, 0): the arrays of several inputs concatenate."""
+    address, _ = cluster
+    empty, some = tmp_path / "empty.txt", tmp_path / "some.txt"
+    empty.write_text("")
+    some.write_text("\n".join(id_corpus(3, 5)) + "\n")
+    out = tmp_path / "out"
+    run = run_embed(address, [empty, some], out, "--actors", "1")
+    assert run.returncode == 0, run.stderr
+    got = np.load(out / "empty.txt.npy")
+    assert got.shape == cli_embed(empty).shape == (0, 32) and got.dtype == np.float32
+    assert np.concatenate([got, np.load(out / "some.txt.npy")]).shape == (3, 32)
+
+
 def test_embed_a_killed_worker_loses_and_repeats_no_line(cluster, tmp_path, cli):
     address, temp = cluster
     source = tmp_path / "big.txt"

@@ -295,7 +295,7 @@ def test_a_wrong_token_or_id_is_named(translator, call, error, names):
     (lambda path: attend.Translator(path).translate_batch([NAME], beam_size=10**6), "beam_size"),
     (lambda path: attend.Translator(path).translate_batch([NAME], beam_size=0), "beam_size"),
     (lambda path: attend.Translator(path).translate_batch([NAME], max_batch_size=2**40, batch_type="tokens"),
-     "max_batch_tokens"),
+     r"max_batch_size=1099511627776 must be in \[0, 16777216\]"),  # the caller's argument, not the engine's field
     (lambda path: attend.Translator(path).translate_batch([NAME], sampling_topk=3, beam_size=2), "beam_size"),
     (lambda path: attend.Translator(path).translate_batch([NAME], min_decoding_length=-1), "min_decoding_length"),
     (lambda path: attend.Translator(path).score_batch([NAME], [["a"]], offset=-1), "offset"),

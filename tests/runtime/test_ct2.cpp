@@ -1,4 +1,4 @@
-// CTranslate2 model directories: the three shared real models, an independent NumPy
+// CTranslate2 model directories: the three real models (tests/data/models), an independent NumPy
 // implementation, model.bin files written in every format version by ct2/ct2_writer,
 // the converter's round trip, and malformed files.
 #include <catch2/catch.hpp>
@@ -28,7 +28,8 @@ namespace fs = std::filesystem;
 using test::Ct2File;
 using test::Ct2Out;
 
-fs::path shared_models() { return fs::path(ATTEND_SOURCE_DIR).parent_path() / "shared" / "models"; }
+// The real transliteration model in float32, int16 and int8, committed (tests/data/models/README.md).
+fs::path real_models() { return fs::path(ATTEND_SOURCE_DIR) / "tests" / "data" / "models"; }
 
 struct TempDir {
   fs::path path = fs::temp_directory_path() / ("attend-ct2-" + std::to_string(::getpid()) + "-" + std::to_string(next++));
@@ -56,8 +57,8 @@ struct Loaded {
 };
 
 // compute_type "default" runs int8 models in int8, as stored.
-Loaded load_shared(const std::string& name, const std::string& compute_type = "default") {
-  const std::string dir = (shared_models() / name).string();
+Loaded load_real(const std::string& name, const std::string& compute_type = "default") {
+  const std::string dir = (real_models() / name).string();
   LoadOptions o;
   o.compute_type = compute_type;
   return {load_model(dir, o), Vocabulary::from_file(dir + "/source_vocabulary.txt", "<unk>"),
@@ -83,9 +84,9 @@ const std::vector<std::string> kExpected = {"a t z m o n", "a c h i s o n"};
 
 }  // namespace
 
-TEST_CASE("the shared CTranslate2 models give their known outputs", "[ct2][shared-models]") {
+TEST_CASE("the real CTranslate2 models give their known outputs", "[ct2][real-models]") {
   for (const char* name : {"ct2-aren-transliteration", "ct2-aren-transliteration-int16", "ct2-aren-transliteration-int8"}) {
-    const Loaded m = load_shared(name);
+    const Loaded m = load_real(name);
     INFO(name);
     CHECK(m.model->config().num_heads == 8);  // from the spec name, TransformerBase
     for (std::int64_t beam : {1, 4}) {
@@ -98,9 +99,9 @@ TEST_CASE("the shared CTranslate2 models give their known outputs", "[ct2][share
   }
 }
 
-TEST_CASE("per-token log-probabilities match an independent NumPy implementation", "[ct2][shared-models]") {
+TEST_CASE("per-token log-probabilities match an independent NumPy implementation", "[ct2][real-models]") {
   for (const char* name : {"ct2-aren-transliteration", "ct2-aren-transliteration-int16", "ct2-aren-transliteration-int8"}) {
-    const std::string dir = (shared_models() / name).string();
+    const std::string dir = (real_models() / name).string();
     std::string cmd = std::string(ATTEND_PYTHON) + " " + ATTEND_SOURCE_DIR + "/tests/ct2/numpy_reference.py " + dir;
     for (size_t i = 0; i < kSources.size(); ++i) cmd += " '" + kSources[i] + "' '" + kExpected[i] + "'";
     FILE* pipe = popen(cmd.c_str(), "r");
@@ -110,7 +111,7 @@ TEST_CASE("per-token log-probabilities match an independent NumPy implementation
     while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
     REQUIRE(pclose(pipe) == 0);
 
-    const Loaded m = load_shared(name, "float32");  // the reference computes the dequantized weights in fp32
+    const Loaded m = load_real(name, "float32");  // the reference computes the dequantized weights in fp32
     std::istringstream lines(out);
     size_t i = 0;
     for (std::string line; std::getline(lines, line); ++i) {
@@ -134,12 +135,12 @@ TEST_CASE("per-token log-probabilities match an independent NumPy implementation
   }
 }
 
-TEST_CASE("int8 and int16 models agree with the float model", "[ct2][shared-models]") {
-  const Loaded f = load_shared("ct2-aren-transliteration");
+TEST_CASE("int8 and int16 models agree with the float model", "[ct2][real-models]") {
+  const Loaded f = load_real("ct2-aren-transliteration");
   const std::vector<std::string> more = {"آ ت ز م و ن", "آ ت ش ي س و ن", "م ح م د", "ع ل ي", "ف ا ط م ة", "ي و س ف"};
   for (const char* name : {"ct2-aren-transliteration-int16", "ct2-aren-transliteration-int8"}) {
     INFO(name);
-    CHECK(translate_text(load_shared(name), more, 4) == translate_text(f, more, 4));
+    CHECK(translate_text(load_real(name), more, 4) == translate_text(f, more, 4));
   }
 }
 

@@ -28,7 +28,7 @@ except ImportError:
     sys.exit(77)
 
 
-def build_cases(n_sentences, all_alone=True):
+def build_cases(n_sentences, all_alone=True, long_texts=True):
     lines = corpus.sentences(2024, n_sentences)
     cases = [{"a": s, "kind": "code points"} for s in corpus.code_point_lines(all_alone=all_alone)]
     cases += [{"a": s, "kind": "sentences"} for s in lines]
@@ -42,6 +42,26 @@ def build_cases(n_sentences, all_alone=True):
     cases += [{"a": lines[i], "b": lines[i + 1], "add_special_tokens": False, "kind": "no special tokens"}
               for i in range(1, half, 20)]
     cases += [{"a_base64": base64.b64encode(b).decode(), "kind": "invalid UTF-8"} for b in corpus.invalid_utf8(7, 300)]
+    # Long texts truncated: attend reads them piece by piece (runtime/text/text_pieces.hpp)
+    # and must keep exactly the tokens a whole reading keeps — single texts, pairs whose
+    # longer side keeps the extra token of an odd limit, runs of spaces and lines at the
+    # cuts, an invalid byte past what is kept.
+    # (tokenizers makes every overflowing part of a truncated encoding, pairs of parts for a
+    # pair: the texts stay at tens of kilobytes and the pairs' limits large.)
+    if not long_texts:
+        return cases
+    long_texts = []
+    for k in range(4):
+        chunk = " ".join(lines[(k * 37 + j) % len(lines)] for j in range(20 + 10 * k))
+        long_texts.append((chunk + "  \n ") * (2 + k))
+    for k, t in enumerate(long_texts):
+        for limit in (64, 513):
+            cases.append({"a": t, "max_length": limit, "kind": "long truncated"})
+        cases.append({"a": t, "b": long_texts[(k + 1) % len(long_texts)][: 6000 + 1000 * k], "max_length": 2 * k + 251,
+                      "kind": "long truncated pairs"})
+        cases.append({"a": lines[k], "b": t, "max_length": 100 + k, "kind": "long truncated pairs"})
+    cases.append({"a_base64": base64.b64encode(long_texts[0].encode() + b" \xff tail").decode(), "max_length": 32,
+                  "kind": "long truncated"})
     return cases
 
 
@@ -70,8 +90,10 @@ def hf_results(path, cases):
 
 
 def attend_results(driver, path, cases):
+    """The driver's results; `path` is a tokenizer file, or a list of the driver's arguments."""
     payload = "".join(json.dumps({k: v for k, v in c.items() if k != "kind"}) + "\n" for c in cases)
-    run = subprocess.run([driver, path], input=payload.encode(), capture_output=True, check=False)
+    arguments = path if isinstance(path, list) else [path]
+    run = subprocess.run([driver, *arguments], input=payload.encode(), capture_output=True, check=False)
     if run.returncode != 0:
         raise SystemExit(f"{driver} {path}: exit {run.returncode}: {run.stderr.decode()[-2000:]}")
     out = [json.loads(l) for l in run.stdout.decode().split("\n") if l]  # not splitlines(): U+2028 is in the text

@@ -1,5 +1,7 @@
 // The differential test's driver: encodes cases with attend's Hugging Face tokenizer.
-//   hf_tokenize_cases TOKENIZER_JSON < cases.jsonl > results.jsonl
+//   hf_tokenize_cases TOKENIZER_FILE [MODEL_TYPE] < cases.jsonl > results.jsonl
+// (a tokenizer.json, or a vocab.txt / sentencepiece.bpe.model read as transformers reads
+// it for a model of MODEL_TYPE).
 // A case: {"a": text, "b": text (a pair; optional), "a_base64"/"b_base64": raw bytes
 // instead (invalid UTF-8), "max_length": n (optional), "add_special_tokens": bool
 // (optional)}. A result: {"ids", "type_ids", "tokens", "truncated", "invalid_utf8"}, or
@@ -22,12 +24,12 @@ std::string text_of(const nlohmann::json& c, const char* key, const std::string&
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: hf_tokenize_cases TOKENIZER_JSON < cases.jsonl\n";
+  if (argc != 2 && argc != 3) {
+    std::cerr << "usage: hf_tokenize_cases TOKENIZER_FILE [MODEL_TYPE] < cases.jsonl\n";
     return 2;
   }
   try {
-    const auto tokenizer = attend::runtime::HfTokenizer::load(argv[1]);
+    const auto tokenizer = attend::runtime::HfTokenizer::load(argv[1], argc == 3 ? argv[2] : "");
     std::string line;
     while (std::getline(std::cin, line)) {
       const auto c = nlohmann::json::parse(line);

@@ -323,3 +323,110 @@ TEST_CASE("hf threads share one tokenizer", "[hf]") {
   for (auto& th : threads) th.join();
   CHECK(mismatches == std::vector<int>(4, 0));
 }
+
+namespace {
+
+// The fixture directories without a tokenizer.json (make_vocab_file_fixtures.py) and the
+// file attend builds each one's tokenizer from.
+struct VocabFileFixture {
+  const char* name;
+  const char* file;
+  const char* model_type;
+};
+constexpr VocabFileFixture vocab_file_fixtures[] = {
+    {"bert-lower", "vocab.txt", "bert"},
+    {"bert-cased", "vocab.txt", "bert"},
+    {"bert-added", "vocab.txt", "bert"},
+    {"xlmr-unigram", "sentencepiece.bpe.model", "xlm-roberta"},
+    {"xlmr-bpe", "sentencepiece.bpe.model", "xlm-roberta"},
+    {"xlmr-user-symbols", "sentencepiece.bpe.model", "xlm-roberta"},
+    {"camembert-unigram", "sentencepiece.bpe.model", "camembert"},
+};
+
+}  // namespace
+
+// vocab.txt (+ tokenizer_config.json) and sentencepiece.bpe.model directories give the ids,
+// type ids and tokens of the tokenizer transformers builds from them (its backend's
+// outputs, stored by make_vocab_file_fixtures.py).
+TEST_CASE("vocab files: the tokenizer transformers builds from vocab.txt or sentencepiece.bpe.model", "[hf]") {
+  std::vector<nlohmann::json> cases;
+  std::ifstream in(data / "expected/cases.jsonl");
+  for (std::string line; std::getline(in, line);) cases.push_back(nlohmann::json::parse(line));
+  for (const VocabFileFixture& f : vocab_file_fixtures) {
+    INFO(f.name);
+    const HfTokenizer t = HfTokenizer::load(data / "vocab-files" / f.name / f.file, f.model_type);
+    std::ifstream expected_in(data / "expected" / (std::string("vocab-files-") + f.name + ".jsonl"));
+    std::size_t n = 0;
+    for (std::string line; std::getline(expected_in, line); ++n) {
+      REQUIRE(n < cases.size());
+      const auto& c = cases[n];
+      const auto expected = nlohmann::json::parse(line);
+      const auto text = [&](const char* key) {
+        const std::string b64 = std::string(key) + "_base64";
+        return c.contains(b64) ? decode_base64(c[b64].get<std::string>(), b64) : c[key].get<std::string>();
+      };
+      TokenizeOptions o;
+      o.max_length = c.value("max_length", 0);
+      o.add_special_tokens = c.value("add_special_tokens", true);
+      const Encoding e = c.contains("b") ? t.encode_pair(text("a"), text("b"), o) : t.encode(text("a"), o);
+      INFO("case " << n << ": " << c.dump());
+      CHECK(e.ids == expected["ids"].get<std::vector<std::int32_t>>());
+      CHECK(e.type_ids == expected["type_ids"].get<std::vector<std::int32_t>>());
+      CHECK(e.tokens == expected["tokens"].get<std::vector<std::string>>());
+    }
+    CHECK(n == cases.size());
+  }
+  CHECK_THROWS_WITH(HfTokenizer::load(data / "vocab-files/xlmr-bpe/sentencepiece.bpe.model", "bert"),
+                    Catch::Matchers::Contains("a SentencePiece model for a 'bert' model"));
+  CHECK_THROWS_WITH(HfTokenizer::load(data / "vocab-files/bert-lower/config.json.model", "xlm-roberta"),
+                    Catch::Matchers::Contains("cannot open"));
+}
+
+// A long text with a max_length is read piece by piece (text_pieces.hpp): exactly the
+// tokens of the whole text's truncation — checked against the whole text encoded
+// without truncation and cut as longest_first cuts, for every fixture whose pipeline
+// reads in pieces, single texts and pairs (an odd limit whose longer side keeps the
+// extra token), pieces cut in runs of spaces and lines.
+TEST_CASE("hf truncation of long texts reads only what it keeps, with the whole text's ids", "[hf]") {
+  std::string base;
+  for (int k = 0; k < 400; ++k)
+    base += "The quick brown fox, naïve café 東京 — jumps over the lazy dog #" + std::to_string(k) + "!  \n  ";
+  const std::string long_a = base + base, long_b = base.substr(0, 20000);
+  std::size_t in_pieces = 0;
+  for (const char* name : {"bert-uncased", "bert-cased", "bert-strip-accents", "xlmr-unigram", "roberta-bpe",
+                           "mix-wordlevel", "mix-unigram", "mix-bpe"}) {
+    INFO(name);
+    const HfTokenizer t = HfTokenizer::load(data / (std::string(name) + ".json"));
+    const bool pieces = t.reads_in_pieces();
+    in_pieces += pieces;
+    if (std::string(name) == "bert-uncased" || std::string(name) == "roberta-bpe") CHECK(pieces);
+    TokenizeOptions none;
+    none.add_special_tokens = false;
+    const auto whole_a = t.encode(long_a, none).ids, whole_b = t.encode(long_b, none).ids;
+    for (const std::int64_t max_length : {9, 64, 257, 1024}) {
+      INFO("max_length " << max_length);
+      TokenizeOptions o;
+      o.max_length = max_length;
+      const Encoding single = t.encode(long_a, o);
+      CHECK(single.truncated);
+      CHECK(single.ids.size() == static_cast<std::size_t>(max_length));
+      const Encoding cut_whole = t.encode(long_a.substr(0, 12000), o);  // a prefix long enough, read whole
+      CHECK(single.ids == cut_whole.ids);
+      const Encoding no_specials = t.encode(long_a, [&] { TokenizeOptions x = o; x.add_special_tokens = false; return x; }());
+      REQUIRE(no_specials.ids.size() == static_cast<std::size_t>(max_length));
+      CHECK(std::equal(no_specials.ids.begin(), no_specials.ids.end(), whole_a.begin()));
+      const Encoding pair = t.encode_pair(long_a, long_b, o);
+      TokenizeOptions x = o;
+      x.add_special_tokens = false;
+      const Encoding pair_plain = t.encode_pair(long_a, long_b, x);
+      const std::size_t limit = static_cast<std::size_t>(max_length);
+      const std::size_t n1 = limit / 2 + (whole_a.size() > whole_b.size() ? limit % 2 : 0);
+      REQUIRE(pair_plain.ids.size() == limit);
+      CHECK(std::equal(whole_a.begin(), whole_a.begin() + n1, pair_plain.ids.begin()));
+      CHECK(std::equal(whole_b.begin(), whole_b.begin() + (limit - n1), pair_plain.ids.begin() + n1));
+      CHECK(pair.ids.size() == limit);
+      CHECK(pair.truncated);
+    }
+  }
+  CHECK(in_pieces >= 3);
+}

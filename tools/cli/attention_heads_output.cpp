@@ -68,8 +68,9 @@ std::string AttentionHeadsOutput::file_for(std::uint64_t line) const {
   return single_file_ ? path_ : (fs::path(path_) / ("line-" + std::to_string(line) + ".npz")).string();
 }
 
-void AttentionHeadsOutput::write(std::uint64_t line, const attend::AttentionHeads& heads) {
+void AttentionHeadsOutput::write(std::uint64_t line, attend::AttentionHeads heads, const std::string& text) {
   if (failure_) return;
+  if (heads.source_texts.empty() && !text.empty()) heads.source_texts = {text};
   try {
     attend::save_attention_npz(heads, file_for(line), static_cast<std::int64_t>(line));
   } catch (const attend::Error& e) {

@@ -25,8 +25,10 @@ class AttentionHeadsOutput {
   AttentionHeadsOutput(std::string path, const std::string& lines);
 
   bool wants(std::uint64_t line) const { return all_ || lines_.count(line) != 0; }
-  // Writes line's file. A failure is kept (later lines are not written) and thrown by finish().
-  void write(std::uint64_t line, const attend::AttentionHeads& heads);
+  // Writes line's file, with the input line's `text` where the heads have none (the page
+  // and the pictures show it). A failure is kept (later lines are not written) and thrown
+  // by finish().
+  void write(std::uint64_t line, attend::AttentionHeads heads, const std::string& text = {});
   // After the input is read (`lines_read` lines): throws attend::Error for a chosen line
   // past the input, or for the first write that failed.
   void finish(std::uint64_t lines_read) const;

@@ -20,6 +20,9 @@
 #include "text_input.hpp"
 
 namespace attend::cli {
+
+// Sentences a bench pass holds, at most (in memory at once).
+constexpr long long kMaxBenchSentences = 10'000'000;
 namespace {
 
 struct BenchArgs {
@@ -174,9 +177,8 @@ int run_bench(const BenchArgs& args) {
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
   // Checked before anything is sized from them: absurd values are usage errors.
-  constexpr std::int64_t kMaxSentences = 10'000'000;
-  if (args.sentences > kMaxSentences)
-    throw UsageError("--sentences " + std::to_string(args.sentences) + ": at most " + std::to_string(kMaxSentences));
+  if (args.sentences > kMaxBenchSentences)  // (the flag's check says so too; a default may not)
+    throw UsageError("--sentences " + std::to_string(args.sentences) + ": at most " + std::to_string(kMaxBenchSentences));
   if (lengths.max > model.max_positions())
     throw UsageError("--src-len " + args.src_len + ": at most the model's " + std::to_string(model.max_positions()) +
                      " positions");
@@ -354,14 +356,14 @@ Command add_bench_command(CLI::App& parent) {
   app->add_option("--input-format", args->input_format, "text, tokens or ids (default: text if the model has a tokenizer)")
       ->check(CLI::IsMember({"text", "tokens", "ids"}));
   app->add_option("--sentences", args->sentences, "Sentences per pass (with --input: at most this many lines)")
-      ->check(at_least(1))->capture_default_str()->each([args](const std::string&) { args->sentences_given = true; });
-  app->add_option("--batch", args->batch, "Sentences per batch")->check(at_least(1))->capture_default_str();
+      ->check(in_range(1, kMaxBenchSentences))->capture_default_str()->each([args](const std::string&) { args->sentences_given = true; });
+  app->add_option("--batch", args->batch, "Sentences per batch")->check(batch_size_range())->capture_default_str();
   app->add_option("--src-len", args->src_len, "Synthetic source lengths MIN:MAX (uniform) or N")->capture_default_str();
-  app->add_option("--tgt-len", args->tgt_len, "Generated tokens per sentence (exactly)")->check(at_least(1))->capture_default_str();
-  app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(at_least(1))->capture_default_str();
-  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
-  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(at_least(0))->capture_default_str();
-  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
+  app->add_option("--tgt-len", args->tgt_len, "Generated tokens per sentence (exactly; at most the model's positions)")->check(at_least(1))->capture_default_str();
+  app->add_option("--beam", args->beam, "Beam size (1: greedy)")->check(beam_range())->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(threads_range())->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(threads_each_range())->capture_default_str();
+  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(threads_each_range())->capture_default_str();
   app->add_option("--warmup", args->warmup, "Untimed batches before measuring")->check(at_least(0))->capture_default_str();
   app->add_option("--repeat", args->repeat, "Timed passes over the workload")->check(at_least(1))->capture_default_str();
   app->add_flag("--json", args->json, "Print the results as one JSON object");

@@ -57,14 +57,22 @@ Sentences synthetic_sentences(const attend::Model& model, std::int64_t count, Le
 
 Sentences read_sentences(const attend::Model& model, const std::string& path, Format format, std::int64_t limit) {
   Sentences out;
-  SourceLines lines(model, format, false, model.max_positions(), "attend bench");
+  const std::int64_t positions = model.max_positions();
+  SourceLines lines(model, format, false, {positions, "the model's limit of " + std::to_string(positions) + " source tokens"},
+                    "attend bench");
   LineReader reader(path, "input");
+  reader.cap_lines(std::max<std::size_t>(std::size_t{16} << 20, static_cast<std::size_t>(positions) << 14));  // as translate
   while (limit <= 0 || static_cast<std::int64_t>(out.size()) < limit) {
     const auto chunk = reader.read(1024, true);
     if (chunk.empty()) break;
-    for (std::size_t i = 0; i < chunk.size() && (limit <= 0 || static_cast<std::int64_t>(out.size()) < limit); ++i)
-      if (auto ids = lines.encode(chunk[i], reader.lines_read() - chunk.size() + i + 1)) out.push_back(std::move(*ids));
+    const auto& cut = reader.cut_lines();
+    for (std::size_t i = 0; i < chunk.size() && (limit <= 0 || static_cast<std::int64_t>(out.size()) < limit); ++i) {
+      const std::uint64_t number = reader.lines_read() - chunk.size() + i + 1;
+      if (auto ids = lines.encode(chunk[i], number, std::find(cut.begin(), cut.end(), number) != cut.end()))
+        out.push_back(std::move(*ids));
+    }
   }
+  reader.print_warnings(stderr, "attend bench");
   lines.print_warnings(stderr);
   if (out.empty()) throw attend::Error("the input " + path + " has no non-empty lines");
   return out;

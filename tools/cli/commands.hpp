@@ -23,6 +23,8 @@ Command add_convert_command(CLI::App& parent);
 Command add_embed_command(CLI::App& parent);
 Command add_classify_command(CLI::App& parent);
 Command add_tokenize_command(CLI::App& parent);
+// The HTTP server (serve_command.cpp).
+Command add_serve_command(CLI::App& parent);
 
 // A usage error found after parsing (e.g. flags that contradict each other): exit 2.
 struct UsageError : std::runtime_error {

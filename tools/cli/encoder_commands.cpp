@@ -20,13 +20,42 @@ namespace attend::cli {
 namespace {
 
 constexpr std::size_t kChunkLines = 1024;
+// Embed and tokenize read a line only this far (the rest is dropped as it arrives, with
+// a warning): tokens far beyond any encoder's max_length, never a gigabyte held for one
+// line. Classify reads pairs whole: a cut would drop the second text.
+constexpr std::size_t kLineBytes = std::size_t{1} << 20;
 
 struct EncoderCommandArgs {
   EncoderChoice encoder;
+  PromptChoice prompt;  // embed, tokenize
   std::string input = "-", output = "-", output_format, input_format = "text";
   bool normalize = false, no_normalize = false, quiet = false;
-  std::string attention_all, attention_lines;  // embed: every head of the chosen lines
+  std::string attention_all, attention_lines;  // embed, classify: every head of the chosen lines
 };
+
+// --attention-all PATH --attention-lines LIST, checked before the model loads.
+std::optional<AttentionHeadsOutput> attention_output(const EncoderCommandArgs& args) {
+  if (args.attention_all.empty() != args.attention_lines.empty())
+    throw UsageError(args.attention_all.empty() ? "--attention-lines needs --attention-all FILE_OR_DIRECTORY"
+                                                : "--attention-all needs --attention-lines (e.g. 3,7 or 0-4 or all)");
+  std::optional<AttentionHeadsOutput> attention;
+  if (!args.attention_all.empty()) attention.emplace(args.attention_all, args.attention_lines);
+  return attention;
+}
+
+// The chosen lines' every head, recomputed now (embedding and classifying never pay for
+// it). Text goes through the tokenizer again, so that the file holds the text and which
+// sentence (A or B of a pair) each token came from; `first` is lines[0]'s 0-based number.
+void write_attention(std::optional<AttentionHeadsOutput>& attention, const attend::Encoder& encoder,
+                     const std::vector<EncodedLine>& lines, std::uint64_t first) {
+  for (std::size_t i = 0; attention && i < lines.size(); ++i) {
+    if (!attention->wants(first + i)) continue;
+    const EncodedLine& l = lines[i];
+    attention->write(first + i, l.texts.empty()       ? encoder.attention_heads(l.ids, l.types)
+                                : l.texts.size() == 1 ? encoder.text_attention_heads(l.texts[0])
+                                                      : encoder.text_attention_heads(l.texts[0], l.texts[1]));
+  }
+}
 
 // The shortest text that reads back as the same float.
 void append_float(std::string& out, float v) {
@@ -38,8 +67,10 @@ void append_float(std::string& out, float v) {
 // Runs `per_chunk` on the input's lines, chunk by chunk, with the progress line, the
 // warnings and the summary alike for every command.
 template <class PerChunk>
-int run_lines(const EncoderCommandArgs& args, const char* who, EncoderInput& input, const PerChunk& per_chunk) {
+int run_lines(const EncoderCommandArgs& args, const char* who, EncoderInput& input, const PerChunk& per_chunk,
+              std::size_t line_cap = kLineBytes) {
   LineReader reader(args.input, "input");
+  reader.cap_lines(line_cap);
   const bool interactive = args.input == "-" && is_terminal(0);
   const bool show_progress = !args.quiet && is_terminal(2) && !interactive;
   Progress progress(show_progress, show_progress ? count_lines(args.input) : std::nullopt);
@@ -57,10 +88,12 @@ int run_lines(const EncoderCommandArgs& args, const char* who, EncoderInput& inp
     }
   } catch (...) {
     progress.finish();
+    reader.print_warnings(stderr, who);
     input.print_warnings(stderr);
     throw;
   }
   progress.finish();
+  reader.print_warnings(stderr, who);
   input.print_warnings(stderr);
   if (!args.quiet)
     std::fprintf(stderr, "%s: %llu lines (%llu tokens) in %.2f s: %.1f lines/s, %.0f tokens/s\n", who,
@@ -82,20 +115,16 @@ int run_embed(const EncoderCommandArgs& args) {
   if (format.empty()) format = std::filesystem::path(args.output).extension() == ".npy" ? "npy" : "jsonl";
   if (format == "npy" && args.output == "-" && is_terminal(1))
     throw UsageError("--output-format npy writes binary: give -o FILE.npy or redirect standard output");
-  if (args.attention_all.empty() != args.attention_lines.empty())
-    throw UsageError(args.attention_all.empty() ? "--attention-lines needs --attention-all FILE_OR_DIRECTORY"
-                                                : "--attention-all needs --attention-lines (e.g. 3,7 or 0-4 or all)");
+  std::optional<AttentionHeadsOutput> attention = attention_output(args);
   OutputFile out(args.output);
-  std::optional<AttentionHeadsOutput> attention;
-  if (!args.attention_all.empty()) attention.emplace(args.attention_all, args.attention_lines);
   std::uint64_t written = 0;
   try {
     const attend::Encoder encoder = args.encoder.load();
-    EncoderInput input(encoder, args.input_format, false, "attend embed");
+    EncoderInput input(encoder, args.input_format, false, "attend embed", args.prompt.text(encoder, args.input_format));
     attend::EmbedOptions options;
     options.normalize = args.normalize ? 1 : args.no_normalize ? 0 : -1;
     std::optional<NpyWriter> npy;
-    if (format == "npy") npy.emplace(out.stream(), encoder.encoder_info().embedding_dim, out.label());
+    if (format == "npy") npy.emplace(out.stream(), encoder.encoder_info().embedding_dim, out.label()), out.keep_no_partial();
     run_lines(args, "attend embed", input, [&](const std::vector<EncodedLine>& lines) {
       const auto embeddings = encoder.embed_ids(ids_of(lines), options);
       std::string text;
@@ -114,9 +143,7 @@ int run_embed(const EncoderCommandArgs& args) {
         text += '\n';
         std::fwrite(text.data(), 1, text.size(), out.stream());
       }
-      // --attention-all: the chosen lines' every head, recomputed now (embedding never pays for it).
-      for (std::size_t i = 0; attention && i < lines.size(); ++i)
-        if (attention->wants(written + i)) attention->write(written + i, encoder.attention_heads(lines[i].ids, lines[i].types));
+      write_attention(attention, encoder, lines, written);
       written += embeddings.size();
       std::fflush(out.stream());
     });
@@ -148,6 +175,7 @@ int with_output(const EncoderCommandArgs& args, const char* who, const Body& bod
 
 int run_classify(const EncoderCommandArgs& args) {
   const std::string format = args.output_format.empty() ? "tsv" : args.output_format;
+  std::optional<AttentionHeadsOutput> attention = attention_output(args);
   return with_output(args, "attend classify", [&](OutputFile& out, std::uint64_t& written) {
     const attend::Encoder encoder = args.encoder.load();
     EncoderInput input(encoder, args.input_format, true, "attend classify");
@@ -156,6 +184,7 @@ int run_classify(const EncoderCommandArgs& args) {
     run_lines(args, "attend classify", input, [&](const std::vector<EncodedLine>& lines) {
       std::vector<std::vector<std::int32_t>> types;
       for (const EncodedLine& l : lines) types.push_back(l.types);
+      write_attention(attention, encoder, lines, written);
       std::string text;
       for (const attend::Classification& c : encoder.classify_ids(ids_of(lines), types)) {
         text.clear();
@@ -175,7 +204,8 @@ int run_classify(const EncoderCommandArgs& args) {
         ++written;
       }
       std::fflush(out.stream());
-    });
+    }, 0);
+    if (attention) attention->finish(written);
   });
 }
 
@@ -183,7 +213,7 @@ int run_tokenize(const EncoderCommandArgs& args) {
   const std::string format = args.output_format.empty() ? "ids" : args.output_format;
   return with_output(args, "attend tokenize", [&](OutputFile& out, std::uint64_t& written) {
     const attend::Encoder encoder = args.encoder.load();
-    EncoderInput input(encoder, "text", false, "attend tokenize");
+    EncoderInput input(encoder, "text", false, "attend tokenize", args.prompt.text(encoder, "text"));
     run_lines(args, "attend tokenize", input, [&](const std::vector<EncodedLine>& lines) {
       std::string text;
       for (const EncodedLine& l : lines) {
@@ -199,6 +229,14 @@ int run_tokenize(const EncoderCommandArgs& args) {
       std::fflush(out.stream());
     });
   });
+}
+
+void add_attention_flags(CLI::App* app, EncoderCommandArgs& args) {
+  app->add_option("--attention-all", args.attention_all,
+                  "Write every layer and head's self-attention of the --attention-lines to PATH: a directory of "
+                  "line-N.npz, or one FILE.npz for one line; tools/plot_attention.py and tools/attention_view.py draw them");
+  app->add_option("--attention-lines", args.attention_lines,
+                  "The 0-based input lines --attention-all writes: 3,7 or 0-4,9 or all");
 }
 
 CLI::App* add_io_flags(CLI::App* app, EncoderCommandArgs& args) {
@@ -222,13 +260,10 @@ Command add_embed_command(CLI::App& parent) {
   app->add_option("--input-format", args->input_format, "text, or ids (token ids separated by spaces)")
       ->check(CLI::IsMember({"text", "ids"}))
       ->capture_default_str();
+  args->prompt.add_flags(*app);
   app->add_flag("--normalize", args->normalize, "L2-normalise every embedding (default: as the model, its Normalize module)");
   app->add_flag("--no-normalize", args->no_normalize, "Never normalise, even if the model has a Normalize module");
-  app->add_option("--attention-all", args->attention_all,
-                  "Write every layer and head's self-attention of the --attention-lines to PATH: a directory of "
-                  "line-N.npz, or one FILE.npz for one line; tools/plot_attention.py and tools/attention_view.py draw them");
-  app->add_option("--attention-lines", args->attention_lines,
-                  "The 0-based input lines --attention-all writes: 3,7 or 0-4,9 or all");
+  add_attention_flags(app, *args);
   return {app, [args] { return run_embed(*args); }};
 }
 
@@ -243,6 +278,7 @@ Command add_classify_command(CLI::App& parent) {
   app->add_option("--input-format", args->input_format, "text (a tab splits a sentence pair), or ids")
       ->check(CLI::IsMember({"text", "ids"}))
       ->capture_default_str();
+  add_attention_flags(app, *args);
   return {app, [args] { return run_classify(*args); }};
 }
 
@@ -254,6 +290,7 @@ Command add_tokenize_command(CLI::App& parent) {
   add_io_flags(app, *args);
   app->add_option("--output-format", args->output_format, "ids (the default) or tokens")
       ->check(CLI::IsMember({"ids", "tokens"}));
+  args->prompt.add_flags(*app);
   return {app, [args] { return run_tokenize(*args); }};
 }
 

@@ -7,9 +7,12 @@
 
 #include "attend/attend.hpp"
 #include "commands.hpp"
+#include "interrupts.hpp"
+#include "option_flags.hpp"
 
 int main(int argc, char** argv) {
   using namespace attend::cli;
+  watch_interrupts();  // before any thread starts
   CLI::App app{"attend — encoder-decoder transformer inference on x86 CPUs"};
   app.set_version_flag("--version", std::string("attend ") + attend::version());
   app.require_subcommand(1);
@@ -17,7 +20,8 @@ int main(int argc, char** argv) {
 
   const std::vector<Command> commands = {add_translate_command(app), add_bench_command(app), add_plan_command(app),
                                          add_inspect_command(app), add_convert_command(app), add_embed_command(app),
-                                         add_classify_command(app), add_tokenize_command(app)};
+                                         add_classify_command(app), add_tokenize_command(app),
+                                         add_serve_command(app)};
   // An unknown command is an error even beside --help (CLI11 would print the help and exit 0).
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
@@ -41,6 +45,9 @@ int main(int argc, char** argv) {
       return c.run();
     } catch (const UsageError& e) {
       std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", who.c_str(), e.what());
+      return 2;
+    } catch (const attend::OptionError& e) {  // a setting the model or the library refuses: a usage error too
+      std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", who.c_str(), usage_message(e).c_str());
       return 2;
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "%s: error: out of memory (a model or limits too large for this machine)\n", who.c_str());

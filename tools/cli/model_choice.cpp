@@ -1,6 +1,7 @@
 #include "model_choice.hpp"
 
 #include "commands.hpp"
+#include "flag_checks.hpp"
 
 namespace attend::cli {
 
@@ -12,6 +13,7 @@ void ModelChoice::add_flags(CLI::App& app, const std::string& default_preset) {
   auto* preset_option = app.add_option("--preset", preset, preset_help)->check(CLI::IsMember({"tiny", "base", "big"}));
   model->excludes(preset_option);
   app.add_option("--seed", seed, "Seed of the preset's weights and of any random workload or sampling")
+      ->check(any_uint64())
       ->capture_default_str();
   app.add_option("--isa", isa, "Kernels to use: avx512, avx2, sse2 (default: the best this CPU runs, or $ATTEND_ISA)")
       ->check(CLI::IsMember({"avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"}));
@@ -22,7 +24,7 @@ void ModelChoice::add_flags(CLI::App& app, const std::string& default_preset) {
       ->check(CLI::IsMember({"default", "auto", "float32", "int8", "int8_float32", "bfloat16", "int8_bfloat16"}));
   app.add_option("--kv-cache-type", kv_cache_type,
                  "The decoder's attention caches: default (bfloat16 when the compute type is int8 or bfloat16, else "
-                 "float32), float32 (CTranslate2's results exactly), bfloat16")
+                 "float32), float32 (as CTranslate2 keeps them), bfloat16")
       ->capture_default_str()
       ->check(CLI::IsMember({"default", "float32", "bfloat16"}));
   app.add_option("--decoding-rules", decoding_rules,

@@ -11,9 +11,14 @@
 namespace attend::cli {
 namespace {
 
-// The options given as lists, which the scalar description leaves out.
-constexpr std::pair<const char*, const char*> kListFlags[] = {{"end_token", "--end-token"},
-                                                             {"suppress_sequences", "--suppress-sequences"}};
+// The options given as lists, which the scalar description leaves out, and the
+// translator's and encoder's settings (include/attend/limits.h), with the flags that
+// set them in every command.
+constexpr std::pair<const char*, const char*> kOtherFlags[] = {
+    {"end_token", "--end-token"},         {"suppress_sequences", "--suppress-sequences"},
+    {"threads", "--threads"},             {"inter_threads", "--inter-threads"},
+    {"intra_threads", "--intra-threads"}, {"max_batch_size", "--max-batch-size"},
+    {"max_batch_tokens", "--max-batch-tokens"}};
 
 // Checks a flag's text against the option's range; CLI11 prefixes the flag's name.
 CLI::Validator range_of(const attend::OptionSpec& spec) {
@@ -110,7 +115,7 @@ attend::TranslationOptions DecodingFlags::over(const attend::TranslationOptions&
 std::string flag_of(const std::string& option) {
   for (const auto& spec : attend::kTranslationOptionSpecs)
     if (spec.name == option && !spec.flag.empty()) return std::string(spec.flag);
-  for (const auto& [name, flag] : kListFlags)
+  for (const auto& [name, flag] : kOtherFlags)
     if (option == name) return flag;
   return option;
 }
@@ -118,11 +123,12 @@ std::string flag_of(const std::string& option) {
 std::string usage_message(const attend::OptionError& e) {
   // Option names in the requirement become flags too: "must be ≤ max_length (256)".
   std::string requirement = e.requirement();
-  for (const auto& spec : attend::kTranslationOptionSpecs) {
-    if (spec.flag.empty()) continue;
-    const std::regex word("\\b" + std::string(spec.name) + "\\b");
-    requirement = std::regex_replace(requirement, word, std::string(spec.flag));
-  }
+  auto to_flag = [&](const std::string& name, const std::string& flag) {
+    requirement = std::regex_replace(requirement, std::regex("\\b" + name + "\\b"), flag);
+  };
+  for (const auto& spec : attend::kTranslationOptionSpecs)
+    if (!spec.flag.empty()) to_flag(std::string(spec.name), std::string(spec.flag));
+  for (const auto& [name, flag] : kOtherFlags) to_flag(name, flag);
   return flag_of(e.option()) + " " + e.value() + ": " + requirement;
 }
 

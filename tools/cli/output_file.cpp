@@ -53,16 +53,35 @@ OutputFile::OutputFile(const std::string& path, std::string what) : path_(path),
   std::string hidden(1, '.');
   hidden.append(fs::path(path_).filename().string()).append(".attend-XXXXXX");
   std::string pattern = (fs::path(path_).parent_path() / hidden).string();
+  const auto held = OnInterrupt::hold();  // a signal waits until the new file is registered for cleanup
   const int fd = ::mkstemp(pattern.data());
   if (fd < 0) throw attend::Error(failure("create a temporary file beside", what_, path));
   ::fchmod(fd, exists ? (st.st_mode & 07777) : default_mode());
-  temporary_ = pattern;
   stream_ = ::fdopen(fd, "w");
   if (stream_ == nullptr) {
     ::close(fd);
-    ::unlink(temporary_.c_str());
-    throw attend::Error(failure("open", what_, temporary_));
+    ::unlink(pattern.c_str());
+    throw attend::Error(failure("open", what_, pattern));
   }
+  temporary_ = pattern;
+  on_interrupt_.emplace([this] { end_on_interrupt(); });
+}
+
+// The main thread may be writing: the stream's lock waits for the line it is writing
+// and is never released, so nothing is written after the flush; the process ends.
+void OutputFile::end_on_interrupt() {
+  if (done_ || temporary_.empty()) return;
+  ::flockfile(stream_);
+  const bool flushed = std::fflush(stream_) == 0;
+  struct stat st {};
+  const bool written = flushed && ::fstat(::fileno(stream_), &st) == 0 && st.st_size > 0;
+  const std::string partial = path_ + ".partial";
+  if (keep_partial_ && written && ::rename(temporary_.c_str(), partial.c_str()) == 0) {
+    std::fprintf(stderr, "attend: what was written before the interrupt is in %s (%s is unchanged)\n", partial.c_str(),
+                 path_.c_str());
+    return;
+  }
+  ::unlink(temporary_.c_str());
 }
 
 std::string OutputFile::label() const {
@@ -70,6 +89,8 @@ std::string OutputFile::label() const {
 }
 
 OutputFile::~OutputFile() {
+  const auto held = OnInterrupt::hold();
+  on_interrupt_.reset();
   if (!done_ && !temporary_.empty()) {
     std::fclose(stream_);
     ::unlink(temporary_.c_str());
@@ -79,6 +100,7 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::commit() {
+  const auto held = OnInterrupt::hold();  // an interrupt now finds the file in place, or the temporary one
   done_ = true;
   if (stream_ == stdout) {
     if (std::fflush(stdout) != 0) throw attend::Error(failure("write", what_, "(standard output)"));
@@ -101,6 +123,7 @@ void OutputFile::commit() {
 }
 
 void OutputFile::abandon(std::uint64_t lines_written, const char* who) {
+  const auto held = OnInterrupt::hold();
   if (done_ || temporary_.empty()) return;
   done_ = true;
   std::fclose(stream_);

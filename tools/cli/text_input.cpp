@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -52,8 +53,26 @@ bool LineReader::skip_byte_order_mark() {
 
 bool LineReader::next_line(std::string& line) {
   if (!mark_checked_ && !skip_byte_order_mark()) return false;
-  const std::size_t end = buffer_.find('\n', pos_);
+  if (dropping_) {  // the rest of a cut line, as it arrives
+    const std::size_t end = buffer_.find('\n', pos_);
+    cut_bytes_ += (end == std::string::npos ? buffer_.size() : end) - pos_;
+    pos_ = scanned_ = end == std::string::npos ? buffer_.size() : end + 1;
+    if (end == std::string::npos && !eof_) return false;
+    dropping_ = false;
+    line = std::move(cut_line_);
+    cut_line_.clear();
+    cut_lines_.push_back(lines_ + 1);
+    if (cut_count_++ == 0) first_cut_ = lines_ + 1, first_cut_bytes_ = cut_bytes_;
+    return true;
+  }
+  const std::size_t end = buffer_.find('\n', std::max(pos_, scanned_));
+  const std::size_t length = (end == std::string::npos ? buffer_.size() : end) - pos_;
+  if (cap_ > 0 && length > cap_) {
+    start_cut();
+    return next_line(line);
+  }
   if (end == std::string::npos) {
+    scanned_ = buffer_.size();
     if (!eof_ || pos_ == buffer_.size()) return false;
     line.assign(buffer_, pos_);  // the last line, without its newline
     pos_ = buffer_.size();
@@ -61,8 +80,20 @@ bool LineReader::next_line(std::string& line) {
     line.assign(buffer_, pos_, end - pos_);
     pos_ = end + 1;
   }
+  scanned_ = pos_;
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return true;
+}
+
+// Keeps the cap's worth of the line at pos_ (backed off to the start of a character
+// the cap would split) and drops the rest from here on.
+void LineReader::start_cut() {
+  std::size_t keep = cap_;
+  while (keep > 0 && (static_cast<unsigned char>(buffer_[pos_ + keep]) & 0xC0) == 0x80) --keep;
+  cut_line_.assign(buffer_, pos_, keep);
+  cut_bytes_ = keep;
+  pos_ = scanned_ = pos_ + keep;
+  dropping_ = true;
 }
 
 bool LineReader::input_waiting() const {
@@ -75,7 +106,11 @@ bool LineReader::input_waiting() const {
 }
 
 void LineReader::fill() {
-  if (pos_ > 0) buffer_.erase(0, std::exchange(pos_, 0));
+  if (pos_ > 0) {
+    buffer_.erase(0, pos_);
+    scanned_ -= std::min(scanned_, pos_);
+    pos_ = 0;
+  }
   constexpr std::size_t kBlock = 1 << 16;
   const std::size_t have = buffer_.size();
   buffer_.resize(have + kBlock);
@@ -91,11 +126,14 @@ void LineReader::fill() {
   eof_ = n == 0;
 }
 
-std::vector<std::string> LineReader::read(std::size_t max_lines, bool wait_for_all) {
+std::vector<std::string> LineReader::read(std::size_t max_lines, bool wait_for_all, std::size_t max_bytes) {
   std::vector<std::string> out;
   std::string line;
-  while (out.size() < max_lines) {
+  std::size_t bytes = 0;
+  cut_lines_.clear();
+  while (out.size() < max_lines && (max_bytes == 0 || bytes < max_bytes)) {
     if (next_line(line)) {
+      bytes += line.size();
       out.push_back(std::move(line));
       ++lines_;
       continue;
@@ -105,6 +143,15 @@ std::vector<std::string> LineReader::read(std::size_t max_lines, bool wait_for_a
     fill();
   }
   return out;
+}
+
+void LineReader::print_warnings(std::FILE* to, const char* who) const {
+  if (cut_count_ == 0) return;
+  std::fprintf(to,
+               "%s: warning: %llu line(s) longer than %zu bytes were read only up to that, the rest dropped before "
+               "tokenizing (first: line %llu, %llu bytes)\n",
+               who, static_cast<unsigned long long>(cut_count_), cap_, static_cast<unsigned long long>(first_cut_),
+               static_cast<unsigned long long>(first_cut_bytes_));
 }
 
 std::optional<std::uint64_t> count_lines(const std::string& path) {

@@ -16,6 +16,11 @@ namespace attend::cli {
 // more input is already waiting: a chunk ends early, with at least one line, when the
 // rest has not arrived yet — a coprocess or a slow producer gets each answer as soon as
 // its line is in, instead of after the chunk fills.
+//
+// With a cap on line length (cap_lines), a longer line is read only up to the cap: its
+// first bytes are kept (at a character boundary), the rest is read and dropped as it
+// arrives, so that a line of a gigabyte never needs a gigabyte; read() says which lines
+// were cut, and print_warnings() counts them.
 class LineReader {
  public:
   // `what` names the stream in messages ("input", "target prefix file"). Throws
@@ -29,8 +34,16 @@ class LineReader {
   // Up to `max_lines` lines (all of them if `wait_for_all`, unless the input ends);
   // empty at the end of input. A read error is an attend::Error naming the stream,
   // never taken for the end of input.
-  std::vector<std::string> read(std::size_t max_lines, bool wait_for_all = false);
+  // `max_bytes` (0: no limit) ends the chunk early once its lines hold that many bytes
+  // (at least one line is read).
+  std::vector<std::string> read(std::size_t max_lines, bool wait_for_all = false, std::size_t max_bytes = 0);
   std::uint64_t lines_read() const { return lines_; }
+  // Lines longer than `bytes` (0: no cap) are read only up to it.
+  void cap_lines(std::size_t bytes) { cap_ = bytes; }
+  // The numbers (1-based) of the lines of the last read() that were cut at the cap.
+  const std::vector<std::uint64_t>& cut_lines() const { return cut_lines_; }
+  // One warning line on `to` if any line was cut, prefixed by `who`.
+  void print_warnings(std::FILE* to, const char* who) const;
   const std::string& label() const { return label_; }  // "the input in.txt", "the input (standard input)"
 
  private:
@@ -38,13 +51,21 @@ class LineReader {
   bool skip_byte_order_mark();        // false: too few bytes yet to tell
   bool input_waiting() const;
   void fill();                        // one read(2) into the buffer (blocks)
+  void start_cut();                   // keeps the cap's worth of the line at pos_
 
   int fd_ = -1;
   bool owned_ = false, regular_ = false, eof_ = false, mark_checked_ = false;
   std::string label_;
   std::string buffer_;
-  std::size_t pos_ = 0;  // start of the unread part of buffer_
+  std::size_t pos_ = 0;      // start of the unread part of buffer_
+  std::size_t scanned_ = 0;  // buffer_[pos_, scanned_) holds no newline
   std::uint64_t lines_ = 0;
+  std::size_t cap_ = 0;
+  bool dropping_ = false;    // the rest of a cut line is being dropped
+  std::string cut_line_;     // its kept start
+  std::uint64_t cut_bytes_ = 0;  // its length so far
+  std::vector<std::uint64_t> cut_lines_;
+  std::uint64_t cut_count_ = 0, first_cut_ = 0, first_cut_bytes_ = 0;
 };
 
 // Lines in a regular file (a fast newline count), or nullopt for pipes and terminals.

@@ -28,6 +28,13 @@ namespace {
 // coprocess, a slow producer, a terminal): what has arrived is answered at once.
 constexpr std::size_t kFirstChunkLines = 64;
 constexpr std::size_t kMaxChunkLines = 4096;
+// A chunk also ends once its lines hold this many bytes, and a line is read only as far
+// as the limit on source tokens could ever use (kLineBytesPerToken a token, at least
+// kMinLineBytes: a 10 MB token in a line of ids is still read whole): memory stays
+// bounded whatever the lines' lengths (only what the limit keeps is tokenized).
+constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 20;
+constexpr std::size_t kLineBytesPerToken = std::size_t{16} << 10;
+constexpr std::size_t kMinLineBytes = std::size_t{16} << 20;
 
 struct TranslateArgs {
   ModelChoice model;
@@ -71,15 +78,16 @@ class Translation {
   void translate_all(LineReader& reader, LineReader* prefix_reader, SourceLines& lines, OrderedOutput& output,
                      OrderedOutput* attention, Progress& progress);
   void translate_chunk(const std::vector<std::string>& text, const std::vector<std::string>& prefix_text,
-                       std::uint64_t first, SourceLines& lines, OrderedOutput& output, OrderedOutput* attention,
-                       Progress& progress);
+                       const std::vector<std::uint64_t>& cut, std::uint64_t first, SourceLines& lines,
+                       OrderedOutput& output, OrderedOutput* attention, Progress& progress);
+  SourceLimit source_limit() const;
   void check_prefix(const std::vector<std::int32_t>& prefix, std::uint64_t number) const;
   std::string hypothesis_text(const attend::Hypothesis& h) const;
   std::string output_for(std::uint64_t line, const attend::TranslationResult* result) const;
   std::string attention_for(std::uint64_t line, const std::vector<std::int32_t>& source,
                             const attend::TranslationResult* result) const;
   // --attention-all: the chosen line's every head, traced along its best hypothesis.
-  void write_attention_heads(std::uint64_t line, const std::vector<std::int32_t>& source,
+  void write_attention_heads(std::uint64_t line, const std::string& text, const std::vector<std::int32_t>& source,
                              const attend::TranslationResult* result);
   void print_summary(double seconds) const;
 
@@ -186,15 +194,15 @@ std::string Translation::attention_for(std::uint64_t line, const std::vector<std
 // output it traces ends with the end token (the step that ended it); an empty line,
 // which is not run, gets maps of 0 rows; a line whose scores were not finite, its
 // encoder's only.
-void Translation::write_attention_heads(std::uint64_t line, const std::vector<std::int32_t>& source,
-                                        const attend::TranslationResult* result) {
+void Translation::write_attention_heads(std::uint64_t line, const std::string& text,
+                                        const std::vector<std::int32_t>& source, const attend::TranslationResult* result) {
   std::vector<std::int32_t> target;
   if (result != nullptr && !result->non_finite) {
     const attend::Hypothesis& best = result->hypotheses.at(0);
     target = best.ids;
     if (best.finished && !options_.return_end_token) target.push_back(best.end_id);
   }
-  attention_heads_->write(line, translator_->attention_heads(source, target));
+  attention_heads_->write(line, translator_->attention_heads(source, target), text);
 }
 
 int Translation::run() {
@@ -227,13 +235,16 @@ int Translation::run() {
     topt.max_beam_size = std::max(options_.beam_size, options_.sampling || options_.return_alternatives ? options_.num_hypotheses : 1);
     try {
       translator_.emplace(*model_, topt);
+    } catch (const attend::OptionError& e) {  // a flag out of the translator's range: named as the flag
+      throw UsageError(usage_message(e));
     } catch (const attend::Error& e) {  // limits the flags asked for that the model or the machine cannot take
       throw UsageError(e.what());
     }
     check_options();
     max_length_ = std::min(topt.max_target_length, positions);
 
-    SourceLines lines(*model_, input_format, args_.strict, translator_->max_source_length(), "attend translate");
+    SourceLines lines(*model_, input_format, args_.strict, source_limit(), "attend translate");
+    reader.cap_lines(std::max(kMinLineBytes, static_cast<std::size_t>(lines.limit().tokens) * kLineBytesPerToken));
     lines.set_languages(options_.source_lang, options_.target_lang);  // a bad code fails here, before any line
     (void)model_->forced_target_prefix(options_.target_lang);
     if (output_format_ == Format::text && !model_->has_text_tokenizer())
@@ -254,10 +265,12 @@ int Translation::run() {
                     progress);
     } catch (...) {
       progress.finish();
+      reader.print_warnings(stderr, "attend translate");
       lines.print_warnings(stderr);
       throw;
     }
     progress.finish();
+    reader.print_warnings(stderr, "attend translate");
     lines.print_warnings(stderr);
     out.commit();
     if (attention_out) attention_out->commit();
@@ -275,20 +288,21 @@ void Translation::translate_all(LineReader& reader, LineReader* prefix_reader, S
                                 OrderedOutput* attention, Progress& progress) {
   for (std::size_t chunk = kFirstChunkLines;; chunk = std::min(chunk * 2, kMaxChunkLines)) {
     const std::uint64_t first = reader.lines_read();
-    std::vector<std::string> text = reader.read(chunk);
+    std::vector<std::string> text = reader.read(chunk, false, kMaxChunkBytes);
     if (text.empty()) break;
+    const std::vector<std::uint64_t> cut = reader.cut_lines();
     std::vector<std::string> prefix_text;
     if (prefix_reader != nullptr) {
       prefix_text = prefix_reader->read(text.size(), true);
       if (prefix_text.size() < text.size()) {  // translate the lines that have one, then stop
         const std::uint64_t missing = first + prefix_text.size() + 1;
         text.resize(prefix_text.size());
-        if (!text.empty()) translate_chunk(text, prefix_text, first, lines, output, attention, progress);
+        if (!text.empty()) translate_chunk(text, prefix_text, cut, first, lines, output, attention, progress);
         throw attend::Error(prefix_reader->label() + " ends at line " + std::to_string(missing - 1) +
                             ": input line " + std::to_string(missing) + " has no target prefix");
       }
     }
-    translate_chunk(text, prefix_text, first, lines, output, attention, progress);
+    translate_chunk(text, prefix_text, cut, first, lines, output, attention, progress);
   }
   if (prefix_reader != nullptr && !prefix_reader->read(1).empty())
     std::fprintf(stderr, "attend translate: warning: %s has more lines than the input\n", prefix_reader->label().c_str());
@@ -310,8 +324,8 @@ void Translation::check_prefix(const std::vector<std::int32_t>& prefix, std::uin
 // --strict, or a prefix that cannot be honoured) stops the run, but only after every
 // line before it has been translated and written.
 void Translation::translate_chunk(const std::vector<std::string>& text, const std::vector<std::string>& prefix_text,
-                                  std::uint64_t first, SourceLines& lines, OrderedOutput& output, OrderedOutput* attention,
-                                  Progress& progress) {
+                                  const std::vector<std::uint64_t>& cut, std::uint64_t first, SourceLines& lines,
+                                  OrderedOutput& output, OrderedOutput* attention, Progress& progress) {
   std::vector<std::vector<std::int32_t>> sources, prefixes;
   std::vector<bool> empty;  // per line of the chunk: it gets an empty line, whatever the translator says
   const bool prefixed = !prefix_text.empty() || !common_prefix_.empty();
@@ -319,7 +333,8 @@ void Translation::translate_chunk(const std::vector<std::string>& text, const st
   for (std::size_t i = 0; i < text.size() && !rejected; ++i) {
     const std::uint64_t line = first + i;
     try {
-      auto ids = lines.encode(text[i], line + 1);
+      const bool read_in_part = std::find(cut.begin(), cut.end(), line + 1) != cut.end();
+      auto ids = lines.encode(text[i], line + 1, read_in_part);
       std::vector<std::int32_t> prefix;
       if (ids) {
         prefix = prefix_text.empty() ? common_prefix_ : lines.encode_prefix(prefix_text[i], line + 1);
@@ -363,10 +378,19 @@ void Translation::translate_chunk(const std::vector<std::string>& text, const st
                              first);
   progress.update(totals_.lines, totals_.generated);
   std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [i, r] : chosen) write_attention_heads(first + i, sources[i], empty[i] ? nullptr : &r);
+  for (const auto& [i, r] : chosen) write_attention_heads(first + i, text[i], sources[i], empty[i] ? nullptr : &r);
   if (args_.strict && first_non_finite != std::numeric_limits<std::uint64_t>::max())
     throw attend::Error(at_line(first_non_finite + 1) + "the model produced NaN or infinite scores (--strict)");
   if (rejected) std::rethrow_exception(rejected);
+}
+
+// The limit sources are cut to, as the translator applies it: --max-input-length where
+// it is the lower (0: none), else the model's positions.
+SourceLimit Translation::source_limit() const {
+  const std::int64_t model_limit = translator_->max_source_length();
+  const std::int64_t asked = options_.max_input_length;
+  if (asked > 0 && asked <= model_limit) return {asked, "--max-input-length " + std::to_string(asked)};
+  return {model_limit, "the model's limit of " + std::to_string(model_limit) + " source tokens"};
 }
 
 void Translation::print_summary(double seconds) const {
@@ -414,11 +438,11 @@ Command add_translate_command(CLI::App& parent) {
   app->add_flag("--scores", args->scores, "Prefix each output with its score");
   app->add_flag("--strict", args->strict, "Reject invalid UTF-8, out-of-vocabulary ids and over-long lines instead of repairing them");
   app->add_flag("-q,--quiet", args->quiet, "No progress bar and no summary");
-  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(at_least(0))->capture_default_str();
-  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(at_least(0))->capture_default_str();
-  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(at_least(0))->capture_default_str();
-  app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(at_least(1))->capture_default_str();
-  app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(at_least(0))->capture_default_str();
+  app->add_option("-t,--threads", args->threads, "Compute threads in all (0: one per core)")->check(threads_range())->capture_default_str();
+  app->add_option("--inter-threads", args->inter_threads, "Batches translated at once (0, with --intra-threads 0: as many as the work has, up to the threads)")->check(threads_each_range())->capture_default_str();
+  app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(threads_each_range())->capture_default_str();
+  app->add_option("--max-batch-size", args->max_batch_size, "Sentences per batch")->check(batch_size_range())->capture_default_str();
+  app->add_option("--max-batch-tokens", args->max_batch_tokens, "Padded source tokens per batch (0: no cap)")->check(batch_tokens_range(0))->capture_default_str();
   return {app, [args, app] {
             args->decoding.finish_parsing(*app);
             return Translation(*args).run();

@@ -78,78 +78,68 @@ inline __m512 dot_bf16(__m512 acc, __m512i b, __m512i a) {
 }
 #endif
 
-// KU independent accumulator sets over k pairs (KU = 1 for tall tiles), as gemm_tile.
-template <class A, bool Native, int MR, int NV, int KU>
+// An MR × (P·NR) tile of P adjacent panels, as gemm_tile: each output vector one
+// accumulator over the k pairs in order.
+template <class A, bool Native, int MR, int NV, int P>
 void bf16_gemm_tile(const detail::GemmTile& t) {
   using V = vfloat<A>;
   using VU = xsimd::batch<std::uint32_t, A>;
   constexpr int W = kLanes<A>;
   constexpr int NR = NV * W;
-  V acc[KU][MR][NV];
+  constexpr index_t S = detail::kGemmAStride * sizeof(float);  // A row stride, bytes
+  V acc[P][MR][NV];
   zero_tile<A>(acc);
 
   const char* a = static_cast<const char*>(t.a);
-  const char* b = static_cast<const char*>(t.b);
+  const char* b[P];
+#pragma GCC unroll 4
+  for (int q = 0; q < P; ++q) b[q] = static_cast<const char*>(t.b) + q * t.panel_stride;
   const index_t pairs = (t.kc + 1) / 2;
-  // One k pair into accumulator set u: B's lanes at bp, A's pair at offset ap of each row.
-  auto step = [&](int u, const char* bp, index_t ap) __attribute__((always_inline)) {
+  const char* const next_panel = t.prefetch;  // (read once: GCC reloads t's fields in the loop)
+  const index_t next_step = t.prefetch_step;
+  for (index_t p = 0; p < pairs; ++p) {
+    // Prefetch as the fp32 kernel: each panel 32 k-steps ahead, the next panel's share.
+#pragma GCC unroll 4
+    for (int q = 0; q < P; ++q)
+#pragma GCC unroll 8
+      for (int l = 0; l < NR * 4 / 64; ++l) __builtin_prefetch(b[q] + (p + kPrefetchK) * NR * 4 + l * 64, 0, 3);
+    __builtin_prefetch(next_panel + p * next_step, 0, 2);
     if constexpr (Native) {
 #if defined(__AVX512BF16__)
-      constexpr index_t S = detail::kGemmAStride * sizeof(float);  // A row stride, bytes
-      __m512i bv[NV];
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_si512(bp + v * 64);
-#pragma GCC unroll 64
-      for (int r = 0; r < MR; ++r) {
-        std::int32_t pair;
-        std::memcpy(&pair, a + r * S + ap, sizeof pair);
-        const __m512i av = _mm512_set1_epi32(pair);
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) acc[u][r][v] = dot_bf16(acc[u][r][v], bv[v], av);
-      }
+      // One 32-bit broadcast of row r's pair p, one vdpbf16ps per output vector.
+      tile_step<P, MR, NV>(
+          acc,
+          [&](int r) __attribute__((always_inline)) {
+            std::int32_t pair;
+            std::memcpy(&pair, a + r * S + p * 4, sizeof pair);
+            return _mm512_set1_epi32(pair);
+          },
+          [&](int q, int v) __attribute__((always_inline)) { return _mm512_load_si512(b[q] + p * NR * 4 + v * 64); },
+          [](__m512 c, __m512i x, __m512i y) __attribute__((always_inline)) { return dot_bf16(c, x, y); });
 #endif
     } else {
       // Even k, then odd k: B is loaded twice (from L1) rather than holding both halves,
       // which would leave no register for the accumulators of a full tile.
-      const float* ar = reinterpret_cast<const float*>(a + ap * 2);  // the pair as floats
 #pragma GCC unroll 2
-      for (int half = 0; half < 2; ++half) {
-        V bv[NV];
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) {
-          const VU lanes = VU::load_aligned(reinterpret_cast<const std::uint32_t*>(bp) + v * W);
-          bv[v] = xsimd::bitwise_cast<V>(half == 0 ? lanes << 16 : lanes & VU(0xffff0000u));
-        }
-#pragma GCC unroll 64
-        for (int r = 0; r < MR; ++r) {
-          const V av(ar[r * detail::kGemmAStride + half]);
-#pragma GCC unroll 8
-          for (int v = 0; v < NV; ++v) acc[u][r][v] = multiply_add<A>(av, bv[v], acc[u][r][v]);
-        }
-      }
-    }
-  };
-  index_t p = 0;
-  for (; p + KU <= pairs; p += KU) {
-#pragma GCC unroll 8
-    for (int u = 0; u < KU; ++u) {
-      const char* bp = b + (p + u) * NR * 4;
-      // Prefetch as the fp32 kernel: the panel 32 k-steps ahead, the next panel's share.
-#pragma GCC unroll 8
-      for (int l = 0; l < NR * 4 / 64; ++l) __builtin_prefetch(bp + kPrefetchK * NR * 4 + l * 64, 0, 3);
-      __builtin_prefetch(t.prefetch + (p + u) * t.prefetch_step, 0, 2);
-      step(u, bp, (p + u) * 4);
+      for (int half = 0; half < 2; ++half)
+        tile_step<P, MR, NV>(
+            acc,
+            // A's pair as floats: k = 2p + half of row r.
+            [&](int r) __attribute__((always_inline)) { return V(reinterpret_cast<const float*>(a + r * S)[2 * p + half]); },
+            [&](int q, int v) __attribute__((always_inline)) {
+              const VU lanes = VU::load_aligned(reinterpret_cast<const std::uint32_t*>(b[q] + p * NR * 4) + v * W);
+              return xsimd::bitwise_cast<V>(half == 0 ? lanes << 16 : lanes & VU(0xffff0000u));
+            },
+            [](const V& c, const V& x, const V& y) __attribute__((always_inline)) { return multiply_add<A>(y, x, c); });
     }
   }
-  for (; p < pairs; ++p) step(0, b + p * NR * 4, p * 4);
-
-  reduce_and_store_tile<A>(acc, t);
+  store_panels<A>(acc, t);
 }
 
 template <class A, bool Native, int MR, int NV>
 detail::GemmKernels bf16_gemm_kernels(const char* name) {
-  return make_gemm_kernels<MR>(NV * kLanes<A>, name,
-                               []<int R>() { return &bf16_gemm_tile<A, Native, R, NV, kKUnroll<R, NV>>; });
+  return make_panel_gemm_kernels<MR, NV>(name, NV * kLanes<A>,
+                                         []<int R, int P>() { return &bf16_gemm_tile<A, Native, R, NV, P>; });
 }
 
 }  // namespace attend::ops::ATTEND_ISA_NS

@@ -5,8 +5,11 @@
 // panel and MR broadcasts from A's packed rows (a fixed stride apart, so one pointer
 // and immediate offsets address them all) feed MR·NV independent FMAs. With MR·NV ≥ 8
 // accumulators the FMA latency is hidden; thin tiles (MR·NV < 8, the GEMV-like decode
-// case) split k over several accumulator sets instead, then add them.
+// case) take several panels at once instead, so that every output element is still one
+// sum in k order (kernel_table.hpp: GemmKernels).
 #pragma once
+
+#include <utility>
 
 #include "kernel_table.hpp"
 #include "kernels/simd.hpp"
@@ -74,107 +77,161 @@ void store_tile(const float* sums, int mr, const detail::GemmTile& t) {
 
 inline constexpr int kPrefetchK = 32;  // k-steps ahead the panel is prefetched
 
-// The accumulators of a tile: KU sets of MR×NV vectors (always inlined: they must stay
-// in registers).
-template <class A, int KU, int MR, int NV>
-ATTEND_VECTOR_MATH void zero_tile(vfloat<A> (&acc)[KU][MR][NV]) {
+// The accumulators of a tile: P panels × MR rows × NV vectors (always inlined: they
+// must stay in registers).
+template <class A, int P, int MR, int NV>
+ATTEND_VECTOR_MATH void zero_tile(vfloat<A> (&acc)[P][MR][NV]) {
 #pragma GCC unroll 64
-  for (int u = 0; u < KU; ++u)
+  for (int q = 0; q < P; ++q)
 #pragma GCC unroll 64
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[u][r][v] = vfloat<A>(0.0f);
+      for (int v = 0; v < NV; ++v) acc[q][r][v] = vfloat<A>(0.0f);
 }
 
-// Adds the KU sets and stores the tile through the epilogue.
-template <class A, int KU, int MR, int NV>
-ATTEND_VECTOR_MATH void reduce_and_store_tile(vfloat<A> (&acc)[KU][MR][NV], const detail::GemmTile& t) {
+// Stores a tile of P panels through the epilogue, one panel at a time.
+template <class A, int P, int MR, int NV>
+ATTEND_VECTOR_MATH void store_panels(vfloat<A> (&acc)[P][MR][NV], const detail::GemmTile& t) {
   constexpr int W = kLanes<A>;
-  alignas(64) float sums[MR * NV * W];
+  constexpr int NR = NV * W;
+  alignas(64) float sums[MR * NR];
+#pragma GCC unroll 4
+  for (int q = 0; q < P; ++q) {
 #pragma GCC unroll 64
-  for (int r = 0; r < MR; ++r)
+    for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) {
-#pragma GCC unroll 8
-      for (int u = 1; u < KU; ++u) acc[0][r][v] += acc[u][r][v];
-      acc[0][r][v].store_aligned(sums + (r * NV + v) * W);
+      for (int v = 0; v < NV; ++v) acc[q][r][v].store_aligned(sums + (r * NV + v) * W);
+    if constexpr (P == 1) {
+      store_tile<A, NV>(sums, MR, t);
+    } else {
+      detail::GemmTile panel = t;  // panel q's columns of C, the bias and the residual
+      panel.c += q * NR;
+      panel.nr = t.nr - q * NR < NR ? static_cast<int>(t.nr - q * NR) : NR;
+      if (panel.bias) panel.bias += q * NR;
+      if (panel.residual) panel.residual += q * NR;
+      store_tile<A, NV>(sums, MR, panel);
     }
-  store_tile<A, NV>(sums, MR, t);
+  }
 }
 
-// KU independent accumulator sets over k (KU = 1 for tall tiles).
-template <class A, int MR, int NV, int KU>
+// Ways a tile of R rows × NV vectors multiplies its accumulators to keep ≥ 8 independent
+// FMA chains in flight: fp32 and bf16 take that many panels at once, s8 that many
+// accumulator sets over k (its int32 sums are exact, so the split changes no bit).
+template <int R, int NV>
+inline constexpr int kLatencyWays = R * NV >= 8 ? 1 : (R * NV >= 4 ? 2 : 4);
+static_assert(kLatencyWays<1, 1> <= detail::kGemmMaxPanels);
+
+// One k step of an MR × (P·NR) tile: acc[q][r][v] = madd(acc[q][r][v], B's vector v of
+// panel q, A's broadcast of row r). Tall tiles (P = 1) load the NV vectors of B, then
+// broadcast each row in turn; thin ones keep their few rows' broadcasts in registers
+// while the panels' vectors go by. (Always inlined: the accumulators stay in registers.)
+template <int P, int MR, int NV, class Acc, class AOf, class BOf, class Madd>
+ATTEND_VECTOR_MATH void tile_step(Acc (&acc)[P][MR][NV], const AOf& a_of, const BOf& b_of, const Madd& madd) {
+  if constexpr (P == 1) {
+    decltype(b_of(0, 0)) bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = b_of(0, v);
+#pragma GCC unroll 64
+    for (int r = 0; r < MR; ++r) {
+      const auto av = a_of(r);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[0][r][v] = madd(acc[0][r][v], bv[v], av);
+    }
+  } else {
+    decltype(a_of(0)) av[MR];
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) av[r] = a_of(r);
+#pragma GCC unroll 4
+    for (int q = 0; q < P; ++q)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        const auto bv = b_of(q, v);
+#pragma GCC unroll 4
+        for (int r = 0; r < MR; ++r) acc[q][r][v] = madd(acc[q][r][v], bv, av[r]);
+      }
+  }
+}
+
+// An MR × (P·NR) tile: P adjacent panels, each output vector one accumulator that runs
+// over k in order (GemmKernels: the same sum whatever MR and P).
+template <class A, int MR, int NV, int P>
 void gemm_tile(const detail::GemmTile& t) {
   using V = vfloat<A>;
   constexpr int W = kLanes<A>;
   constexpr int NR = NV * W;
-  V acc[KU][MR][NV];
+  V acc[P][MR][NV];
   zero_tile<A>(acc);
 
   constexpr index_t S = detail::kGemmAStride;
   const float* a = static_cast<const float*>(t.a);
-  const float* b = static_cast<const float*>(t.b);
-  index_t k = 0;
-  for (; k + KU <= t.kc; k += KU) {
+  const float* b[P];
+#pragma GCC unroll 4
+  for (int q = 0; q < P; ++q) b[q] = reinterpret_cast<const float*>(static_cast<const char*>(t.b) + q * t.panel_stride);
+  const char* const next_panel = t.prefetch;  // (read once: GCC reloads t's fields in the loop)
+  const index_t next_step = t.prefetch_step;
+  for (index_t k = 0; k < t.kc; ++k) {
+    // Weights of thin products stream from DRAM once per decoder step: fetch each panel
+    // 32 k-steps (4 KiB) ahead so the hardware prefetcher's shorter reach is not the
+    // limit (+15–25% on cold weights, measured; no change when B is in L2).
+#pragma GCC unroll 4
+    for (int q = 0; q < P; ++q)
 #pragma GCC unroll 8
-    for (int u = 0; u < KU; ++u) {
-      V bv[NV];
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) bv[v] = V::load_aligned(b + u * NR + v * W);
-      // Weights of thin products stream from DRAM once per decoder step: fetch the panel
-      // 32 k-steps (4 KiB) ahead so the hardware prefetcher's shorter reach is not the
-      // limit (+15–25% on cold weights, measured; no change when B is in L2).
-#pragma GCC unroll 8
-      for (int l = 0; l < NR / 16; ++l) __builtin_prefetch(b + (u + kPrefetchK) * NR + l * 16, 0, 3);
-      // The next panel, spread over this panel's whole compute time (run_block_few_rows).
-      __builtin_prefetch(t.prefetch + (k + u) * t.prefetch_step, 0, 2);
-#pragma GCC unroll 64
-      for (int r = 0; r < MR; ++r) {
-        const V ar(a[r * S + u]);
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) acc[u][r][v] = multiply_add<A>(ar, bv[v], acc[u][r][v]);
-      }
-    }
-    a += KU;
-    b += KU * NR;
+      for (int l = 0; l < NR / 16; ++l) __builtin_prefetch(b[q] + (k + kPrefetchK) * NR + l * 16, 0, 3);
+    // The next panel, spread over this panel's whole compute time (run_block_few_rows).
+    __builtin_prefetch(next_panel + k * next_step, 0, 2);
+    tile_step<P, MR, NV>(
+        acc, [&](int r) __attribute__((always_inline)) { return V(a[r * S + k]); },
+        [&](int q, int v) __attribute__((always_inline)) { return V::load_aligned(b[q] + k * NR + v * W); },
+        [](const V& c, const V& x, const V& y) __attribute__((always_inline)) { return multiply_add<A>(y, x, c); });
   }
-  for (; k < t.kc; ++k) {  // k remainder when KU > 1
-    V bv[NV];
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) bv[v] = V::load_aligned(b + v * W);
-#pragma GCC unroll 64
-    for (int r = 0; r < MR; ++r) {
-      const V ar(a[r * S]);
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[0][r][v] = multiply_add<A>(ar, bv[v], acc[0][r][v]);
-    }
-    ++a;
-    b += NR;
-  }
-  reduce_and_store_tile<A>(acc, t);
+  store_panels<A>(acc, t);
 }
 
-// Accumulator sets needed to keep ~8 independent FMA chains in flight.
-template <int MR, int NV>
-inline constexpr int kKUnroll = MR * NV >= 8 ? 1 : (MR * NV >= 4 ? 2 : 4);
-
-// A table entry: kernels[mr − 1] = kernel_for.operator()<mr>() for mr = 1 … MR.
-template <int MR, class KernelFor>
-detail::GemmKernels make_gemm_kernels(int nr, const char* name, const KernelFor& kernel_for) {
+// A table's entry with its shape and no kernels yet.
+template <int MR>
+detail::GemmKernels empty_gemm_kernels(int nr, const char* name) {
   static_assert(MR <= 16, "GemmKernels holds 16 row counts");
   detail::GemmKernels k;
   k.mr = MR;
   k.nr = nr;
   k.name = name;
+  return k;
+}
+
+// A table entry of one panel per call: kernels[mr − 1][0] = kernel_for.operator()<mr>()
+// for mr = 1 … MR (s8).
+template <int MR, class KernelFor>
+detail::GemmKernels make_gemm_kernels(int nr, const char* name, const KernelFor& kernel_for) {
+  detail::GemmKernels k = empty_gemm_kernels<MR>(nr, name);
   [&]<int... R>(std::integer_sequence<int, R...>) {
-    ((k.kernels[R] = kernel_for.template operator()<R + 1>()), ...);
+    ((k.kernels[R][0] = kernel_for.template operator()<R + 1>(), k.panels[R] = 1), ...);
+  }(std::make_integer_sequence<int, MR>{});
+  return k;
+}
+
+// Row count R's entries of a table of panel-widening kernels (fp32, bf16):
+// kernels[R − 1][p − 1] = kernel_for.operator()<R, p>() for p = 1 … kLatencyWays<R, NV>.
+template <int R, int NV, class KernelFor>
+void add_panel_kernels(detail::GemmKernels& k, const KernelFor& kernel_for) {
+  constexpr int P = kLatencyWays<R, NV>;
+  k.panels[R - 1] = P;
+  [&]<int... Q>(std::integer_sequence<int, Q...>) {
+    ((k.kernels[R - 1][Q] = kernel_for.template operator()<R, Q + 1>()), ...);
+  }(std::make_integer_sequence<int, P>{});
+}
+
+template <int MR, int NV, class KernelFor>
+detail::GemmKernels make_panel_gemm_kernels(const char* name, int nr, const KernelFor& kernel_for) {
+  detail::GemmKernels k = empty_gemm_kernels<MR>(nr, name);
+  [&]<int... R>(std::integer_sequence<int, R...>) {
+    (add_panel_kernels<R + 1, NV>(k, kernel_for), ...);
   }(std::make_integer_sequence<int, MR>{});
   return k;
 }
 
 template <class A, int MR, int NV>
 detail::GemmKernels f32_gemm_kernels(const char* name) {
-  return make_gemm_kernels<MR>(NV * kLanes<A>, name, []<int R>() { return &gemm_tile<A, R, NV, kKUnroll<R, NV>>; });
+  return make_panel_gemm_kernels<MR, NV>(name, NV * kLanes<A>, []<int R, int P>() { return &gemm_tile<A, R, NV, P>; });
 }
 
 }  // namespace attend::ops::ATTEND_ISA_NS

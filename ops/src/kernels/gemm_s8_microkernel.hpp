@@ -205,7 +205,7 @@ detail::GemmKernels s8_gemm_kernels(const char* name) {
     if constexpr (std::is_void_v<Dot>) {
       return &s8_gemm_tile_scalar<A, R, NV>;
     } else {
-      return &s8_gemm_tile<A, Dot, R, NV, kKUnroll<R, NV>>;
+      return &s8_gemm_tile<A, Dot, R, NV, kLatencyWays<R, NV>>;
     }
   });
   if constexpr (!std::is_void_v<Dot>) {

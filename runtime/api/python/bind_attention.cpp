@@ -36,9 +36,14 @@ void bind_attention_heads(nb::module_& m) {
       .def_ro("source_ids", &A::source_ids, "As the encoder saw them, the model's BOS/EOS included.")
       .def_ro("target_ids", &A::target_ids, "One per decoding step: the output, a final end token included.")
       .def_ro("decoder_input_ids", &A::decoder_input_ids, "The decoder start token, then target_ids but the last.")
-      .def_ro("source_tokens", &A::source_tokens, "source_ids as vocabulary tokens.")
-      .def_ro("target_tokens", &A::target_tokens, "target_ids as vocabulary tokens.")
-      .def_ro("decoder_input_tokens", &A::decoder_input_tokens, "decoder_input_ids as vocabulary tokens.")
+      .def_ro("source_tokens", &A::source_tokens, "source_ids as the model's own tokens (tokenizer.json, SentencePiece or vocabulary).")
+      .def_ro("target_tokens", &A::target_tokens, "target_ids as the model's own tokens.")
+      .def_ro("decoder_input_tokens", &A::decoder_input_tokens, "decoder_input_ids as the model's own tokens.")
+      .def_ro("source_type_ids", &A::source_type_ids, "Encoder-only models: the token type ids given (empty: all 0).")
+      .def_ro("source_sequence_ids", &A::source_sequence_ids,
+              "Encoder-only models given text: each token's text, 0 (sentence A), 1 (a pair's B), -1 a special token.")
+      .def_ro("source_texts", &A::source_texts, "The input text, or a pair's two texts, where given as text.")
+      .def_ro("model", &A::model, "The model directory the maps came from.")
       .def(
           "save",
           [](const A& a, const std::string& path, std::int64_t line) {

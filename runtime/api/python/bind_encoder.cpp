@@ -71,8 +71,14 @@ void bind_encoder(nb::module_& m) {
       .def_ro("pooling", &attend::EncoderInfo::pooling, "The pooling modes, joined by '+'.")
       .def_ro("normalize", &attend::EncoderInfo::normalize, "Whether the model normalises its embeddings.")
       .def_ro("has_pooler", &attend::EncoderInfo::has_pooler, "Whether the model has BERT's pooler (pooler_output).")
-      .def_ro("has_tokenizer", &attend::EncoderInfo::has_tokenizer, "Whether the directory has a tokenizer.json attend reads.")
-      .def_ro("labels", &attend::EncoderInfo::labels, "A classifier's labels, by id.");
+      .def_ro("has_tokenizer", &attend::EncoderInfo::has_tokenizer, "Whether the directory has a tokenizer attend reads (tokenizer.json, vocab.txt or sentencepiece.bpe.model).")
+      .def_ro("labels", &attend::EncoderInfo::labels, "A classifier's labels, by id.")
+      .def_ro("prompts", &attend::EncoderInfo::prompts,
+              "sentence-transformers' prompts (config_sentence_transformers.json): (name, text) pairs.")
+      .def_ro("default_prompt_name", &attend::EncoderInfo::default_prompt_name,
+              "The prompt embed uses when none is asked for ('' for none).")
+      .def_ro("similarity", &attend::EncoderInfo::similarity,
+              "sentence-transformers' similarity_fn_name: cosine, dot, euclidean or manhattan.");
 
   nb::class_<attend::Encoder>(m, "Encoder",
                               "An encoder-only model (BERT family) from a Hugging Face / sentence-transformers directory or "
@@ -95,12 +101,25 @@ void bind_encoder(nb::module_& m) {
           "Loads the model. Raises RuntimeError naming the file and field at fault.")
       .def(
           "embed",
-          [](const attend::Encoder& e, const std::vector<std::string>& texts, int normalize) {
-            auto rows = running([&] { return e.embed(texts, {normalize}); });
+          [](const attend::Encoder& e, const std::vector<std::string>& texts, int normalize, const std::string& prompt_name,
+             std::optional<std::string> prompt) {
+            attend::EmbedOptions o;
+            o.normalize = normalize, o.prompt_name = prompt_name, o.prompt = std::move(prompt);
+            auto rows = running([&] { return e.embed(texts, o); });
             return matrix(std::move(rows), static_cast<std::size_t>(e.encoder_info().embedding_dim));
           },
-          nb::arg("texts"), nb::arg("normalize") = -1,
-          "Sentence embeddings [len(texts), embedding_dim] float32. normalize: -1 as the model, 0 no, 1 yes.")
+          nb::arg("texts"), nb::arg("normalize") = -1, nb::arg("prompt_name") = "", nb::arg("prompt") = nb::none(),
+          "Sentence embeddings [len(texts), embedding_dim] float32. normalize: -1 as the model, 0 no, 1 yes; "
+          "prompt (a text put before each), else prompt_name (one of the model's), else the model's default prompt.")
+      .def(
+          "prompt_text",
+          [](const attend::Encoder& e, const std::string& prompt_name, std::optional<std::string> prompt) {
+            attend::EmbedOptions o;
+            o.prompt_name = prompt_name, o.prompt = std::move(prompt);
+            return running([&] { return e.prompt_text(o); });
+          },
+          nb::arg("prompt_name") = "", nb::arg("prompt") = nb::none(),
+          "The text embed puts before each text for these arguments ('' for none).")
       .def(
           "embed_ids",
           [](const attend::Encoder& e, nb::handle ids, int normalize) {
@@ -121,6 +140,14 @@ void bind_encoder(nb::module_& m) {
           "Every layer and head's self-attention of one sequence of ids: an AttentionHeads whose encoder_self is "
           "[layers, heads, length, length] (no decoder: decoder_self and cross are empty).")
       .def(
+          "text_attention_heads",
+          [](const attend::Encoder& e, const std::string& text, std::optional<std::string> pair) {
+            return running([&] { return pair ? e.text_attention_heads(text, *pair) : e.text_attention_heads(text); });
+          },
+          nb::arg("text"), nb::arg("pair") = nb::none(),
+          "The same for a text, or a sentence pair, tokenized as embed and classify tokenize it: source_texts and "
+          "source_sequence_ids (0 sentence A, 1 sentence B, -1 a special token) are filled too.")
+      .def(
           "forward_ids",
           [](const attend::Encoder& e, nb::handle ids, nb::handle token_type_ids) {
             const Ids rows = IdRows(ids, "ids").vectors();
@@ -138,7 +165,9 @@ void bind_encoder(nb::module_& m) {
             auto* owned = new std::vector<float>(std::move(states));
             nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
             nb::object last = nb::cast(nb::ndarray<nb::numpy, float>(owned->data(), {out.size(), longest, hidden}, owner));
-            nb::object pooler = pooled.empty() ? nb::none() : nb::cast(to_numpy(std::move(pooled), out.size(), hidden));
+            // An empty batch of a model with a pooler still has pooler_output [0, hidden].
+            nb::object pooler = e.encoder_info().has_pooler ? nb::cast(to_numpy(std::move(pooled), out.size(), hidden))
+                                                             : nb::none();
             return nb::make_tuple(last, pooler);
           },
           nb::arg("ids"), nb::arg("token_type_ids") = nb::none(),

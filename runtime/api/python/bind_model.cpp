@@ -1,6 +1,9 @@
 // attend.Model and what describes it (ModelInfo, TensorInfo, SpecialIds).
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+
+#include <map>
 
 #include "attend/attend.hpp"
 #include "bindings.hpp"
@@ -48,6 +51,8 @@ void bind_model(nb::module_& m) {
       .def_ro("compute_type_reason", &attend::ModelInfo::compute_type_reason, "Why that compute type.")
       .def_ro("kv_cache_type", &attend::ModelInfo::kv_cache_type,
               "The decoder's attention caches chosen: \"float32\" or \"bfloat16\".")
+      .def_ro("vocabulary_map", &attend::ModelInfo::vocabulary_map,
+              "\"vmap.txt (N rules)\" when the model has a vocabulary map (use_vmap), else empty.")
       .def("__repr__", [](const attend::ModelInfo& i) {
         return "ModelInfo(" + i.directory + ", " + i.format + ", " + std::to_string(i.parameters) + " parameters, " + i.isa +
                ", " + i.compute_type + ")";
@@ -81,6 +86,26 @@ void bind_model(nb::module_& m) {
           "`decoding_rules` auto (transformers' generate() for a Hugging Face directory), transformers, ctranslate2. "
           "Raises RuntimeError naming the file and field at fault.")
       .def_static(
+          "load_from_memory",
+          [](const std::string& name, const nb::dict& files, const std::string& isa, const std::string& compute_type,
+             const std::string& kv_cache_type) {
+            std::map<std::string, std::string> contents;
+            for (const auto& [file, content] : files) {
+              if (!nb::isinstance<nb::str>(file)) throw nb::type_error("files: a file name must be a string");
+              if (!nb::isinstance<nb::bytes>(content))
+                throw nb::type_error(("files['" + nb::cast<std::string>(file) + "']: the content must be bytes").c_str());
+              const auto bytes = nb::borrow<nb::bytes>(content);
+              contents.emplace(nb::cast<std::string>(file), std::string(bytes.c_str(), bytes.size()));
+            }
+            nb::gil_scoped_release release;
+            return attend::Model::load_from_memory(name, std::move(contents), load_options(isa, compute_type, kv_cache_type));
+          },
+          nb::arg("name"), nb::arg("files"), nb::kw_only(), nb::arg("isa") = "", nb::arg("compute_type") = "default",
+          nb::arg("kv_cache_type") = "default",
+          "Loads a model from files held in memory: `files` maps each file name of the model directory "
+          "(\"model.bin\", \"source_vocabulary.txt\", \"vmap.txt\", …) to its bytes; nothing is read from disk. "
+          "`name` stands for the directory in messages. Otherwise as load().")
+      .def_static(
           "preset",
           [](const std::string& name, std::uint64_t seed, const std::string& isa, const std::string& compute_type,
              const std::string& kv_cache_type) {
@@ -96,6 +121,8 @@ void bind_model(nb::module_& m) {
                    "Whether the model has SentencePiece models (text in and out).")
       .def_prop_ro("has_vocabulary", &attend::Model::has_vocabulary,
                    "Whether the model has token vocabularies (tokens in and out).")
+      .def_prop_ro("has_vocabulary_map", &attend::Model::has_vocabulary_map,
+                   "Whether the model has a vocabulary map (vmap.txt): use_vmap=True works.")
       .def_prop_ro("max_positions", &attend::Model::max_positions, "The longest sequence the model takes.")
       .def_prop_ro("source_vocabulary_size", &attend::Model::source_vocabulary_size, "Source vocabulary size.")
       .def_prop_ro("target_vocabulary_size", &attend::Model::target_vocabulary_size, "Target vocabulary size.")
@@ -150,6 +177,17 @@ void bind_model(nb::module_& m) {
           },
           nb::arg("ids"), nb::arg("max_length"),
           "The encoded source cut to `max_length` ids, keeping the end-of-sequence the model appends (if any) last.")
+      .def(
+          "encode_source_text",
+          [](const attend::Model& m, const std::string& text, std::int64_t max_length, const std::string& source_lang,
+             const std::string& target_lang) {
+            attend::Model::TruncatedSource t = m.encode_source_text(text, max_length, false, source_lang, target_lang);
+            return nb::make_tuple(t.ids, t.length, t.more, t.truncated);
+          },
+          nb::arg("text"), nb::arg("max_length"), nb::arg("source_lang") = "", nb::arg("target_lang") = "",
+          "(ids, length, more, truncated): truncate_source(encode_text(text), max_length) — the same ids — "
+          "tokenizing only as much of a long text as they need; `length` counts the whole text's ids (more: "
+          "at least that many).")
       .def("__repr__", [](const attend::Model& m) { return "attend.Model(" + m.info().directory + ")"; });
 }
 

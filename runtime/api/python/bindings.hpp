@@ -24,6 +24,7 @@ void bind_translator(nb::module_& m);
 void bind_attention_heads(nb::module_& m);
 void bind_option_specs(nb::module_& m);
 void bind_encoder(nb::module_& m);
+void bind_server(nb::module_& m);
 
 // Token-id rows from what a Python caller has: a 2-D integer ndarray (one sentence per
 // row), or a sequence whose items are 1-D integer ndarrays or sequences of ints. An int32

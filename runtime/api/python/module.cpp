@@ -1,6 +1,7 @@
 // The extension module attend._attend: exceptions, version, and the class families.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstring>
 #include <type_traits>
@@ -178,6 +179,13 @@ NB_MODULE(_attend, m) {
     }
   });
   m.def("version", [] { return std::string(attend::version()); }, "The library's version, e.g. \"0.1.0\".");
+  // include/attend/limits.h, for the package's own checks of arguments it maps (they
+  // name the caller's argument, not the engine field it becomes).
+  nb::dict limits;
+  limits["max_threads"] = ATTEND_MAX_THREADS, limits["max_threads_each"] = ATTEND_MAX_THREADS_EACH;
+  limits["max_batch_size"] = ATTEND_MAX_BATCH_SIZE, limits["max_batch_tokens"] = ATTEND_MAX_BATCH_TOKENS;
+  limits["max_target_length"] = ATTEND_MAX_TARGET_LENGTH, limits["max_beam_size"] = ATTEND_MAX_BEAM_SIZE;
+  m.attr("limits") = limits;
   m.def("is_blank_text", &attend::is_blank_text, nb::arg("text"),
         "Whether `text` is blank (white space and invisible characters only): such a line translates to an "
         "empty one, as `attend translate` treats it.");
@@ -198,9 +206,18 @@ NB_MODULE(_attend, m) {
       "token embedding tables in the file: \"default\" (as stored; CTranslate2's int8 stays int8), \"int8\", \"bfloat16\" or \"float32\"; "
       "a quantized model then loads without quantizing. Raises RuntimeError naming the directory at fault, "
       "ValueError for a compute_type it does not know.");
+  m.def("supported_compute_types", &attend::supported_compute_types,
+        "The compute types this CPU runs natively, CTranslate2's names (float32, int8, int8_float32; bfloat16 and "
+        "int8_bfloat16 with AVX512_BF16).");
+  m.def(
+      "set_log_level", [](int level) { attend::set_log_level(static_cast<attend::LogLevel>(level)); }, nb::arg("level"),
+      "The library's log level on standard error: 0 off, 1 critical, 2 error, 3 warning (the default), 4 info "
+      "(what loading a model found and chose), 5 debug, 6 trace.");
+  m.def("get_log_level", [] { return static_cast<int>(attend::log_level()); }, "The library's log level (0 off … 6 trace).");
   bind_option_specs(m);
   bind_model(m);
   bind_attention_heads(m);
   bind_translator(m);
   bind_encoder(m);
+  bind_server(m);
 }

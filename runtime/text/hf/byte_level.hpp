@@ -16,6 +16,7 @@ struct ByteLevel : PreTokenizer {
   bool use_regex = true;
   void pre_tokenize(std::vector<Split>& splits) const override;
   std::string describe() const override { return "ByteLevel"; }
+  bool splits_at_spaces() const override { return use_regex; }  // its pattern ends no word at a space before text
 };
 
 // The parts GPT-2's pattern finds in `text`:

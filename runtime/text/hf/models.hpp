@@ -31,6 +31,7 @@ class WordPiece : public VocabModel {
   std::string continuing_subword_prefix = "##";
   std::size_t max_input_chars_per_word = 100;
   void tokenize(std::string_view word, std::vector<Token>& out) const override;
+  std::int32_t unknown_id() const override { return vocab.find(unk_token); }
   std::string describe() const override;
 
  private:
@@ -45,6 +46,7 @@ class Unigram : public VocabModel {
   // The vocabulary in id order with each token's score (a log probability).
   Unigram(std::vector<std::pair<std::string, double>> pieces, std::optional<std::int32_t> unk_id, bool byte_fallback);
   void tokenize(std::string_view word, std::vector<Token>& out) const override;
+  std::int32_t unknown_id() const override { return unk_id_.value_or(-1); }
   std::string describe() const override;
 
  private:
@@ -64,6 +66,7 @@ class Bpe : public VocabModel {
   // vocabulary.
   void set_merges(const std::vector<std::pair<std::string, std::string>>& merges);
   void tokenize(std::string_view word, std::vector<Token>& out) const override;
+  std::int32_t unknown_id() const override { return unk_token ? vocab.find(*unk_token) : -1; }
   std::string describe() const override;
 
  private:
@@ -79,6 +82,7 @@ class WordLevel : public VocabModel {
  public:
   std::string unk_token = "<unk>";
   void tokenize(std::string_view word, std::vector<Token>& out) const override;
+  std::int32_t unknown_id() const override { return vocab.find(unk_token); }
   std::string describe() const override { return "WordLevel"; }
 };
 

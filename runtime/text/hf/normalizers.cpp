@@ -122,6 +122,14 @@ std::string Replace::normalize(std::string_view text) const {
 
 std::string Replace::describe() const { return "Replace (" + pattern + " → " + content + ")"; }
 
+bool Replace::local() const {
+  // A string without a space cannot span a cut; a pattern of spaces alone (" {2,}",
+  // XLM-R's) matches a run that starts at the cut, on its right.
+  if (!is_regex) return pattern.find(' ') == std::string::npos;
+  static const std::regex spaces_only(R"( (\+|\*|\{[0-9]+,[0-9]*\})?)");
+  return std::regex_match(pattern, spaces_only);
+}
+
 std::string Prepend::normalize(std::string_view text) const {
   return text.empty() ? std::string() : prefix + std::string(text);
 }

@@ -45,6 +45,7 @@ struct Strip : Normalizer {  // white space at either end
   bool left = true, right = true;
   std::string normalize(std::string_view text) const override;
   std::string describe() const override;
+  bool local() const override { return false; }  // a piece's ends are not the text's
 };
 
 // Every occurrence of a string, or every match of a regular expression, replaced.
@@ -55,12 +56,14 @@ struct Replace : Normalizer {
   std::string content;
   std::string normalize(std::string_view text) const override;
   std::string describe() const override;
+  bool local() const override;  // a pattern that cannot match across a space before text
 };
 
 struct Prepend : Normalizer {  // a string before non-empty text
   std::string prefix;
   std::string normalize(std::string_view text) const override;
   std::string describe() const override { return "Prepend"; }
+  bool local() const override { return false; }
 };
 
 struct Precompiled : Normalizer {  // SentencePiece's rules (precompiled_charsmap.hpp)
@@ -74,6 +77,11 @@ struct NormalizerSequence : Normalizer {
   std::vector<std::unique_ptr<Normalizer>> steps;
   std::string normalize(std::string_view text) const override;
   std::string describe() const override { return describe_steps(steps); }
+  bool local() const override {
+    for (const auto& step : steps)
+      if (!step->local()) return false;
+    return true;
+  }
 };
 
 }  // namespace attend::runtime::hf

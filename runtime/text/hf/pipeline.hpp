@@ -39,6 +39,10 @@ struct TokenSequence {
   std::vector<std::int32_t> ids;
   std::vector<std::int32_t> type_ids;
   std::vector<std::string> tokens;
+  // The input text these tokens came from (0: the first, 1: the pair's second; HF's
+  // sequence_ids), -1 for special tokens a post-processor adds. Post-processors move
+  // whole sequences, so the tag stays with them.
+  std::int32_t sequence = -1;
 
   std::size_t size() const { return ids.size(); }
   void append(const TokenSequence& other);
@@ -50,6 +54,9 @@ class Normalizer {
   virtual ~Normalizer() = default;
   virtual std::string normalize(std::string_view text) const = 0;  // valid UTF-8 in and out
   virtual std::string describe() const = 0;
+  // Whether a text cut where text_pieces.hpp cuts normalizes as its two pieces do: true
+  // of the normalizers that work character by character or grapheme by grapheme.
+  virtual bool local() const { return true; }
 };
 
 class PreTokenizer {
@@ -58,6 +65,9 @@ class PreTokenizer {
   // Splits each split that is not an added token; splits left empty are dropped.
   virtual void pre_tokenize(std::vector<Split>& splits) const = 0;
   virtual std::string describe() const = 0;
+  // Whether its words never span such a cut (text_pieces.hpp), whatever the text around:
+  // it splits at white space before anything else.
+  virtual bool splits_at_spaces() const { return false; }
 };
 
 class Model {
@@ -67,6 +77,7 @@ class Model {
   virtual void tokenize(std::string_view word, std::vector<Token>& out) const = 0;
   virtual std::int32_t token_to_id(std::string_view token) const = 0;  // -1 if absent
   virtual const std::string* id_to_token(std::int32_t id) const = 0;    // null if absent
+  virtual std::int32_t unknown_id() const = 0;                          // the unknown token's id; -1 if none
   virtual std::int64_t vocab_size() const = 0;
   virtual std::string describe() const = 0;
 };

@@ -16,17 +16,20 @@ namespace attend::runtime::hf {
 struct BertPreTokenizer : PreTokenizer {
   void pre_tokenize(std::vector<Split>& splits) const override;
   std::string describe() const override { return "BertPreTokenizer"; }
+  bool splits_at_spaces() const override { return true; }
 };
 
 // Runs of word characters and runs of other non-space characters (\w+|[^\w\s]+).
 struct WhitespacePreTokenizer : PreTokenizer {
   void pre_tokenize(std::vector<Split>& splits) const override;
   std::string describe() const override { return "Whitespace"; }
+  bool splits_at_spaces() const override { return true; }
 };
 
 struct WhitespaceSplit : PreTokenizer {  // split at white space, which is removed
   void pre_tokenize(std::vector<Split>& splits) const override;
   std::string describe() const override { return "WhitespaceSplit"; }
+  bool splits_at_spaces() const override { return true; }
 };
 
 struct Punctuation : PreTokenizer {
@@ -68,12 +71,15 @@ struct Metaspace : PreTokenizer {
   bool split = true;
   void pre_tokenize(std::vector<Split>& splits) const override;
   std::string describe() const override { return "Metaspace"; }
+  bool splits_at_spaces() const override { return split; }  // a word begins at each ▁
 };
 
 struct PreTokenizerSequence : PreTokenizer {
   std::vector<std::unique_ptr<PreTokenizer>> steps;
   void pre_tokenize(std::vector<Split>& splits) const override;
   std::string describe() const override { return describe_steps(steps); }
+  // The first step splits at spaces; the later ones split its words further.
+  bool splits_at_spaces() const override { return !steps.empty() && steps.front()->splits_at_spaces(); }
 };
 
 // ASCII punctuation or a Unicode 8.0 punctuation character (BERT's and Punctuation's).

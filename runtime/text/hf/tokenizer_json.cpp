@@ -8,6 +8,7 @@
 #include "attend/error.hpp"
 #include "formats/json_errors.hpp"
 #include "text/hf/byte_level.hpp"
+#include "text/hf/decoders.hpp"
 #include "text/hf/literal_regex.hpp"
 #include "text/hf/models.hpp"
 #include "text/hf/normalizers.hpp"
@@ -451,6 +452,59 @@ std::unique_ptr<PostProcessor> read_post_processor(const Field& f) {
   unsupported(type, "post-processor", "TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence");
 }
 
+// Only decoding needs it: a decoder attend lacks leaves the tokenizer encoding (decode()
+// then says why it cannot).
+std::unique_ptr<Decoder> read_decoder(const Field& f) {
+  const Field type = f.at("type");
+  const std::string t = type.string();
+  if (t == "WordPiece") {
+    auto d = std::make_unique<WordPieceDecoder>();
+    d->prefix = f.string("prefix", "##");
+    d->cleanup = f.boolean("cleanup", true);
+    return d;
+  }
+  if (t == "ByteLevel") return std::make_unique<ByteLevelDecoder>();
+  if (t == "Metaspace") {
+    auto d = std::make_unique<MetaspaceDecoder>();
+    if (f.has("replacement")) {
+      d->replacement.clear();
+      append_utf8(d->replacement, f.at("replacement").character());
+    }
+    if (f.has("prepend_scheme")) d->prepended = f.at("prepend_scheme").string() != "never";
+    else d->prepended = f.boolean("add_prefix_space", true);
+    return d;
+  }
+  if (t == "Replace") {
+    const Field pattern = f.at("pattern");
+    if (!pattern.has("String")) throw pattern.error("only {\"String\": …} patterns are supported in a decoder");
+    auto d = std::make_unique<ReplaceDecoder>();
+    d->pattern = pattern.at("String").string();
+    d->content = f.at("content").string();
+    return d;
+  }
+  if (t == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
+  if (t == "Fuse") return std::make_unique<FuseDecoder>();
+  if (t == "Strip") {
+    auto d = std::make_unique<StripDecoder>();
+    append_utf8(d->content, f.at("content").character());
+    d->start = static_cast<std::size_t>(f.at("start").integer());
+    d->stop = static_cast<std::size_t>(f.at("stop").integer());
+    return d;
+  }
+  if (t == "BPEDecoder") {
+    auto d = std::make_unique<BpeDecoder>();
+    d->suffix = f.string("suffix", "</w>");
+    return d;
+  }
+  if (t == "Sequence") {
+    auto d = std::make_unique<DecoderSequence>();
+    const Field steps = f.at("decoders");
+    for (std::size_t i = 0; i < steps.size(); ++i) d->steps.push_back(read_decoder(steps.at(i)));
+    return d;
+  }
+  unsupported(type, "decoder", "WordPiece, ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip, BPEDecoder, Sequence");
+}
+
 std::vector<AddedToken> read_added_tokens(const Field& f) {
   std::vector<AddedToken> tokens;
   for (std::size_t i = 0; i < f.size(); ++i) {
@@ -468,6 +522,15 @@ std::vector<AddedToken> read_added_tokens(const Field& f) {
 }
 
 }  // namespace
+
+bool reads_in_pieces(const HfTokenizer::Pipeline& p) {
+  if ((p.normalizer && !p.normalizer->local()) || !p.pre_tokenizer || !p.pre_tokenizer->splits_at_spaces()) return false;
+  for (const AddedToken& t : p.added.tokens()) {
+    const std::string matched = t.normalized && p.normalizer ? p.normalizer->normalize(t.content) : t.content;
+    if (t.rstrip || t.content.find(' ') != std::string::npos || matched.find(' ') != std::string::npos) return false;
+  }
+  return true;
+}
 
 std::shared_ptr<const HfTokenizer::Pipeline> read_tokenizer_json(const std::filesystem::path& path) {
   auto p = std::make_shared<HfTokenizer::Pipeline>();
@@ -491,6 +554,13 @@ std::shared_ptr<const HfTokenizer::Pipeline> read_tokenizer_json(const std::file
   if (top.has("pre_tokenizer")) p->pre_tokenizer = read_pre_tokenizer(top.at("pre_tokenizer"));
   p->model = read_model(top.at("model"));
   if (top.has("post_processor")) p->post_processor = read_post_processor(top.at("post_processor"));
+  if (top.has("decoder")) {
+    try {
+      p->decoder = read_decoder(top.at("decoder"));
+    } catch (const Error& e) {
+      p->decoder_unsupported = e.what();
+    }
+  }
   if (top.has("added_tokens")) p->added.add(read_added_tokens(top.at("added_tokens")), *p->model, p->normalizer.get());
   if (top.has("padding") && top.at("padding").has("pad_id")) {
     p->pad_id = top.at("padding").at("pad_id").id();
@@ -500,6 +570,7 @@ std::shared_ptr<const HfTokenizer::Pipeline> read_tokenizer_json(const std::file
   }
   if (top.has("truncation") && top.at("truncation").has("max_length"))
     p->truncation_max_length = top.at("truncation").at("max_length").integer();
+  p->reads_in_pieces = reads_in_pieces(*p);
   return p;
 }
 

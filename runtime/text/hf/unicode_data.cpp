@@ -7,9 +7,11 @@
 #include <unicode/ustring.h>
 #include <unicode/utext.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "attend/error.hpp"
+#include "text/hf/unicode_tables.hpp"
 #include "text/hf/utf8.hpp"
 
 namespace attend::runtime::hf {
@@ -119,9 +121,14 @@ bool is_ascii(std::string_view s) {
 
 }  // namespace
 
+bool tables::contains(std::span<const CodePointRange> ranges, char32_t c) {
+  const auto it = std::upper_bound(ranges.begin(), ranges.end(), c, [](char32_t x, const CodePointRange& r) { return x < r.first; });
+  return it != ranges.begin() && c <= std::prev(it)->last;
+}
+
 bool is_white_space(char32_t c) {
   if (c < 0x80) return c == ' ' || (c >= '\t' && c <= '\r');
-  return u_isUWhiteSpace(static_cast<UChar32>(c));
+  return tables::contains(tables::white_space, c);
 }
 
 bool is_other_v8(char32_t c) { return in_categories_of(c, U_GC_CC_MASK | U_GC_CF_MASK | U_GC_CO_MASK, 8); }
@@ -132,31 +139,30 @@ bool is_nonspacing_mark_v8(char32_t c) { return in_categories_of(c, U_GC_MN_MASK
 
 bool is_combining_mark_v9(char32_t c) { return in_categories_of(c, U_GC_M_MASK, 9); }
 
-bool is_numeric(char32_t c) { return in_categories(c, U_GC_N_MASK); }
+bool is_numeric(char32_t c) {
+  if (c < 0x80) return c >= '0' && c <= '9';
+  return tables::contains(tables::numeric_17, c);
+}
 
 bool is_word_character(char32_t c) {
   if (c < 0x80) return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  const auto u = static_cast<UChar32>(c);
-  return u_hasBinaryProperty(u, UCHAR_ALPHABETIC) || in_categories(c, U_GC_M_MASK | U_GC_ND_MASK | U_GC_PC_MASK) ||
-         u_hasBinaryProperty(u, UCHAR_JOIN_CONTROL);
+  return tables::contains(tables::word_16, c);
 }
 
-bool is_letter(char32_t c) { return in_categories(c, U_GC_L_MASK); }
+bool is_letter(char32_t c) { return tables::contains(tables::letter_16, c); }
 
-bool is_number(char32_t c) { return in_categories(c, U_GC_N_MASK); }
+bool is_number(char32_t c) { return tables::contains(tables::number_16, c); }
 
 void append_lowercase(std::string& out, char32_t c) {
   if (c < 0x80) {
     out.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c));
     return;
   }
-  char16_t in[2], lower[8];
-  std::int32_t n = 0;
-  U16_APPEND_UNSAFE(in, n, static_cast<UChar32>(c));
-  UErrorCode status = U_ZERO_ERROR;
-  const std::int32_t m = u_strToLower(lower, 8, in, n, "", &status);
-  check(status, "lowercase");
-  append_utf16(out, lower, m);
+  const auto& table = tables::lowercase_17;
+  const auto it = std::lower_bound(table.begin(), table.end(), c, [](const tables::Lowercase& l, char32_t x) { return l.c < x; });
+  if (it == table.end() || it->c != c) return append_utf8(out, c);
+  for (const char32_t to : it->to)
+    if (to != 0) append_utf8(out, to);
 }
 
 std::string normalize(std::string_view text, NormalForm form) {

@@ -1,12 +1,16 @@
-// The Unicode character data the Hugging Face `tokenizers` pipeline consults, from ICU.
+// The Unicode character data the Hugging Face `tokenizers` pipeline consults.
 //
-// `tokenizers` takes its character data from several Rust crates, each frozen at its own
+// `tokenizers` takes its character data from several libraries, each frozen at its own
 // Unicode version: `unicode_categories` (Unicode 8.0) for BERT's control characters,
 // punctuation and accents, `unicode-normalization-alignments` (Unicode 9.0) for the
-// normalization forms, Rust's standard library (current Unicode) for white space, case
-// and numbers. To give identical results, each class here is ICU's data limited to the
-// characters assigned by that version: a character assigned later is, to that crate,
-// unassigned (category Cn, no decomposition).
+// normalization forms, Oniguruma (16.0) for its regex classes (\p{L}, \p{N}), the
+// `regex` crate (16.0) for \w, Rust's standard library (17.0 in the release attend
+// matches, tests/data/tokenizers/VERSIONS) for numbers and case. To give identical
+// results, each class here holds the characters assigned by that version: a character
+// assigned later is, to that library, unassigned (category Cn, no decomposition). The
+// 16.0 and 17.0 classes and white space are tables generated from ICU 78's data
+// (make_unicode_tables.py → unicode_tables.cpp); the older ones and the normal forms
+// come from the system's ICU, limited to their version.
 #pragma once
 
 #include <string>
@@ -25,16 +29,17 @@ bool is_punctuation_v8(char32_t c);
 bool is_nonspacing_mark_v8(char32_t c);
 // unicode-normalization-alignments' is_combining_mark: categories Mn Mc Me, as of Unicode 9.0.
 bool is_combining_mark_v9(char32_t c);
-// Rust's char::is_numeric: categories Nd Nl No.
+// Rust's char::is_numeric: categories Nd Nl No, as of Unicode 17.0.
 bool is_numeric(char32_t c);
-// The regex \w of Rust's `regex` crate (UTS #18): Alphabetic, marks, Nd, Pc, Join_Control.
+// The regex \w of Rust's `regex` crate (UTS #18): Alphabetic, marks, Nd, Pc, Join_Control,
+// as of Unicode 16.0.
 bool is_word_character(char32_t c);
-// Oniguruma's \p{L} and \p{N}.
+// Oniguruma's \p{L} and \p{N}, as of Unicode 16.0.
 bool is_letter(char32_t c);
 bool is_number(char32_t c);
 
 // Appends Rust's char::to_lowercase(c): the full lowercase mapping of one character, no
-// context (U+0130 → "i̇", Σ → σ).
+// context (U+0130 → "i̇", Σ → σ), as of Unicode 17.0.
 void append_lowercase(std::string& out, char32_t c);
 
 enum class NormalForm { nfc, nfd, nfkc, nfkd };

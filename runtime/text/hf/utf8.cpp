@@ -57,6 +57,16 @@ std::string valid_utf8(std::string_view bytes, bool& replaced) {
   return out;
 }
 
+bool is_valid_utf8(std::string_view bytes) {
+  for (std::size_t i = 0; i < bytes.size();) {
+    std::size_t bad = 0;
+    const std::size_t n = valid_sequence_at(bytes, i, bad);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 void append_utf8(std::string& out, char32_t c) {
   if (c < 0x80) {
     out.push_back(static_cast<char>(c));

@@ -13,6 +13,7 @@ namespace attend::runtime::hf {
 // "best practice", as Python's bytes.decode("utf-8", "replace") does. `replaced` is set
 // when any was.
 std::string valid_utf8(std::string_view bytes, bool& replaced);
+bool is_valid_utf8(std::string_view bytes);  // (without copying it)
 
 // The code point at s[i] of valid UTF-8; moves i past it.
 inline char32_t next_code_point(std::string_view s, std::size_t& i) {

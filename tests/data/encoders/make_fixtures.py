@@ -6,6 +6,7 @@ torch); the fixtures are committed. Run from anywhere with a venv holding torch,
 transformers, sentence-transformers and ctranslate2:
 
     python tests/data/encoders/make_fixtures.py [OUT_DIR]
+    python tests/data/encoders/make_fixtures.py --issue29   # only the fixtures issue 29 added
 
 Each fixture directory holds the model as saved, and cases.json:
   {"cases": [{"ids": [...], "types": [...], "text": ... (or "pair": [a, b]),
@@ -23,7 +24,7 @@ import numpy as np
 import torch
 import transformers as tf
 
-OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+OUT = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else os.path.dirname(os.path.abspath(__file__))
 torch.manual_seed(19)
 rng = np.random.default_rng(19)
 
@@ -264,5 +265,92 @@ def main():
         print("ctranslate2 not installed: no ct2-bert fixture")
 
 
+def roberta_tokenizer(directory):
+    """A byte-level BPE tokenizer trained here, wrapped as RoBERTa's (<s> A </s>, <pad> = 1)."""
+    from tokenizers import ByteLevelBPETokenizer, processors
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator([" ".join(WORDS)] * 20 + TEXTS, vocab_size=300, min_frequency=1, special_tokens=specials)
+    bpe._tokenizer.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+    return tf.PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                      cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+                                      model_input_names=["input_ids", "attention_mask"])
+
+
+PAD_TEXTS = ["hello <pad> world", "<pad> hello world", "the dog <pad>", "<pad>", "a <pad> <pad> good text <pad> model",
+             "Hello world!", ""]
+
+
+def issue29_fixtures():
+    """RoBERTa with pad tokens inside texts (create_position_ids_from_input_ids) under
+    sentence-transformers with prompts and a similarity function; DistilBERT pairs."""
+    torch.manual_seed(29)
+    from sentence_transformers import SentenceTransformer, models
+    d = os.path.join(OUT, "st-roberta-prompts")
+    shutil.rmtree(d, ignore_errors=True)
+    base_dir = d + "-base"
+    tok = roberta_tokenizer(base_dir)
+    config = tf.RobertaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=64, max_position_embeddings=66, type_vocab_size=1, pad_token_id=1,
+                              bos_token_id=0, eos_token_id=2)
+    tf.RobertaModel(config).save_pretrained(base_dir, safe_serialization=True)
+    tok.save_pretrained(base_dir)
+    transformer = models.Transformer(base_dir, max_seq_length=24)
+    st = SentenceTransformer(modules=[transformer, models.Pooling(32, pooling_mode_mean_tokens=True)], device="cpu",
+                             prompts={"query": "query: ", "passage": "passage <pad> of: "}, default_prompt_name="query",
+                             similarity_fn_name="euclidean")
+    st.save(d, safe_serialization=True)
+    shutil.rmtree(base_dir)
+    st = SentenceTransformer(d, device="cpu")
+    assert st.default_prompt_name == "query" and st.similarity_fn_name == "euclidean"
+    texts = PAD_TEXTS + ["the quick brown fox jumps over the lazy dog " * 3]
+    cases = []
+    default = st.encode(texts, convert_to_numpy=True)
+    passage = st.encode(texts, prompt_name="passage", convert_to_numpy=True)
+    none = st.encode(texts, prompt="", convert_to_numpy=True)
+    custom = st.encode(texts, prompt="search <pad>: ", convert_to_numpy=True)
+    query = st.encode_query(texts, convert_to_numpy=True)
+    document = st.encode_document(texts, convert_to_numpy=True)
+    for i, t in enumerate(texts):
+        cases.append({"text": t, "ids": st.tokenize(["query: " + t])["input_ids"][0].tolist(),
+                      "no_prompt_ids": st.tokenize([t])["input_ids"][0].tolist(), "embedding": floats(default[i]),
+                      "embedding_passage": floats(passage[i]), "embedding_no_prompt": floats(none[i]),
+                      "embedding_search_pad": floats(custom[i]), "embedding_query": floats(query[i]),
+                      "embedding_document": floats(document[i])})
+    # Ids with pads inside, through the model alone (its own position ids).
+    model = tf.RobertaModel.from_pretrained(d)
+    id_cases = []
+    for ids in ([0, 10, 1, 11, 2], [0, 1, 1, 12, 13, 1, 2], [1, 0, 14, 2], [0, 1], [0, 15, 16, 17, 2, 1, 1]):
+        id_cases.append({"ids": ids})
+    run_cases(model, id_cases, False)
+    similarity = st.similarity(default, default).numpy()
+    empty = st.encode([])
+    with open(os.path.join(d, "cases.json"), "w") as f:
+        json.dump({"cases": cases + id_cases, "similarity": matrix(similarity), "similarity_fn_name": st.similarity_fn_name,
+                   "empty": {"shape": list(empty.shape), "dtype": str(empty.dtype)}}, f)
+
+    # DistilBERT classifies pairs without token types (its tokenizer's types are not used).
+    d = os.path.join(OUT, "distilbert-classifier")
+    model = tf.DistilBertForSequenceClassification.from_pretrained(d)
+    tok = tf.AutoTokenizer.from_pretrained(d)
+    with open(os.path.join(d, "cases.json")) as f:
+        cases = [c for c in json.load(f)["cases"] if "pair" not in c]
+    pairs = []
+    for a, b in PAIRS:
+        e = tok(a, b)
+        pairs.append({"pair": [a, b], "ids": e["input_ids"], "types": e["token_type_ids"]})
+    for c in pairs:
+        with torch.no_grad():
+            ids = torch.tensor([c["ids"]])
+            c["logits"] = floats(model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0])
+    with open(os.path.join(d, "cases.json"), "w") as f:
+        json.dump({"cases": cases + pairs}, f)
+
+
 if __name__ == "__main__":
-    main()
+    if "--issue29" in sys.argv:  # only the fixtures issue 29 added, leaving the others as they are
+        OUT = os.path.dirname(os.path.abspath(__file__))
+        issue29_fixtures()
+    else:
+        main()
+        issue29_fixtures()

@@ -126,6 +126,11 @@ struct GemmEpilogue {
 // C[M, N] = act(alpha·A·Bᵀ + bias) + residual, for B of any type. `threads` ≥ 1 is an
 // upper bound: small problems use fewer. Throws attend::Error on mismatched shapes or
 // null data. Thread-safe for distinct C: weights are only read.
+// A row of C is the same bits whatever other rows A holds, where the row sits, and
+// however many threads run: every element is one sum over k in order (s8: exact), then
+// the epilogue — what makes a sentence's result independent of its batch. Across ISAs:
+// fp32 is the same bits on AVX2 and AVX-512 (fused multiply-adds), not on SSE2; bf16 on
+// every ISA but AVX512_BF16 (whose vdpbf16ps rounds its own way); s8 on every ISA.
 //
 // An s8 GEMM quantizes A once into scratch: gemm_scratch_bytes(M, b) bytes (0 for f32
 // and bf16), 64-byte aligned, given by the caller (e.g. a slice of its arena), or —

@@ -51,6 +51,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import _attend
 
+_LIMITS = _attend.limits  # include/attend/limits.h
+
 FORMATS = ("text", "tokens", "ids")
 # `attend translate --compute-type`'s names (and `attend embed`'s).
 COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32", "bfloat16", "int8_bfloat16")
@@ -306,7 +308,10 @@ class Translate:
         self.options = o
         self.input_format, self.output_format = input_format, output_format
         self.column, self.output_column, self.id_column, self.scores = column, output_column, id_column, scores
-        self.max_source_length = self.translator.max_source_length
+        # The limit sources are cut to, as attend translate applies it: max_input_length
+        # where it is the lower (0: none), else the model's.
+        model_limit = self.translator.max_source_length
+        self.max_source_length = min(o.max_input_length, model_limit) if o.max_input_length > 0 else model_limit
         self.max_length = min(t.max_target_length, positions)
         self.common_prefix = self._encode_prefix(target_prefix or "", 0)
         self.truncated = 0
@@ -330,10 +335,12 @@ class Translate:
     def _encode(self, line: str) -> Optional[List[int]]:
         if self._blank(line):
             return None
-        if self.input_format == "text":
-            ids = self.model.encode_source(line, source_lang=self.options.source_lang,
-                                           target_lang=self.options.target_lang)
-        elif self.input_format == "tokens":
+        if self.input_format == "text":  # only what the limit keeps is tokenized, as attend translate does
+            ids, _, _, cut = self.model.encode_source_text(line, self.max_source_length, source_lang=self.options.source_lang,
+                                                            target_lang=self.options.target_lang)
+            self.truncated += cut
+            return None if self.model.is_empty_source(ids) else ids
+        if self.input_format == "tokens":
             ids = self.model.encode_tokens(_split_tokens(line))
         else:
             ids = self._ids(line, "source")
@@ -501,6 +508,7 @@ class _Shards:
         self.key = hashlib.sha256(f"{stamp}|{shard_lines}|{settings}".encode()).hexdigest()
         self.lines = _count_lines(path)
         self.count = max(1, math.ceil(self.lines / shard_lines)) if self.lines else 0
+        self.model_facts: Any = None  # what the settings check found out about the model (_settings_status)
 
     def shard_file(self, k: int) -> Path:
         return self.work / f"{k:06d}.txt"
@@ -571,7 +579,10 @@ class _EmbeddingShards(_Shards):
         import numpy as np
 
         pieces = [np.load(self.shard_file(k), mmap_mode="r") for k in range(self.count)]
-        dim = pieces[0].shape[1] if pieces else 0
+        # An empty input is [0, dim], as `attend embed` writes it, so that arrays concatenate.
+        dim = pieces[0].shape[1] if pieces else self.model_facts
+        if dim is None:
+            raise RuntimeError(f"{self.path}: the embedding dimension is unknown (the settings check did not run)")
         tmp = self.output.with_name(self.output.name + ".attend-ray.tmp")
         with _writing(tmp):
             out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(self.lines, dim))
@@ -661,6 +672,23 @@ def _option_value(spec: Any) -> Any:
     return parse
 
 
+def _integer_in(lowest: int, highest: Optional[int] = None) -> Any:
+    """argparse's `type` for an integer flag with a range (the engine's from
+    _attend.limits, include/attend/limits.h): a value outside is exit 2 naming the flag,
+    as `attend translate` refuses it."""
+    range_ = f"an integer in [{lowest}, {highest}]" if highest is not None else f"an integer ≥ {lowest}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not {range_}") from None
+        if value < lowest or (highest is not None and value > highest):
+            raise argparse.ArgumentTypeError(f"must be {range_}, got {text}")
+        return value
+    return parse
+
+
 def add_decoding_flags(parser: argparse.ArgumentParser) -> None:
     """Every decoding flag of `attend translate`, made from the same description list
     (include/attend/options.h, through attend._attend.translation_option_specs), so a
@@ -715,23 +743,27 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--target-prefix-file", nargs="+", help="One forced target prefix per input line: a file per "
                    "input, in the order of -i")
     add_decoding_flags(p)
-    p.add_argument("--seed", type=int, default=1, help="Seed of the sampling (as attend translate's; default: 1)")
+    p.add_argument("--seed", type=_integer_in(0, (1 << 64) - 1), default=1,
+                   help="Seed of the sampling (as attend translate's; an integer in [0, 2^64 - 1]; default: 1)")
     p.add_argument("--scores", action="store_true", help="Prefix each output with its score")
     p.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
     p.add_argument("--compute-type", default="default", choices=COMPUTE_TYPES, help="The GEMM weights' type: "
                    "default (as stored), auto (the fastest here), float32, int8, bfloat16, … (CTranslate2's names)")
     p.add_argument("--kv-cache-type", default="default", choices=("default", "float32", "bfloat16"),
                    help="The decoder's attention caches: default (bfloat16 with int8/bfloat16 compute, else "
-                   "float32), float32 (CTranslate2's results exactly), bfloat16")
+                   "float32), float32 (as CTranslate2 keeps them), bfloat16")
     p.add_argument("--decoding-rules", default="auto", choices=("auto", "transformers", "ctranslate2"),
                    help="Decoding semantics: auto (transformers' generate() for a Hugging Face directory, "
                    "CTranslate2's for the others), transformers, ctranslate2")
-    p.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
-    p.add_argument("--max-batch-tokens", type=int, default=4096, help="Padded source tokens per batch (0: no cap)")
-    p.add_argument("--threads", type=int, default=1, help="Compute threads per actor; each actor reserves this "
+    p.add_argument("--max-batch-size", type=_integer_in(1, _LIMITS["max_batch_size"]), default=32,
+                   help=f"Sentences per batch, in [1, {_LIMITS['max_batch_size']}] (default: 32)")
+    p.add_argument("--max-batch-tokens", type=_integer_in(0, _LIMITS["max_batch_tokens"]), default=4096,
+                   help=f"Padded source tokens per batch, in [0, {_LIMITS['max_batch_tokens']}] (0: no cap)")
+    p.add_argument("--threads", type=_integer_in(1, _LIMITS["max_threads"]), default=1,
+                   help=f"Compute threads per actor, in [1, {_LIMITS['max_threads']}]; each actor reserves this "
                    "many CPUs (threads × actors = the cluster's cores)")
-    p.add_argument("--actors", type=int, default=0, help="Translating actors (0: the cluster's CPUs / --threads)")
-    p.add_argument("--shard-lines", type=int, default=2000, help="Lines per shard (the unit of restart)")
+    p.add_argument("--actors", type=_integer_in(0), default=0, help="Translating actors, ≥ 0 (0: the cluster's CPUs / --threads)")
+    p.add_argument("--shard-lines", type=_integer_in(1), default=2000, help="Lines per shard, ≥ 1 (the unit of restart)")
     e = commands.add_parser("embed", help="Sentence embeddings of files: OUTPUT_DIR/<input name>.npy",
                             description="Embed files on a Ray cluster with an encoder-only model: OUTPUT_DIR/<input "
                                         "name>.npy per input, float32 [lines, dim], row i = line i. Restartable: a "
@@ -748,11 +780,14 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--compute-type", default="default", choices=COMPUTE_TYPES, help="default, auto, float32, int8, "
                    "bfloat16")
     e.add_argument("--isa", choices=("avx512", "avx2", "sse2"), help="Kernels to use (default: each node's best)")
-    e.add_argument("--max-length", type=int, default=0, help="Tokens a line is cut to (0: the model's)")
-    e.add_argument("--max-batch-size", type=int, default=32, help="Sentences per batch (default: 32)")
-    e.add_argument("--threads", type=int, default=1, help="Compute threads per actor (each reserves as many CPUs)")
-    e.add_argument("--actors", type=int, default=0, help="Actors (0: the cluster's CPUs / --threads)")
-    e.add_argument("--shard-lines", type=int, default=2000, help="Lines per shard (the unit of restart)")
+    e.add_argument("--max-length", type=_integer_in(0), default=0,
+                   help="Tokens a line is cut to, ≥ 0 and at most the model's positions (0: the model's)")
+    e.add_argument("--max-batch-size", type=_integer_in(1, _LIMITS["max_batch_size"]), default=32,
+                   help=f"Sentences per batch, in [1, {_LIMITS['max_batch_size']}] (default: 32)")
+    e.add_argument("--threads", type=_integer_in(1, _LIMITS["max_threads"]), default=1,
+                   help=f"Compute threads per actor, in [1, {_LIMITS['max_threads']}] (each reserves as many CPUs)")
+    e.add_argument("--actors", type=_integer_in(0), default=0, help="Actors, ≥ 0 (0: the cluster's CPUs / --threads)")
+    e.add_argument("--shard-lines", type=_integer_in(1), default=2000, help="Lines per shard, ≥ 1 (the unit of restart)")
     return top
 
 
@@ -765,29 +800,26 @@ def translate_arguments(args: argparse.Namespace) -> Dict[str, Any]:
                 options=given_decoding_options(args))
 
 
-def _settings_status(make: Any) -> Tuple[int, str]:
-    """Runs on a worker (where the model is): (0, "") if `make()` succeeds, else the exit
-    status `attend translate` gives the same failure — 1 for a bad model, 2 for options
-    the model cannot take — and the message."""
+def _settings_status(make: Any, describe: Any = lambda made: None) -> Tuple[int, str, Any]:
+    """Runs on a worker (where the model is): (0, "", describe(make())) if `make()`
+    succeeds, else the exit status `attend translate` gives the same failure — 1 for a
+    bad model, 2 for options the model cannot take — the message and None."""
     try:
-        make()
+        made = make()
     except ModelError as e:
-        return 1, str(e)
+        return 1, str(e), None
     except (ValueError, RuntimeError) as e:  # options against the model; limits the translator cannot plan
-        return 2, str(e)
-    return 0, ""
+        return 2, str(e), None
+    return 0, "", describe(made)
 
 
-def _check_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str]:
+def _check_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str, Any]:
     return _settings_status(lambda: Translate(model_dir, **kwargs))
 
 
 def _translate_files(args: argparse.Namespace) -> int:
     import ray
 
-    for name in ("threads", "shard_lines", "max_batch_size"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be ≥ 1")
     if args.target_prefix is not None and args.target_prefix_file:
         raise UsageError("--target-prefix and --target-prefix-file exclude each other")
     inputs = [Path(p) for p in args.input]
@@ -825,7 +857,7 @@ def _process_files(args: argparse.Namespace, files: List[_Shards], actor_class: 
                    model_dir: str, method: str, check: Any, verb: str) -> int:
     """The files' unfinished shards through a pool of `actor_class` actors on the cluster
     (args.address), `method` per shard; `check()` returns an ObjectRef to the settings'
-    (status, message) against the model (_settings_status). Shared by translate and embed."""
+    (status, message, facts) against the model (_settings_status). Shared by translate and embed."""
     import ray
 
     pending = [f for f in files if f.prepare()]
@@ -850,13 +882,15 @@ def _process_files(args: argparse.Namespace, files: List[_Shards], actor_class: 
         # The options against the model, once, where the model is; an error here names
         # the option instead of actors failing (and restarting) one after the other.
         try:
-            status, message = ray.get(check())
+            status, message, model_facts = ray.get(check())
         except ray.exceptions.RayTaskError as e:
             raise RuntimeError(str(e.cause) if getattr(e, "cause", None) else str(e)) from None
         if status == 2:
             raise UsageError(message)
         if status != 0:
             raise ModelError(message)
+        for f in pending:
+            f.model_facts = model_facts
         actors = args.actors or max(1, int(ray.cluster_resources().get("CPU", 1) // args.threads))
         remote = ray.remote(num_cpus=args.threads, max_restarts=-1, max_task_retries=-1)(actor_class)
         pool = [remote.remote(model_dir, **actor_kwargs) for _ in range(actors)]
@@ -874,18 +908,14 @@ def _embed_arguments(args: argparse.Namespace) -> Dict[str, Any]:
                 max_length=args.max_length, max_batch_size=args.max_batch_size, input_format=args.input_format)
 
 
-def _check_embed_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str]:
-    return _settings_status(lambda: Embed(model_dir, **kwargs))
+def _check_embed_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str, Any]:
+    """Also the embeddings' dimension, which an empty input's [0, dim] array needs."""
+    return _settings_status(lambda: Embed(model_dir, **kwargs), lambda e: e.encoder.encoder_info.embedding_dim)
 
 
 def _embed_files(args: argparse.Namespace) -> int:
     import ray
 
-    for name in ("threads", "shard_lines", "max_batch_size"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be ≥ 1")
-    if args.max_length < 0:
-        raise UsageError(f"--max-length {args.max_length}: must be ≥ 0 (0: the model's)")
     inputs = [Path(p) for p in args.input]
     for p in inputs:
         _check_readable(p, "input")

@@ -41,6 +41,13 @@ class TranslationResult:
         """The number of hypotheses."""
         return len(self.hypotheses)
 
+    def __repr__(self) -> str:
+        """CTranslate2's repr, to the character (scripts and tests compare it);
+        ``attention_heads`` only when set."""
+        heads = "" if self.attention_heads is None else f", attention_heads={self.attention_heads!r}"
+        return (f"TranslationResult(hypotheses={self.hypotheses!r}, scores={self.scores!r}, "
+                f"attention={self.attention!r}, logits={self.logits!r}{heads})")
+
 
 @dataclass(slots=True)
 class ScoringResult:
@@ -60,6 +67,10 @@ class ScoringResult:
         """``cumulated_score`` divided by the number of scored tokens."""
         return self.cumulated_score / max(1, len(self.log_probs))
 
+    def __repr__(self) -> str:
+        """CTranslate2's repr."""
+        return f"ScoringResult(tokens={self.tokens!r}, log_probs={self.log_probs!r})"
+
 
 @dataclass(slots=True)
 class GenerationStepResult:
@@ -74,6 +85,28 @@ class GenerationStepResult:
     log_prob: Optional[float]
     is_last: bool
     logits: Optional[Any] = None
+
+    def __repr__(self) -> str:
+        """CTranslate2's repr (its fields in its order)."""
+        return (f"GenerationStepResult(step={self.step!r}, batch_id={self.batch_id!r}, token_id={self.token_id!r}, "
+                f"hypothesis_id={self.hypothesis_id!r}, token={self.token!r}, log_prob={self.log_prob!r}, "
+                f"logits={self.logits!r}, is_last={self.is_last!r})")
+
+
+@dataclass(slots=True)
+class ExecutionStats:
+    """What :meth:`attend.Translator.translate_file` and ``score_file`` did
+    (CTranslate2's ``ExecutionStats``): output tokens (translation: of each example's
+    best hypothesis; scoring: scored tokens, end-of-sequence included), examples, and
+    the wall time in milliseconds."""
+
+    num_tokens: int = 0
+    num_examples: int = 0
+    total_time_in_ms: float = 0.0
+
+    def __repr__(self) -> str:
+        return (f"ExecutionStats(num_tokens={self.num_tokens!r}, num_examples={self.num_examples!r}, "
+                f"total_time_in_ms={self.total_time_in_ms!r})")
 
 
 class AsyncResult:

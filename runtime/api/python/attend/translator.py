@@ -20,16 +20,20 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
+import functools
+import inspect
 import itertools
 import operator
 import os
 import queue
 import threading
+import time
 import weakref
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _arguments, _attend
-from .results import AsyncResult, GenerationStepResult, ScoringResult, TranslationResult
+from . import _arguments, _attend, _devices, _files, _model_files
+from .results import AsyncResult, ExecutionStats, GenerationStepResult, ScoringResult, TranslationResult
 
 _random_seed = 0
 
@@ -41,7 +45,8 @@ _DEFAULT_BATCH_TOKENS = 4096  # padded source tokens: keeps the arena small on m
 _DEFAULT_BEAM = 2             # CTranslate2's default beam_size
 _DEFAULT_TARGET = 256         # …and max_decoding_length
 _MAX_CACHED_PLANS = 4
-_MAX_THREADS = 1024           # the engine's limit on a plan's threads
+_LIMITS = _attend.limits      # include/attend/limits.h
+_MAX_THREADS = _LIMITS["max_threads_each"]
 
 
 @_arguments.checked()
@@ -99,6 +104,39 @@ def _snapshot(rows: Any) -> Any:
     return [_copy_array(r) if _is_array(r) else list(r) if isinstance(r, (list, tuple)) else r for r in rows]
 
 
+def _is_sized(x: Any) -> bool:
+    try:
+        len(x)
+        return True
+    except TypeError:
+        return False
+
+
+def _failed(error: BaseException, count: int) -> List[AsyncResult]:
+    """`count` asynchronous results that raise `error` from result(), every time."""
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    future.set_exception(error)
+    return [AsyncResult(future, i) for i in range(count)]
+
+
+def _values_reach_result(method: Callable[..., Any]) -> Callable[..., Any]:
+    """As CTranslate2: with ``asynchronous=True`` a bad value (a ValueError: an option out
+    of range, min above max decoding length) is raised by each result's ``result()``,
+    not by the call; a wrong type (TypeError) still raises at the call, as CTranslate2's
+    bindings raise it."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, source: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, source, *args, **kwargs)
+        except ValueError as e:
+            if kwargs.get("asynchronous") and _is_sized(source):
+                return _failed(e, len(source))
+            raise
+
+    return wrapper
+
+
 def _copy_array(a: Any) -> Any:
     for method in ("copy", "clone"):  # NumPy's, PyTorch's
         if callable(getattr(a, method, None)):
@@ -145,7 +183,7 @@ class Translator:
         "int8_float32", "bfloat16", "int8_bfloat16"), or a dictionary by device.
       kv_cache_type: The decoder's attention caches (attend's own option): "default"
         (bfloat16 when compute_type is int8 or bfloat16, else float32), "float32"
-        (CTranslate2's results exactly), "bfloat16".
+        (as CTranslate2 keeps them), "bfloat16".
       decoding_rules: "auto" (transformers' ``generate()`` rules for a Hugging Face
         directory, CTranslate2's for the others), "transformers", "ctranslate2".
       inter_threads: Batches translated at once (also the asynchronous workers).
@@ -155,7 +193,10 @@ class Translator:
       flash_attention: Accepted: attend's attention is always fused with an online
         softmax (the FlashAttention algorithm, on the CPU), whatever the value.
       tensor_parallel: Must be False (one machine, one process).
-      files: Must be None (models load from a directory).
+      files: The model's files in memory, as CTranslate2 takes them: a dictionary of
+        file name ("model.bin", "source_vocabulary.txt", "vmap.txt", …) to content
+        (bytes, or a file-like object, read here); ``model_path`` then only names the
+        model. Nothing is read from disk, now or when :meth:`load_model` loads again.
     """
 
     @_arguments.checked("attend.Translator")
@@ -169,15 +210,12 @@ class Translator:
             raise _refuse(where, f"device={device!r}", "is not supported: attend runs on the CPU (device='cpu')")
         indexes = device_index if isinstance(device_index, (list, tuple)) else [device_index]
         if list(indexes) != [0]:
-            raise _refuse(where, f"device_index={device_index!r}", "is not supported: the CPU is device 0")
-        if isinstance(compute_type, dict):
-            if "cpu" not in compute_type:
-                raise _refuse(where, f"compute_type={compute_type!r}", "has no entry for 'cpu'")
-            compute_type = compute_type["cpu"]
+            raise _refuse(where, f"device_index={device_index!r}",
+                          "is not a valid device index here: attend runs on the CPU, device index 0")
+        compute_type = _devices.compute_type_for_cpu(where, compute_type)
         if tensor_parallel:
             raise _refuse(where, "tensor_parallel=True", "is not supported: attend runs in one process")
-        if files is not None:
-            raise _refuse(where, "files", "is not supported: give the model directory")
+        self._files = None if files is None else _model_files.read_files(where, files)
         if not 1 <= inter_threads <= _MAX_THREADS:
             raise _refuse(where, f"inter_threads={inter_threads}", f"must be in [1, {_MAX_THREADS}]")
         if not 0 <= intra_threads <= _MAX_THREADS:
@@ -195,8 +233,9 @@ class Translator:
         self._plans: "collections.OrderedDict[Tuple[int, int, int, int], _attend.Translator]" = collections.OrderedDict()
         self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._queue_slots = threading.BoundedSemaphore(self._max_queued) if self._max_queued else None
-        self._queued = 0
-        self._active = 0
+        self._queued = 0   # asynchronous calls waiting for a worker
+        self._active = 0   # calls running (synchronous or on a worker)
+        self._counts = threading.Lock()
         self._profiling = False
         self._last_plan: Optional[_attend.Translator] = None
         self._model: Optional[_attend.Model] = None
@@ -216,8 +255,10 @@ class Translator:
 
     @property
     def compute_type(self) -> str:
-        """The arithmetic the model runs with (e.g. ``"float32"``)."""
-        return self.model.info().compute_type
+        """The arithmetic the model runs with, CTranslate2's name of it: "float32",
+        "int8_float32" (int8 GEMMs, float32 between them: what "int8", "int8_float32",
+        "int8_bfloat16" and "auto" run on CPUs), "bfloat16"."""
+        return _devices.ctranslate2_compute_type(self.model.info().compute_type)
 
     @property
     def num_translators(self) -> int:
@@ -231,8 +272,24 @@ class Translator:
 
     @property
     def num_active_batches(self) -> int:
-        """Calls being translated now."""
-        return self._active
+        """Calls waiting or being translated (CTranslate2's: batches in the queue or on a
+        worker)."""
+        with self._counts:
+            return self._queued + self._active
+
+    @contextlib.contextmanager
+    def _running(self, was_queued: bool = False) -> Iterator[None]:
+        """Counts a call as active while it runs (and no longer queued, if it was), so
+        that num_active_batches never misses it and unload_model waits for none."""
+        with self._counts:
+            self._active += 1
+            if was_queued:
+                self._queued -= 1
+        try:
+            yield
+        finally:
+            with self._counts:
+                self._active -= 1
 
     @property
     def model_is_loaded(self) -> bool:
@@ -242,27 +299,42 @@ class Translator:
     @property
     def model(self) -> "_attend.Model":
         """The :class:`attend.Model` this translator runs."""
-        if self._model is None:
-            raise RuntimeError("the model is unloaded: call load_model() first")
-        return self._model
+        model = self._model
+        if model is None:
+            raise RuntimeError("the model of this translator was unloaded: call load_model() first")
+        return model
 
     def load_model(self, keep_cache: bool = False) -> None:
-        """Loads the model (again, after :meth:`unload_model`)."""
+        """Loads the model (again, after :meth:`unload_model`): from its directory, or
+        from the files given in memory. ``keep_cache`` changes nothing on the CPU."""
         if self._model is not None:
             return
         if isinstance(self._model_path, _attend.Model):
-            self._model = self._model_path
+            model = self._model_path
+        elif self._files is not None:
+            model = _attend.Model.load_from_memory(os.fspath(self._model_path), self._files,
+                                                   compute_type=self._compute_type, kv_cache_type=self._kv_cache_type)
         else:
-            self._model = _attend.Model.load(os.fspath(self._model_path), compute_type=self._compute_type,
-                                             kv_cache_type=self._kv_cache_type, decoding_rules=self._decoding_rules)
+            model = _model_files.load(os.fspath(self._model_path), compute_type=self._compute_type,
+                                      kv_cache_type=self._kv_cache_type, decoding_rules=self._decoding_rules)
+        with self._lock:
+            self._model = model
         self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, _DEFAULT_BEAM, _DEFAULT_TARGET)  # errors show here
 
     def unload_model(self, to_cpu: bool = False) -> None:
-        """Frees the model and its plans (``to_cpu`` has no meaning on the CPU)."""
-        with self._lock:
-            self._plans.clear()
-            self._last_plan = None
-            self._model = None
+        """Frees the model and its plans until :meth:`load_model`, as CTranslate2's
+        ``unload_model``: not while calls are queued or running (the model stays loaded
+        and this does nothing), and nothing with ``to_cpu=True`` — the model is in CPU
+        memory already, and stays loaded and usable."""
+        if to_cpu:
+            return
+        with self._counts:
+            if self._queued + self._active > 0:
+                return
+            with self._lock:
+                self._plans.clear()
+                self._last_plan = None
+                self._model = None
 
     # ---- plans ----
 
@@ -290,8 +362,11 @@ class Translator:
     def _plan_for(self, max_batch_size: int, batch_type: str, beam: int, target: int, method: str) -> "_attend.Translator":
         if batch_type not in ("examples", "tokens"):
             raise _refuse(method, f"batch_type={batch_type!r}", "must be 'examples' or 'tokens'")
-        if max_batch_size < 0:
-            raise _refuse(method, f"max_batch_size={max_batch_size}", "must be ≥ 0 (0: no limit)")
+        # The engine field it becomes has its range: named here as the caller's argument.
+        highest = _LIMITS["max_batch_tokens" if batch_type == "tokens" else "max_batch_size"]
+        if not 0 <= max_batch_size <= highest:
+            raise _refuse(method, f"max_batch_size={max_batch_size}",
+                          f"must be in [0, {highest}] (0: no limit; batch_type={batch_type!r})")
         if batch_type == "tokens" and max_batch_size > 0:
             return self._plan(_DEFAULT_BATCH, max_batch_size, beam, target)
         # 0 is CTranslate2's "one batch": attend splits into its plan's batches, which
@@ -311,12 +386,17 @@ class Translator:
                           sampling_topp: float, sampling_temperature: float, replace_unknowns: bool,
                           source_lang: str = "", target_lang: str = ""
                           ) -> "_attend.TranslationOptions":
-        if use_vmap:
-            raise _refuse(method, "use_vmap=True", "is not supported: attend models have no vocabulary map")
+        if use_vmap and not self.model.has_vocabulary_map:
+            raise _refuse(method, "use_vmap=True", "needs the model's vocabulary map (vmap.txt in its directory), "
+                                                   "and it has none")
         if return_logits_vocab:
             raise _refuse(method, "return_logits_vocab=True", "is not supported: attend returns no vocabulary logits")
         if max_decoding_length < 1:
             raise _refuse(method, f"max_decoding_length={max_decoding_length}", "must be ≥ 1")
+        if min_decoding_length > max_decoding_length:  # CTranslate2's words kept: scripts match on them
+            raise _refuse(method, f"min_decoding_length={min_decoding_length}",
+                          f"is greater than max_decoding_length={max_decoding_length} (the minimum decoding length "
+                          "must not be greater than the maximum decoding length)")
         if not isinstance(return_attention, bool) and return_attention != "all":
             raise _refuse(method, f"return_attention={return_attention!r}",
                           "must be True, False or 'all' (every layer and head too)")
@@ -351,6 +431,7 @@ class Translator:
         o.sampling_topk, o.sampling_topp, o.temperature = max(sampling_topk, 0), sampling_topp, sampling_temperature
         o.seed = _random_seed
         o.source_lang, o.target_lang = str(source_lang), str(target_lang)
+        o.use_vmap = use_vmap
         return o
 
     # ---- asynchronous calls ----
@@ -361,6 +442,7 @@ class Translator:
         asynchronous call makes its own workers). The parent's pending calls are not
         the child's."""
         self._lock = threading.Lock()
+        self._counts = threading.Lock()
         self._executor = None
         self._queue_slots = threading.BoundedSemaphore(self._max_queued) if self._max_queued else None
         self._queued = self._active = 0
@@ -369,15 +451,21 @@ class Translator:
         if self._executor is None:
             with self._lock:
                 if self._executor is None:
-                    self._executor = concurrent.futures.ThreadPoolExecutor(self._inter_threads, "attend")
+                    executor = concurrent.futures.ThreadPoolExecutor(self._inter_threads, "attend")
+                    # A worker waiting before the first call is queued, as CTranslate2's pool
+                    # has them: a call then counts as queued until a worker takes it, instead
+                    # of the new thread running it while the caller is still in submit().
+                    executor.submit(lambda: None).result()
+                    self._executor = executor
         if self._queue_slots is not None:
             self._queue_slots.acquire()
-        self._queued += 1
+        with self._counts:
+            self._queued += 1
 
         def run() -> List[Any]:
-            self._queued -= 1
             try:
-                return work()
+                with self._running(was_queued=True):
+                    return work()
             finally:
                 if self._queue_slots is not None:
                     self._queue_slots.release()
@@ -387,6 +475,7 @@ class Translator:
 
     # ---- translation ----
 
+    @_values_reach_result
     @_arguments.checked()
     def translate_batch(self, source: Any, target_prefix: Optional[List[Optional[List[Any]]]] = None, *,
                         max_batch_size: int = 0, batch_type: str = "examples", asynchronous: bool = False,
@@ -423,42 +512,47 @@ class Translator:
         model reads it, its language token included, so ``source_lang`` is for
         :meth:`translate_text`.
         """
+        arguments = dict(locals())
+        del arguments["self"]
+        return self._translate_batch(0, **arguments)
+
+    def _translate_batch(self, first_index: int, source: Any, target_prefix: Any, max_batch_size: int, batch_type: str,
+                         asynchronous: bool, return_scores: bool,
+                         callback: Optional[Callable[[GenerationStepResult], bool]], **decoding: Any
+                         ) -> Union[List[TranslationResult], List[AsyncResult]]:
+        """translate_batch with its sentences numbered from `first_index`: sentence i
+        draws its samples (and is named in messages) as sentence first_index + i, so a
+        stream cut into chunks draws what one call over it draws."""
         method = "translate_batch"
-        if source_lang:
-            raise _refuse(method, f"source_lang={source_lang!r}", "applies to text (translate_text): tokens and ids "
+        if decoding.get("source_lang"):
+            raise _refuse(method, f"source_lang={decoding['source_lang']!r}", "applies to text (translate_text): tokens and ids "
                           "given here carry the source's language token themselves")
-        options = self._decoding_options(
-            method, beam_size=beam_size, patience=patience, num_hypotheses=num_hypotheses,
-            length_penalty=length_penalty, coverage_penalty=coverage_penalty, repetition_penalty=repetition_penalty,
-            no_repeat_ngram_size=no_repeat_ngram_size, disable_unk=disable_unk, suppress_sequences=suppress_sequences,
-            end_token=end_token, return_end_token=return_end_token, prefix_bias_beta=prefix_bias_beta,
-            max_input_length=max_input_length, max_decoding_length=max_decoding_length,
-            min_decoding_length=min_decoding_length, use_vmap=use_vmap, return_logits_vocab=return_logits_vocab,
-            return_attention=return_attention, return_alternatives=return_alternatives,
-            min_alternative_expansion_prob=min_alternative_expansion_prob, sampling_topk=sampling_topk,
-            sampling_topp=sampling_topp, sampling_temperature=sampling_temperature, replace_unknowns=replace_unknowns,
-            target_lang=target_lang)
+        options = self._decoding_options(method, **decoding)
+        beam_size, num_hypotheses = decoding["beam_size"], decoding["num_hypotheses"]
         # Sampled draws and alternatives each take a row of the plan, as beams do.
-        rows = max(beam_size, num_hypotheses) if options.sampling or return_alternatives else beam_size
-        plan = self._plan_for(max_batch_size, batch_type, rows, max_decoding_length, method)
+        rows = max(beam_size, num_hypotheses) if options.sampling or decoding["return_alternatives"] else beam_size
+        plan = self._plan_for(max_batch_size, batch_type, rows, decoding["max_decoding_length"], method)
         # Empty sources tell nothing: their prefixes may (CTranslate2 takes tokens then).
         prefix_kind = None if target_prefix is None else _input_kind(target_prefix, "target_prefix")
         kind = _input_kind(source, "source") or prefix_kind or "tokens"
         if asynchronous:
             source, target_prefix = _snapshot(source), _snapshot(target_prefix)
         count = len(source)
+        return_attention = decoding["return_attention"]
 
         def work() -> List[TranslationResult]:
             return self._translate(plan, kind, source, target_prefix, options, return_scores, return_attention,
-                                   callback)
+                                   callback, first_index)
 
         if asynchronous:
             return self._submit(work, count)
-        return work()
+        with self._running():
+            return work()
 
     def _translate(self, plan: "_attend.Translator", kind: str, source: Any, target_prefix: Any,
                    options: "_attend.TranslationOptions", return_scores: bool, return_attention: Union[bool, str],
-                   callback: Optional[Callable[[GenerationStepResult], bool]]) -> List[TranslationResult]:
+                   callback: Optional[Callable[[GenerationStepResult], bool]], first_index: int = 0
+                   ) -> List[TranslationResult]:
         if len(source) == 0:
             return []
         on_token = None
@@ -469,19 +563,15 @@ class Translator:
                 token = decode([s.id])[0] if decode else None
                 return bool(callback(GenerationStepResult(s.step, s.index, s.id, s.hypothesis, token,
                                                           s.log_prob if return_scores else None, s.is_last)))
-        self._active += 1
-        try:
-            if kind == "tokens":
-                raw = plan.translate_tokens(source, options, target_prefix, on_token)  # each token checked there
-                hypotheses = lambda h: h.tokens  # noqa: E731
-            else:
-                prefixes = None
-                if target_prefix is not None:
-                    prefixes = [p if p is not None else [] for p in target_prefix]
-                raw = plan.translate_ids(source, options, prefixes, on_token)
-                hypotheses = lambda h: h.ids  # noqa: E731
-        finally:
-            self._active -= 1
+        if kind == "tokens":
+            raw = plan.translate_tokens(source, options, target_prefix, on_token, first_index)  # each token checked there
+            hypotheses = lambda h: h.tokens  # noqa: E731
+        else:
+            prefixes = None
+            if target_prefix is not None:
+                prefixes = [p if p is not None else [] for p in target_prefix]
+            raw = plan.translate_ids(source, options, prefixes, on_token, first_index)
+            hypotheses = lambda h: h.ids  # noqa: E731
         return [_result(r, hypotheses, return_scores, return_attention) for r in raw]
 
     @_arguments.checked(keywords_of=translate_batch)
@@ -493,18 +583,34 @@ class Translator:
         on, and yields one :class:`TranslationResult` per example in input order. Memory
         stays bounded by the chunks in flight. ``kwargs``: any ``translate_batch`` option."""
         iterables = [source] if target_prefix is None else [source, target_prefix]
-        yield from self._process_iterable(self.translate_batch, iterables, max_batch_size, batch_type, kwargs)
 
-    def _process_iterable(self, process: Callable[..., List[AsyncResult]], iterables: List[Iterable[Any]],
-                          max_batch_size: int, batch_type: str, kwargs: Dict[str, Any]) -> Iterator[Any]:
+        def translate_chunk(first: int, streams: Tuple[List[Any], ...], options: Dict[str, Any]) -> List[AsyncResult]:
+            # Example i of the stream is sentence i, whatever chunk it is read in: its
+            # draws are those translate_batch gives it in one call over the stream.
+            bound = _TRANSLATE_BATCH.bind(self, *streams, **options)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            del arguments["self"]
+            return self._translate_batch(first, **arguments)
+
+        yield from self._process_iterable(translate_chunk, iterables, max_batch_size, batch_type, kwargs)
+
+    def _process_iterable(self, process: Callable[[int, Tuple[List[Any], ...], Dict[str, Any]], List[AsyncResult]],
+                          iterables: List[Iterable[Any]], max_batch_size: int, batch_type: str,
+                          kwargs: Dict[str, Any]) -> Iterator[Any]:
+        """Reads the iterables in chunks and yields `process(first, chunk, options)`'s
+        results in order, `first` being the index of the chunk's first example in the
+        stream."""
         if max_batch_size < 1:
             raise ValueError("max_batch_size must be ≥ 1")
         kwargs = dict(kwargs, max_batch_size=max_batch_size, batch_type=batch_type, asynchronous=True)
         read_size = max_batch_size * 16 if max_batch_size > 1 else max_batch_size
         pending: collections.deque = collections.deque()
         in_flight = 2 * self._inter_threads  # chunks: one translating per worker, one read ahead
+        first = 0
         for streams in _chunks(iterables, read_size, batch_type):
-            pending.append(process(*streams, **kwargs))
+            pending.append(process(first, streams, kwargs))
+            first += len(streams[0])
             while pending and (len(pending) > in_flight or all(r.done() for r in pending[0])):
                 for r in pending.popleft():
                     yield r.result()
@@ -561,6 +667,7 @@ class Translator:
 
     # ---- scoring ----
 
+    @_values_reach_result
     @_arguments.checked()
     def score_batch(self, source: Any, target: Any, *, max_batch_size: int = 0, batch_type: str = "examples",
                     max_input_length: int = 1024, offset: int = 0, asynchronous: bool = False
@@ -589,28 +696,151 @@ class Translator:
         def work() -> List[ScoringResult]:
             if len(source) == 0:
                 return []
-            self._active += 1
-            try:
-                if kind == "tokens":
-                    raw = plan.score_tokens(source, target, max_input_length)  # each token checked there
-                    eos = self.model.decode_tokens([self.model.special_ids.eos])
-                    return [ScoringResult((r.tokens + eos)[offset:], r.log_probs[offset:]) for r in raw]
-                raw = plan.score_ids(source, target, max_input_length)
-                eos_id = [self.model.special_ids.eos]
-                return [ScoringResult((r.ids + eos_id)[offset:], r.log_probs[offset:]) for r in raw]
-            finally:
-                self._active -= 1
+            if kind == "tokens":
+                raw = plan.score_tokens(source, target, max_input_length)  # each token checked there
+                eos = self.model.decode_tokens([self.model.special_ids.eos])
+                return [ScoringResult((r.tokens + eos)[offset:], r.log_probs[offset:]) for r in raw]
+            raw = plan.score_ids(source, target, max_input_length)
+            eos_id = [self.model.special_ids.eos]
+            return [ScoringResult((r.ids + eos_id)[offset:], r.log_probs[offset:]) for r in raw]
 
         if asynchronous:
             return self._submit(work, len(source))
-        return work()
+        with self._running():
+            return work()
 
     @_arguments.checked(keywords_of=score_batch)
     def score_iterable(self, source: Iterable[Any], target: Iterable[Any], max_batch_size: int = 64,
                        batch_type: str = "examples", **kwargs: Any) -> Iterator[ScoringResult]:
         """Scores a stream of any length, as ``ctranslate2.Translator.score_iterable``:
         one :class:`ScoringResult` per example, in input order, memory bounded."""
-        yield from self._process_iterable(self.score_batch, [source, target], max_batch_size, batch_type, kwargs)
+        # Scoring draws nothing: a chunk is scored as the same examples in one call are.
+        yield from self._process_iterable(lambda first, streams, options: self.score_batch(*streams, **options),
+                                          [source, target], max_batch_size, batch_type, kwargs)
+
+    # ---- files: CTranslate2's translate_file and score_file (_files.py reads and writes them) ----
+
+    @_arguments.checked()
+    def translate_file(self, source_path: Union[str, os.PathLike], output_path: Union[str, os.PathLike],
+                       target_path: Optional[Union[str, os.PathLike]] = None, *, max_batch_size: int = 32,
+                       read_batch_size: int = 0, batch_type: str = "examples", beam_size: int = 2,
+                       patience: float = 1, num_hypotheses: int = 1, length_penalty: float = 1,
+                       coverage_penalty: float = 0, repetition_penalty: float = 1, no_repeat_ngram_size: int = 0,
+                       disable_unk: bool = False, suppress_sequences: Optional[List[List[str]]] = None,
+                       end_token: Optional[Union[str, List[str], List[int]]] = None, prefix_bias_beta: float = 0,
+                       max_input_length: int = 1024, max_decoding_length: int = 256, min_decoding_length: int = 1,
+                       use_vmap: bool = False, with_scores: bool = False, sampling_topk: int = 1,
+                       sampling_topp: float = 1, sampling_temperature: float = 1, replace_unknowns: bool = False,
+                       source_tokenize_fn: Optional[Callable[[str], List[str]]] = None,
+                       target_tokenize_fn: Optional[Callable[[str], List[str]]] = None,
+                       target_detokenize_fn: Optional[Callable[[List[str]], str]] = None) -> ExecutionStats:
+        """Translates a text file, as ``ctranslate2.Translator.translate_file``: one source
+        per line of ``source_path`` (tokens separated by spaces, or split by
+        ``source_tokenize_fn``), optionally a target prefix per line of ``target_path``
+        (an empty line: none; split by ``target_tokenize_fn`` with a source tokenizer),
+        written to ``output_path`` one line per hypothesis (``num_hypotheses`` per
+        example), tokens joined by spaces or by ``target_detokenize_fn``, each preceded by
+        ``score |||`` with ``with_scores``. The file is read ``read_batch_size`` examples
+        (or tokens, with ``batch_type="tokens"``; 0: 16 × ``max_batch_size``) at a time,
+        translated in batches of ``max_batch_size``; memory stays bounded whatever its
+        length. Sampling draws by line number, so outputs do not depend on the batch
+        sizes. Returns :class:`ExecutionStats`. The decoding options are
+        ``translate_batch``'s."""
+        method = "translate_file"
+        _files.check_hooks(method, source_tokenize_fn=source_tokenize_fn, target_tokenize_fn=target_tokenize_fn,
+                           target_detokenize_fn=target_detokenize_fn, target_file=target_path is not None,
+                           scoring=False)
+        options = self._decoding_options(
+            method, beam_size=beam_size, patience=patience, num_hypotheses=num_hypotheses,
+            length_penalty=length_penalty, coverage_penalty=coverage_penalty, repetition_penalty=repetition_penalty,
+            no_repeat_ngram_size=no_repeat_ngram_size, disable_unk=disable_unk, suppress_sequences=suppress_sequences,
+            end_token=end_token, return_end_token=False, prefix_bias_beta=prefix_bias_beta,
+            max_input_length=max_input_length, max_decoding_length=max_decoding_length,
+            min_decoding_length=min_decoding_length, use_vmap=use_vmap, return_logits_vocab=False,
+            return_attention=False, return_alternatives=False, min_alternative_expansion_prob=0,
+            sampling_topk=sampling_topk, sampling_topp=sampling_topp, sampling_temperature=sampling_temperature,
+            replace_unknowns=replace_unknowns)
+        rows = max(beam_size, num_hypotheses) if options.sampling else beam_size
+        plan = self._plan_for(max_batch_size, batch_type, rows, max_decoding_length, method)
+        read_size = self._read_size(method, max_batch_size, read_batch_size, batch_type)
+        sources = _files.tokenized(method, "source_path", source_path, source_tokenize_fn, "source_tokenize_fn")
+        if target_path is None:
+            examples: Iterator[tuple] = ((tokens, None) for tokens in sources)
+        else:
+            prefixes = _files.tokenized(method, "target_path", target_path,
+                                        target_tokenize_fn if source_tokenize_fn is not None else None,
+                                        "target_tokenize_fn")
+            examples = _files.parallel(method, sources, prefixes, "source_path", "target_path")
+        stats = ExecutionStats()
+        start = time.perf_counter()
+        with _files.output(method, output_path) as out:
+            for chunk in _files.chunks(examples, read_size, batch_type):
+                source = [e[0] for e in chunk]
+                prefix = None if target_path is None else [e[1] or None for e in chunk]
+                with self._running():
+                    results = self._translate(plan, "tokens", source, prefix, options, with_scores, False, None,
+                                              first_index=stats.num_examples)
+                for result in results:
+                    stats.num_examples += 1
+                    stats.num_tokens += len(result.hypotheses[0])
+                    for k, hypothesis in enumerate(result.hypotheses):
+                        text = _files.detokenized(method, target_detokenize_fn, hypothesis)
+                        out.write(f"{_files.number(result.scores[k])} ||| {text}\n" if with_scores else text + "\n")
+        stats.total_time_in_ms = (time.perf_counter() - start) * 1000.0
+        return stats
+
+    @_arguments.checked()
+    def score_file(self, source_path: Union[str, os.PathLike], target_path: Union[str, os.PathLike],
+                   output_path: Union[str, os.PathLike], *, max_batch_size: int = 32, read_batch_size: int = 0,
+                   batch_type: str = "examples", max_input_length: int = 1024, offset: int = 0,
+                   with_tokens_score: bool = False, source_tokenize_fn: Optional[Callable[[str], List[str]]] = None,
+                   target_tokenize_fn: Optional[Callable[[str], List[str]]] = None,
+                   target_detokenize_fn: Optional[Callable[[List[str]], str]] = None) -> ExecutionStats:
+        """Scores a parallel text file, as ``ctranslate2.Translator.score_file``: each line
+        of ``output_path`` is ``<score> ||| <target>`` — the target's tokens then the
+        end-of-sequence token, joined by spaces or by ``target_detokenize_fn``; the score
+        is the mean log-probability of those tokens — and, with ``with_tokens_score``,
+        ``||| <log p of each token>``. The three tokenize functions go together (all or
+        none). Read, batched and bounded as :meth:`translate_file`. Returns
+        :class:`ExecutionStats` (tokens: scored tokens, end-of-sequence included)."""
+        method = "score_file"
+        _files.check_hooks(method, source_tokenize_fn=source_tokenize_fn, target_tokenize_fn=target_tokenize_fn,
+                           target_detokenize_fn=target_detokenize_fn, target_file=True, scoring=True)
+        read_size = self._read_size(method, max_batch_size, read_batch_size, batch_type)
+        sources = _files.tokenized(method, "source_path", source_path, source_tokenize_fn, "source_tokenize_fn")
+        targets = _files.tokenized(method, "target_path", target_path, target_tokenize_fn, "target_tokenize_fn")
+        stats = ExecutionStats()
+        start = time.perf_counter()
+        with _files.output(method, output_path) as out:
+            examples = _files.parallel(method, sources, targets, "source_path", "target_path")
+            for chunk in _files.chunks(examples, read_size, batch_type):
+                results = self.score_batch([e[0] for e in chunk], [e[1] for e in chunk], max_batch_size=max_batch_size,
+                                           batch_type=batch_type, max_input_length=max_input_length, offset=offset)
+                for result in results:
+                    stats.num_examples += 1
+                    stats.num_tokens += len(result.log_probs)
+                    line = f"{_files.number(_files.float32_mean(result.log_probs))} ||| " \
+                           f"{_files.detokenized(method, target_detokenize_fn, result.tokens)}"
+                    if with_tokens_score:
+                        line += " |||" + "".join(" " + _files.number(p) for p in result.log_probs)
+                    out.write(line + "\n")
+        stats.total_time_in_ms = (time.perf_counter() - start) * 1000.0
+        return stats
+
+    @staticmethod
+    def _read_size(method: str, max_batch_size: int, read_batch_size: int, batch_type: str) -> int:
+        """Examples (or tokens) read at a time: CTranslate2's default, 16 batches (one
+        with max_batch_size 1); max_batch_size 0 reads as if it were attend's default."""
+        if batch_type not in ("examples", "tokens"):
+            raise _refuse(method, f"batch_type={batch_type!r}", "must be 'examples' or 'tokens'")
+        if max_batch_size < 0:
+            raise _refuse(method, f"max_batch_size={max_batch_size}", "must be ≥ 0 (0: attend's default batches)")
+        if read_batch_size < 0:
+            raise _refuse(method, f"read_batch_size={read_batch_size}", "must be ≥ 0 (0: 16 × max_batch_size)")
+        if read_batch_size > 0:
+            return read_batch_size
+        batch = max_batch_size or _DEFAULT_BATCH
+        return batch if batch == 1 else 16 * batch
 
     # ---- attend's own ----
 
@@ -646,11 +876,8 @@ class Translator:
         options = self._decoding_options(method, **args)
         plan = self._plan_for(max_batch_size, batch_type, args["beam_size"], args["max_decoding_length"], method)
         prefixes = [p or "" for p in target_prefix] if target_prefix else []
-        self._active += 1
-        try:
+        with self._running():
             raw = plan.translate_text(list(source), options, prefixes, None)
-        finally:
-            self._active -= 1
         return [_result(r, lambda h: h.text, return_scores, args["return_attention"]) for r in raw]
 
     def attention_heads(self, source: Any, target: Any) -> "_attend.AttentionHeads":
@@ -709,6 +936,9 @@ class Translator:
         return f"attend.Translator({self._model_path!r}, inter_threads={self._inter_threads}, " \
                f"intra_threads={self._intra_threads})"
 
+
+# translate_batch's parameters and defaults, which translate_iterable's chunks take.
+_TRANSLATE_BATCH = inspect.signature(Translator.translate_batch)
 
 # Every translator of the process, so that a forked child resets each one's per-process
 # state (the C++ thread teams restart themselves after fork).

@@ -1,4 +1,4 @@
-#include "translator/batching.hpp"
+#include "batching/batching.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -5,28 +5,29 @@
 // batches with one compute thread each beat one batch with two. The workers live as
 // long as the translator, so each keeps its own thread team (ops/src/parallel.hpp;
 // when it has intra threads) instead of creating one per call.
+//
+// fork(): a child has none of the parent's threads, and their locks may have been held
+// when it forked (fork_guard.hpp). The threads and everything they share live in a
+// Crew made per process: a child's first run leaves the parent's crew alone (never
+// joined, never freed) and starts its own.
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
-#include <exception>
 #include <functional>
-#include <mutex>
-#include <thread>
-#include <vector>
 
 namespace attend::runtime {
 
 class BatchWorkers {
  public:
   // `workers` ≥ 1 threads take part in each run, the calling thread among them, so
-  // workers − 1 threads are started here.
+  // workers − 1 threads are started here (in a forked child: at its first run).
   explicit BatchWorkers(int workers);
   ~BatchWorkers();
   BatchWorkers(const BatchWorkers&) = delete;
   BatchWorkers& operator=(const BatchWorkers&) = delete;
 
-  int workers() const { return static_cast<int>(threads_.size()) + 1; }
+  int workers() const { return workers_; }
 
   // Calls task(i, worker) once for every i in [0, tasks), spread over the workers (worker
   // ∈ [0, workers()), the caller being 0), and returns when all are done. Tasks are taken
@@ -38,21 +39,11 @@ class BatchWorkers {
   void run(std::int64_t tasks, const std::function<void(std::int64_t task, int worker)>& task, int use = 0);
 
  private:
-  void work(int worker);
-  void take_tasks(int worker);
+  class Crew;
+  Crew& crew();  // this process's
 
-  std::vector<std::thread> threads_;
-  std::mutex run_mutex_;  // held by the run that has the helper threads
-
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void(std::int64_t, int)>* task_ = nullptr;
-  std::int64_t tasks_ = 0, next_ = 0;
-  int taking_ = 0;                // workers [0, taking_) take tasks in the current run
-  std::uint64_t generation_ = 0;  // bumped per run: workers wake once per run
-  int busy_ = 0;                  // helper threads still inside the current run
-  std::exception_ptr error_;
-  bool stop_ = false;
+  const int workers_;
+  std::atomic<Crew*> crew_{nullptr};
 };
 
 }  // namespace attend::runtime

@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""Load on embedding (and translation) servers, side by side in one run: attend serve,
+Infinity (infinity-emb, its optimum/ONNX CPU engine) and sentence-transformers behind a
+minimal FastAPI app, on the same model and the standard embedding workload
+(../shared/workloads/embedding_workload.py). N concurrent clients (--clients 1,8,64)
+send one sentence per request, or client batches (--batches 1,32); each run reports
+sentences/s, p50/p99 latency and the server's peak RSS, beside `attend embed`'s offline
+sentences/s for the same compute type and threads. With --translation-model, 16
+concurrent one-sentence clients of attend serve's /translate against `attend translate`'s
+offline generated tokens/s.
+
+Targets (issue 32, on 2 cores): attend serve with 64 single-sentence clients ≥ 80% of
+`attend embed`'s offline sentences/s; ≥ 3× Infinity's throughput at its best CPU setting
+at equal or better p99; translation with 16 clients ≥ 70% of `attend translate`'s tokens/s.
+
+The peers run from a venv of their own (--setup makes it: infinity-emb[all],
+sentence-transformers, fastapi, uvicorn), so the build's test venv stays lean; a peer
+that cannot start is reported as skipped, never as zero. Not a test: timings need a
+quiet machine (docs/performance.md records them).
+
+usage: serve_load.py --model MINILM_DIR [--compute-type int8] [--threads 2]
+                     [--clients 1,8,64] [--batches 1,32] [--sentences 1024]
+                     [--servers attend,infinity,sentence-transformers] [--peers-venv DIR]
+                     [--translation-model DIR] [--out results.json] [--setup] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE.parent
+WORKLOAD = SOURCE.parent / "shared/workloads/embedding_workload.py"
+
+FASTAPI_APP = textwrap.dedent('''
+    # sentence-transformers behind the smallest FastAPI app: one encode() per request.
+    import os
+    from fastapi import FastAPI
+    from pydantic import BaseModel
+    from sentence_transformers import SentenceTransformer
+    import torch
+    torch.set_num_threads(int(os.environ.get("THREADS", "0")) or torch.get_num_threads())
+    model = SentenceTransformer(os.environ["MODEL"], device="cpu")
+    app = FastAPI()
+    class Request(BaseModel):
+        inputs: list[str]
+    @app.post("/embed")
+    def embed(r: Request):
+        return model.encode(r.inputs, batch_size=32).tolist()
+    @app.get("/health")
+    def health():
+        return {}
+''')
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peak_rss_mib(pid: int) -> float:
+    """VmHWM of the process and its children (uvicorn, Infinity's workers), in MiB."""
+    total = 0
+    pids = [pid]
+    try:
+        pids += [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            for line in open(f"/proc/{p}/status"):
+                if line.startswith("VmHWM:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+class Server:
+    """A server process, its base URL and the path and body shape of its embedding route."""
+
+    def __init__(self, name: str, command: List[str], port: int, route: str, body, env=None, ready_path="/health"):
+        self.name, self.port, self.route, self.body = name, port, route, body
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env,
+                                        start_new_session=True)
+        deadline = time.time() + 600
+        import urllib.request
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                self.log.seek(0)
+                raise RuntimeError(f"{name} exited: {self.log.read().decode(errors='replace')[-2000:]}")
+            try:
+                with urllib.request.urlopen(self.url + ready_path, timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"{name} did not become ready in 10 minutes")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+async def load(url: str, body, batches: List[List[str]], clients: int) -> Dict:
+    """`clients` connections, each sending its share of `batches` back to back."""
+    import aiohttp
+
+    latencies: List[float] = []
+    queue = list(enumerate(batches))
+    connector = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=600)) as session:
+        async def client():
+            while queue:
+                _, batch = queue.pop()
+                start = time.perf_counter()
+                async with session.post(url, json=body(batch)) as r:
+                    payload = await r.read()
+                    if r.status != 200:
+                        raise RuntimeError(f"{url}: {r.status} {payload[:300]!r}")
+                latencies.append(time.perf_counter() - start)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(clients)))
+        seconds = time.perf_counter() - start
+    latencies.sort()
+    sentences = sum(len(b) for b in batches)
+    return {"sentences_per_s": sentences / seconds, "seconds": seconds,
+            "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}
+
+
+def offline_embed(attend: Path, model: Path, workload: Path, compute_type: str, threads: int) -> float:
+    """`attend embed`'s own figure (its summary line: the model's loading left out, as a
+    server's is)."""
+    summary = subprocess.run([str(attend), "embed", "-m", str(model), "-i", str(workload), "-o", os.devnull,
+                              "--compute-type", compute_type, "-t", str(threads)], check=True, capture_output=True,
+                             text=True).stderr
+    # "attend embed: 1024 lines (55082 tokens) in 2.31 s: 443.3 lines/s, 23845 tokens/s"
+    return float(summary.rsplit(" lines/s", 1)[0].rsplit(" ", 1)[1])
+
+
+def start_server(kind: str, args, port: int) -> Server:
+    if kind == "attend":
+        command = [str(args.attend), "serve", "-m", f"model={args.model}", "--port", str(port), "--no-access-log",
+                   "--compute-type", args.compute_type, "-t", str(args.threads),
+                   "--max-concurrent-requests", "4096", "--max-client-batch-size", "64"]
+        return Server("attend serve", command, port, "/embed", lambda b: {"inputs": b, "normalize": False})
+    python = Path(args.peers_venv) / "bin/python"
+    if not python.exists():
+        raise RuntimeError(f"no peers venv at {args.peers_venv} (run with --setup)")
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
+    if kind == "infinity":
+        # Its best CPU setting: the optimum (ONNX Runtime) engine, int8 where it is asked for.
+        dtype = "int8" if args.compute_type.startswith("int8") else "float32"
+        command = [str(Path(args.peers_venv) / "bin/infinity_emb"), "v2", "--model-id", str(args.model),
+                   "--served-model-name", "model", "--engine", "optimum", "--device", "cpu", "--dtype", dtype,
+                   "--batch-size", "32", "--port", str(port), "--no-model-warmup"]
+        return Server("infinity (optimum)", command, port, "/embeddings", lambda b: {"model": "model", "input": b}, env=env)
+    if kind == "sentence-transformers":
+        app = Path(tempfile.mkdtemp()) / "st_app.py"
+        app.write_text(FASTAPI_APP)
+        env = {**env, "MODEL": str(args.model), "THREADS": str(args.threads)}
+        command = [str(python), "-m", "uvicorn", "st_app:app", "--app-dir", str(app.parent), "--port", str(port),
+                   "--log-level", "warning"]
+        return Server("sentence-transformers + FastAPI", command, port, "/embed", lambda b: {"inputs": b}, env=env)
+    raise ValueError(kind)
+
+
+def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
+    results: Dict = {"offline_attend_embed_sentences_per_s": offline_embed(args.attend, args.model, workload,
+                                                                           args.compute_type, args.threads)}
+    print(f"attend embed (offline, {args.compute_type}, {args.threads} threads): "
+          f"{results['offline_attend_embed_sentences_per_s']:.1f} sentences/s", flush=True)
+    for kind in args.servers:
+        try:
+            server = start_server(kind, args, free_port())
+        except (RuntimeError, OSError) as e:
+            print(f"{kind}: skipped: {e}", flush=True)
+            results[kind] = {"skipped": str(e)}
+            continue
+        runs = []
+        try:
+            for batch in args.batches:
+                groups = [sentences[i:i + batch] for i in range(0, len(sentences), batch)]
+                asyncio.run(load(server.url + server.route, server.body, groups[:4], 1))  # warm-up
+                for clients in args.clients:
+                    r = asyncio.run(load(server.url + server.route, server.body, groups, clients))
+                    r.update(clients=clients, batch=batch)
+                    runs.append(r)
+                    print(f"{server.name}: {clients:3d} clients × {batch:2d} sentences/request: "
+                          f"{r['sentences_per_s']:8.1f} sentences/s, p50 {r['p50_ms']:8.1f} ms, p99 {r['p99_ms']:8.1f} ms",
+                          flush=True)
+            results[kind] = {"runs": runs, "peak_rss_mib": peak_rss_mib(server.process.pid)}
+            print(f"{server.name}: peak RSS {results[kind]['peak_rss_mib']:.0f} MiB", flush=True)
+        finally:
+            server.stop()
+    return results
+
+
+def run_translation(args) -> Dict:
+    """16 one-sentence clients on /translate against `attend translate` offline."""
+    lines = [line for line in Path(args.translation_input).read_text(encoding="utf-8").splitlines()][: args.sentences]
+    tokens_mode = not (Path(args.translation_model) / "source.spm").exists() and not (
+        Path(args.translation_model) / "vocab.spm").exists()
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in lines))
+    offline = subprocess.run([str(args.attend), "translate", "-m", str(args.translation_model), "-i", f.name, "-o",
+                              os.devnull, "--compute-type", args.compute_type, "-t", str(args.threads)]
+                             + (["--input-format", "tokens"] if tokens_mode else []), capture_output=True, text=True,
+                             check=True).stderr
+    # "… generated tokens (N/s) …" in the summary line
+    generated_per_s = float(offline.rsplit("generated tokens (", 1)[1].split("/s")[0])
+    port = free_port()
+    command = [str(args.attend), "serve", "-m", f"translator={args.translation_model}", "--port", str(port),
+               "--no-access-log", "--compute-type", args.compute_type, "-t", str(args.threads)]
+    server = Server("attend serve /translate", command, port, "/translate", None)
+    try:
+        generated = 0
+        body = (lambda line: {"tokens": line.split()}) if tokens_mode else (lambda line: {"text": line})
+
+        async def run():
+            import aiohttp
+            nonlocal generated
+            queue = list(lines)
+            latencies = []
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=16)) as session:
+                async def client():
+                    nonlocal generated
+                    while queue:
+                        line = queue.pop()
+                        start = time.perf_counter()
+                        async with session.post(server.url + "/translate", json=body(line)) as r:
+                            payload = await r.json()
+                            if r.status != 200:
+                                raise RuntimeError(f"/translate: {r.status} {payload}")
+                        generated += payload["usage"]["generated_tokens"]
+                        latencies.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                await asyncio.gather(*(client() for _ in range(16)))
+                return time.perf_counter() - start, sorted(latencies)
+
+        seconds, latencies = asyncio.run(run())
+        result = {"offline_generated_tokens_per_s": generated_per_s, "served_generated_tokens_per_s": generated / seconds,
+                  "p50_ms": 1000 * statistics.median(latencies), "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
+                  "peak_rss_mib": peak_rss_mib(server.process.pid)}
+        print(f"translation: attend translate {generated_per_s:.0f} generated tokens/s offline; attend serve, 16 clients "
+              f"× 1 sentence: {result['served_generated_tokens_per_s']:.0f} tokens/s "
+              f"({100 * result['served_generated_tokens_per_s'] / generated_per_s:.0f}%), p99 {result['p99_ms']:.1f} ms",
+              flush=True)
+        return result
+    finally:
+        server.stop()
+
+
+def verdicts(results: Dict) -> List[str]:
+    out = []
+    offline = results["embeddings"]["offline_attend_embed_sentences_per_s"]
+    attend_runs = results["embeddings"].get("attend", {}).get("runs", [])
+    single = {r["clients"]: r for r in attend_runs if r["batch"] == 1}
+    if 64 in single:
+        share = single[64]["sentences_per_s"] / offline
+        out.append(f"{'PASS' if share >= 0.8 else 'MISS'}: attend serve, 64 single-sentence clients: "
+                   f"{100 * share:.0f}% of attend embed offline (target ≥ 80%)")
+    infinity = results["embeddings"].get("infinity", {}).get("runs", [])
+    if attend_runs and infinity:
+        best = max(infinity, key=lambda r: r["sentences_per_s"])
+        mine = max((r for r in attend_runs if r["p99_ms"] <= best["p99_ms"]), key=lambda r: r["sentences_per_s"], default=None)
+        if mine:
+            ratio = mine["sentences_per_s"] / best["sentences_per_s"]
+            out.append(f"{'PASS' if ratio >= 3 else 'MISS'}: attend serve {ratio:.1f}× Infinity's best "
+                       f"({best['sentences_per_s']:.0f} sentences/s, p99 {best['p99_ms']:.0f} ms) at equal or better p99 "
+                       "(target ≥ 3×)")
+        else:
+            out.append("MISS: no attend serve run reached Infinity's best p99")
+    t = results.get("translation")
+    if t:
+        share = t["served_generated_tokens_per_s"] / t["offline_generated_tokens_per_s"]
+        out.append(f"{'PASS' if share >= 0.7 else 'MISS'}: translation, 16 clients: {100 * share:.0f}% of attend translate "
+                   "offline tokens/s (target ≥ 70%)")
+    return out
+
+
+def setup(venv: Path) -> None:
+    """The peers' venv: Infinity with its optimum engine, sentence-transformers, FastAPI."""
+    if not (venv / "bin/python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run(pip + ["--extra-index-url", "https://download.pytorch.org/whl/cpu", "torch"], check=True)
+    subprocess.run(pip + ["infinity-emb[all]", "sentence-transformers", "fastapi", "uvicorn", "aiohttp"], check=True)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, type=Path, help="all-MiniLM-L6-v2 (a sentence-transformers directory)")
+    p.add_argument("--attend", type=Path, default=SOURCE / "build/release/bin/attend")
+    p.add_argument("--compute-type", default="int8")
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--clients", default="1,8,64")
+    p.add_argument("--batches", default="1,32")
+    p.add_argument("--sentences", type=int, default=1024)
+    p.add_argument("--servers", default="attend,infinity,sentence-transformers")
+    p.add_argument("--peers-venv", default=str(SOURCE / "build/bench-peers-venv"))
+    p.add_argument("--translation-model", type=Path)
+    p.add_argument("--translation-input", type=Path, help="one source sentence per line (default: the CLI fixture corpus)")
+    p.add_argument("--out", type=Path)
+    p.add_argument("--setup", action="store_true", help="make the peers' venv first")
+    p.add_argument("--quick", action="store_true", help="a tiny run that checks the script (64 sentences, 1 and 8 clients)")
+    args = p.parse_args()
+    if args.quick:
+        args.sentences, args.clients = min(args.sentences, 64), "1,8"
+    args.clients = [int(c) for c in args.clients.split(",")]
+    args.batches = [int(b) for b in args.batches.split(",")]
+    args.servers = [s for s in args.servers.split(",") if s]
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        print("serve_load.py needs aiohttp (pip install aiohttp)", file=sys.stderr)
+        return 2
+    if args.setup:
+        setup(Path(args.peers_venv))
+    with tempfile.TemporaryDirectory() as tmp:
+        workload = Path(tmp) / "workload.txt"
+        subprocess.run([sys.executable, str(WORKLOAD), str(args.model), str(workload), "--sentences", str(args.sentences)],
+                       check=True)
+        sentences = workload.read_text(encoding="utf-8").splitlines()
+        results = {"machine": {"cpus": os.cpu_count(), "threads": args.threads, "compute_type": args.compute_type},
+                   "embeddings": run_embeddings(args, sentences, workload)}
+    if args.translation_model:
+        if args.translation_input is None:
+            args.translation_input = SOURCE / "build/release/tests/cli_fixture/corpus.txt"
+        results["translation"] = run_translation(args)
+    results["verdicts"] = verdicts(results)
+    for v in results["verdicts"]:
+        print(v)
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+#include "batching/request_queue.hpp"
+
+#include <algorithm>
+
+namespace attend::runtime {
+
+RequestQueue::RequestQueue(const RequestBatchLimits& limits) : limits_(limits) {}
+
+void RequestQueue::announce() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++announced_;
+}
+
+void RequestQueue::withdraw() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    announced_ = std::max<std::int64_t>(0, announced_ - 1);
+  }
+  changed_.notify_all();
+}
+
+bool RequestQueue::push(std::shared_ptr<QueuedRequest> request, bool announced) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (announced) announced_ = std::max<std::int64_t>(0, announced_ - 1);
+    if (closed_) return false;
+    request->queued = std::chrono::steady_clock::now();
+    queue_.push_back(std::move(request));
+  }
+  changed_.notify_all();
+  return true;
+}
+
+void RequestQueue::close() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+  }
+  changed_.notify_all();
+}
+
+std::size_t RequestQueue::depth() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queue_.size();
+}
+
+bool RequestQueue::expecting_company(std::size_t picked) const {
+  if (announced_ > 0) return true;
+  // The last batch's clients coming back: only if the queue filled right after the
+  // engine freed (an engine idle for a while has no one coming back).
+  return picked < last_batch_requests_ && queue_.front()->queued - free_since_ < limits_.wait;
+}
+
+std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(std::vector<std::shared_ptr<QueuedRequest>>* dropped) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  free_since_ = std::chrono::steady_clock::now();
+  for (;;) {
+    // Requests nobody waits for any more are dropped here, before they cost anything.
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      if (!(*it)->abandoned()) {
+        ++it;
+        continue;
+      }
+      if (dropped) dropped->push_back(std::move(*it));
+      it = queue_.erase(it);
+    }
+    if (queue_.empty()) {
+      if (closed_) return {};
+      changed_.wait(lock);
+      continue;
+    }
+    // The oldest request leads; those of its group follow in order while they fit.
+    const std::string& group = queue_.front()->group;
+    std::vector<std::size_t> picked{0};
+    std::int64_t tokens = queue_.front()->tokens;
+    bool full = false;
+    for (std::size_t i = 1; i < queue_.size(); ++i) {
+      if (limits_.max_requests > 0 && static_cast<std::int64_t>(picked.size()) >= limits_.max_requests) break;
+      if (queue_[i]->group != group) continue;
+      if (tokens + queue_[i]->tokens > limits_.max_tokens) {
+        full = true;
+        break;
+      }
+      tokens += queue_[i]->tokens;
+      picked.push_back(i);
+    }
+    full = full || tokens >= limits_.max_tokens ||
+           (limits_.max_requests > 0 && static_cast<std::int64_t>(picked.size()) >= limits_.max_requests);
+    const auto now = std::chrono::steady_clock::now();
+    const auto deadline = std::max(queue_.front()->queued, free_since_) + limits_.wait;
+    if (full || closed_ || !expecting_company(picked.size()) || now >= deadline) {
+      last_batch_requests_ = picked.size();
+      std::vector<std::shared_ptr<QueuedRequest>> batch;
+      batch.reserve(picked.size());
+      for (std::size_t i : picked) batch.push_back(std::move(queue_[i]));
+      for (auto it = picked.rbegin(); it != picked.rend(); ++it) queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(*it));
+      return batch;
+    }
+    // Company is on its way: wait for it (a push, a withdrawal), at most until the
+    // deadline.
+    changed_.wait_until(lock, deadline);
+  }
+}
+
+}  // namespace attend::runtime

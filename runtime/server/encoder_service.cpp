@@ -1,0 +1,176 @@
+#include "server/encoder_service.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "encoder_internals.hpp"
+#include "server/api_error.hpp"
+#include "text/hf_tokenizer.hpp"
+
+namespace attend::server {
+namespace {
+
+// sentence-transformers' prompts, read as its SentenceTransformer reads them; a file that
+// is not what it should be is named.
+void read_prompts(const std::string& directory, std::map<std::string, std::string>& prompts, std::string& default_name) {
+  const std::filesystem::path path = std::filesystem::path(directory) / "config_sentence_transformers.json";
+  std::ifstream in(path);
+  if (!in) return;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path.string() + ": not valid JSON (" + e.what() + ")");
+  }
+  if (const auto p = j.find("prompts"); p != j.end() && p->is_object())
+    for (const auto& [name, text] : p->items())
+      if (text.is_string()) prompts[name] = text.get<std::string>();
+  if (const auto d = j.find("default_prompt_name"); d != j.end() && d->is_string()) default_name = d->get<std::string>();
+}
+
+}  // namespace
+
+EncoderService::EncoderService(const ServedModel& spec, const runtime::RequestBatchLimits& limits)
+    : ModelService(spec.name, spec.directory, limits), spec_(spec), normalize_(spec.normalize) {}
+
+EncoderService::~EncoderService() { stop(); }
+
+std::string EncoderService::kind() const {
+  if (info_.labels.empty()) return "embedding";
+  return info_.labels.size() == 1 ? "reranker" : "classifier";
+}
+
+void EncoderService::load() {
+  encoder_.emplace(spec_.directory, spec_.encoder);
+  info_ = encoder_->encoder_info();
+  compute_type_ = encoder_->info().compute_type;
+  tokenizer_ = EncoderInternals::tokenizer(*encoder_);
+  if (tokenizer_) {
+    for (std::int32_t id : tokenizer_->encode("").ids) special_ids_.insert(id);
+    for (std::int32_t id : tokenizer_->encode_pair("", "").ids) special_ids_.insert(id);
+  }
+  read_prompts(spec_.directory, prompts_, default_prompt_name_);
+}
+
+EncodedInput EncoderService::encoded(runtime::Encoding&& e, bool truncate, const std::string& what) const {
+  if (!truncate && static_cast<std::int64_t>(e.ids.size()) > info_.max_length)
+    throw too_long(what + " has " + std::to_string(e.ids.size()) + " tokens, more than the model's limit of " +
+                   std::to_string(info_.max_length) + " (send \"truncate\": true to cut it)");
+  return {std::move(e.ids), std::move(e.type_ids), std::move(e.tokens)};
+}
+
+EncodedInput EncoderService::encode(const std::string& text, bool truncate, bool from_left, const std::string& what) const {
+  if (!tokenizer_) throw bad_request("model '" + name() + "' has no tokenizer.json: send token ids instead of text");
+  runtime::TokenizeOptions o;
+  o.max_length = truncate ? info_.max_length : 0;
+  o.truncate_left = from_left;
+  return encoded(tokenizer_->encode(text, o), truncate, what);
+}
+
+EncodedInput EncoderService::encode_pair(const std::string& a, const std::string& b, bool truncate, bool from_left,
+                                         const std::string& what) const {
+  if (!tokenizer_) throw bad_request("model '" + name() + "' has no tokenizer.json: it cannot read text");
+  runtime::TokenizeOptions o;
+  o.max_length = truncate ? info_.max_length : 0;
+  o.truncate_left = from_left;
+  return encoded(tokenizer_->encode_pair(a, b, o), truncate, what);
+}
+
+EncodedInput EncoderService::check_ids(std::vector<std::int32_t> ids, bool truncate, bool from_left,
+                                       const std::string& what) const {
+  for (std::size_t k = 0; k < ids.size(); ++k)
+    if (ids[k] >= info_.vocabulary_size)
+      throw bad_request(what + ", token " + std::to_string(k) + ": id " + std::to_string(ids[k]) +
+                        " is outside the model's vocabulary [0, " + std::to_string(info_.vocabulary_size) + ")");
+  const auto limit = static_cast<std::size_t>(info_.max_length);
+  if (ids.size() > limit) {
+    if (!truncate)
+      throw too_long(what + " has " + std::to_string(ids.size()) + " tokens, more than the model's limit of " +
+                     std::to_string(limit) + " (send \"truncate\": true to cut it)");
+    if (from_left) ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(limit));
+    else ids.resize(limit);
+  }
+  return {std::move(ids), {}, {}};
+}
+
+EncodedInput EncoderService::tokens_of(const std::string& text, bool add_special_tokens, std::vector<bool>& special) const {
+  if (!tokenizer_) throw bad_request("model '" + name() + "' has no tokenizer.json: it cannot tokenize text");
+  runtime::TokenizeOptions o;
+  o.add_special_tokens = add_special_tokens;
+  runtime::Encoding e = tokenizer_->encode(text, o);
+  special.assign(e.ids.size(), false);
+  for (std::size_t k = 0; add_special_tokens && k < e.ids.size(); ++k) special[k] = special_ids_.count(e.ids[k]) > 0;
+  return {std::move(e.ids), std::move(e.type_ids), std::move(e.tokens)};
+}
+
+std::string EncoderService::decode(const std::vector<std::int32_t>& ids, bool skip_special_tokens,
+                                   const std::string& what) const {
+  if (!tokenizer_) throw bad_request("model '" + name() + "' has no tokenizer.json: it cannot decode");
+  for (std::size_t k = 0; k < ids.size(); ++k)
+    if (ids[k] >= tokenizer_->vocab_size())
+      throw bad_request("field '" + what + "', token " + std::to_string(k) + ": id " + std::to_string(ids[k]) +
+                        " is outside the tokenizer's vocabulary [0, " + std::to_string(tokenizer_->vocab_size()) + ")");
+  try {
+    return tokenizer_->decode(ids, skip_special_tokens);
+  } catch (const Error& e) {
+    throw ApiError(422, "Tokenizer", e.what());
+  }
+}
+
+void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs) {
+  const auto& lead = static_cast<const EncoderJob&>(*jobs.front());
+  std::vector<std::vector<std::int32_t>> ids, types;
+  std::int64_t tokens = 0;
+  for (const auto& j : jobs) {
+    const auto& job = static_cast<const EncoderJob&>(*j);
+    for (const auto& s : job.ids) {
+      tokens += static_cast<std::int64_t>(s.size());
+      ids.push_back(s);
+    }
+    if (lead.task == EncoderJob::Task::classify)
+      for (std::size_t k = 0; k < job.ids.size(); ++k) types.push_back(k < job.types.size() ? job.types[k] : std::vector<std::int32_t>{});
+  }
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::vector<float>> embeddings;
+  std::vector<Classification> classes;
+  std::string error;
+  try {
+    if (lead.task == EncoderJob::Task::embed) {
+      EmbedOptions o;
+      o.normalize = lead.normalize;
+      embeddings = encoder_->embed_ids(ids, o);
+    } else {
+      classes = encoder_->classify_ids(ids, types);
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto sequences = static_cast<std::int64_t>(ids.size());
+  const auto timing = timings(jobs, started, seconds, sequences);
+  if (metrics()) {
+    BatchRecord r;
+    r.sequences = sequences, r.tokens = tokens, r.inference_seconds = seconds;
+    for (const auto& t : timing) r.queue_seconds.push_back(t.queue_seconds);
+    metrics()->batch(name(), r);
+  }
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    auto job = std::static_pointer_cast<EncoderJob>(jobs[i]);
+    EncoderOutcome outcome;
+    outcome.error = error;
+    outcome.timing = timing[i];
+    const std::size_t n = job->ids.size();
+    if (error.empty()) {
+      if (lead.task == EncoderJob::Task::embed)
+        for (std::size_t k = 0; k < n; ++k) outcome.embeddings.push_back(std::move(embeddings[at + k]));
+      else
+        for (std::size_t k = 0; k < n; ++k) outcome.classes.push_back(std::move(classes[at + k]));
+    }
+    at += n;
+    post([job, outcome = std::move(outcome)]() mutable { job->done(std::move(outcome)); });
+  }
+}
+
+}  // namespace attend::server

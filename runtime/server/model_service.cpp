@@ -1,0 +1,62 @@
+#include "server/model_service.hpp"
+
+namespace attend::server {
+
+ModelService::ModelService(std::string name, std::string directory, const runtime::RequestBatchLimits& limits)
+    : name_(std::move(name)), directory_(std::move(directory)), queue_(limits) {}
+
+ModelService::~ModelService() { stop(); }
+
+void ModelService::load_and_start(Post post, Metrics* metrics) {
+  post_ = std::move(post);
+  metrics_ = metrics;
+  load();
+  ready_.store(true);
+  batcher_ = std::thread([this] { take_batches(); });
+}
+
+void ModelService::stop() {
+  queue_.close();
+  if (batcher_.joinable()) batcher_.join();
+}
+
+bool ModelService::submit(std::shared_ptr<Job> job) { return queue_.push(std::move(job)); }
+
+std::vector<JobTiming> ModelService::timings(const std::vector<std::shared_ptr<Job>>& jobs,
+                                             std::chrono::steady_clock::time_point started, double seconds,
+                                             std::int64_t sequences) {
+  std::vector<JobTiming> out;
+  for (const auto& job : jobs) {
+    JobTiming t;
+    t.queue_seconds = std::chrono::duration<double>(started - job->queued).count();
+    t.inference_seconds = seconds;
+    t.batch_sequences = sequences;
+    t.batch_requests = static_cast<std::int64_t>(jobs.size());
+    out.push_back(t);
+  }
+  return out;
+}
+
+void ModelService::take_batches() {
+  for (;;) {
+    std::vector<std::shared_ptr<runtime::QueuedRequest>> dropped;
+    auto batch = queue_.next_batch(&dropped);
+    if (!dropped.empty()) {
+      if (metrics_) metrics_->dropped(name_, static_cast<std::int64_t>(dropped.size()));
+      for (auto& d : dropped) {
+        auto job = std::static_pointer_cast<Job>(d);
+        if (job->on_dropped) post(std::move(job->on_dropped));
+      }
+    }
+    if (batch.empty()) {
+      if (dropped.empty()) return;  // closed and drained
+      continue;
+    }
+    std::vector<std::shared_ptr<Job>> jobs;
+    jobs.reserve(batch.size());
+    for (auto& r : batch) jobs.push_back(std::static_pointer_cast<Job>(std::move(r)));
+    run_batch(jobs);
+  }
+}
+
+}  // namespace attend::server

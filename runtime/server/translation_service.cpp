@@ -1,0 +1,80 @@
+#include "server/translation_service.hpp"
+
+#include <sstream>
+
+namespace attend::server {
+
+TranslationService::TranslationService(const ServedModel& spec, const runtime::RequestBatchLimits& limits)
+    : ModelService(spec.name, spec.directory, limits), spec_(spec) {}
+
+TranslationService::~TranslationService() { stop(); }
+
+void TranslationService::load() {
+  model_.emplace(Model::load(spec_.directory, spec_.load));
+  translator_.emplace(*model_, spec_.translator);
+}
+
+std::string TranslationService::group_of(const TranslationOptions& o, bool prefixed) {
+  if (o.sampling) return "solo " + std::to_string(++solo_);
+  std::ostringstream key;
+  key.precision(9);
+#define ATTEND_KEY_OPTION(kind, name, ...) key << #name << '=' << o.name << ';';
+  ATTEND_TRANSLATION_OPTIONS(ATTEND_KEY_OPTION)
+#undef ATTEND_KEY_OPTION
+  key << "prefixed=" << prefixed << ";suppress=";
+  for (const auto& sequence : o.suppress_sequences) {
+    for (const auto& t : sequence) key << t.size() << ':' << t;
+    key << '|';
+  }
+  key << ";end=";
+  if (o.end_token)
+    for (const auto& t : *o.end_token) key << t.size() << ':' << t;
+  else
+    key << "default";
+  return key.str();
+}
+
+void TranslationService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs) {
+  const auto& lead = static_cast<const TranslationJob&>(*jobs.front());
+  std::vector<std::vector<std::int32_t>> sources, prefixes;
+  std::int64_t tokens = 0;
+  for (const auto& j : jobs) {
+    const auto& job = static_cast<const TranslationJob&>(*j);
+    for (const auto& s : job.sources) {
+      tokens += static_cast<std::int64_t>(s.size());
+      sources.push_back(s);
+    }
+    for (const auto& p : job.prefixes) prefixes.push_back(p);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<TranslationResult> results;
+  std::string error;
+  try {
+    results = translator_->translate_ids(sources, lead.options, prefixes);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto sequences = static_cast<std::int64_t>(sources.size());
+  const auto timing = timings(jobs, started, seconds, sequences);
+  if (metrics()) {
+    BatchRecord r;
+    r.sequences = sequences, r.tokens = tokens, r.inference_seconds = seconds;
+    for (const auto& t : timing) r.queue_seconds.push_back(t.queue_seconds);
+    metrics()->batch(name(), r);
+  }
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    auto job = std::static_pointer_cast<TranslationJob>(jobs[i]);
+    TranslationOutcome outcome;
+    outcome.error = error;
+    outcome.timing = timing[i];
+    const std::size_t n = job->sources.size();
+    if (error.empty())
+      for (std::size_t k = 0; k < n; ++k) outcome.results.push_back(std::move(results[at + k]));
+    at += n;
+    post([job, outcome = std::move(outcome)]() mutable { job->done(std::move(outcome)); });
+  }
+}
+
+}  // namespace attend::server

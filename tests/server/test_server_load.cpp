@@ -1,0 +1,362 @@
+// Many clients at once: dynamic batching across requests gives every request its own
+// results in its order; overload is a 429 and passes; clients that vanish cost nothing;
+// a shutdown answers every request it accepted. And the queue's policy itself, on its own.
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <thread>
+
+#include "../../runtime/batching/request_queue.hpp"
+#include "server_fixture.hpp"
+
+namespace attend::test {
+namespace {
+
+const std::vector<std::string> kWords = {"the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "a", "an",
+                                         "hello", "world", "sentence", "embedding", "search", "rank", "query",
+                                         "document", "model", "attend", "token", "text", "good", "bad", "café"};
+
+// A text of 1-40 words, different for every (client, request, item).
+std::string text_for(int client, int request, int item) {
+  std::mt19937 rng(static_cast<unsigned>(client * 1000 + request * 37 + item));
+  const int n = 1 + static_cast<int>(rng() % 40);
+  std::string s = "text " + std::to_string(client) + " " + std::to_string(request) + " " + std::to_string(item);
+  for (int k = 0; k < n; ++k) s += " " + kWords[rng() % kWords.size()];
+  return s;
+}
+
+double metric(const std::string& text, const std::string& sample) {
+  const auto at = text.find(sample + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(text.substr(at + sample.size() + 1));
+}
+
+struct FakeRequest : runtime::QueuedRequest {
+  std::atomic<bool> gone{false};
+  int id = 0;
+  bool abandoned() const override { return gone.load(); }
+};
+
+std::shared_ptr<FakeRequest> fake(int id, std::int64_t tokens, std::string group = "g") {
+  auto r = std::make_shared<FakeRequest>();
+  r->id = id, r->tokens = tokens, r->group = std::move(group);
+  return r;
+}
+
+std::vector<int> ids_of(const std::vector<std::shared_ptr<runtime::QueuedRequest>>& batch) {
+  std::vector<int> out;
+  for (const auto& r : batch) out.push_back(static_cast<const FakeRequest&>(*r).id);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the request queue: batches by tokens and requests, one group each, oldest first — the gone dropped", "[server][queue]") {
+  runtime::RequestQueue q({100, 3, std::chrono::microseconds(0)});
+  q.push(fake(1, 40), false), q.push(fake(2, 10, "other"), false), q.push(fake(3, 50), false);
+  q.push(fake(4, 20), false), q.push(fake(5, 5), false);
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{1, 3});     // 40 + 50; 4 (20 more) would pass 100
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{2});        // the oldest left leads: its group alone
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{4, 5});
+  // A request larger than the budget goes alone; at most max_requests per batch.
+  q.push(fake(6, 500), false), q.push(fake(7, 1), false);
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{6});
+  for (int i = 8; i < 12; ++i) q.push(fake(i, 1), false);
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{7, 8, 9});
+  // Requests whose client has gone are dropped and reported, never batched.
+  auto gone = fake(12, 1);
+  gone->gone = true;
+  q.push(gone, false);
+  std::vector<std::shared_ptr<runtime::QueuedRequest>> dropped;
+  CHECK(ids_of(q.next_batch(&dropped)) == std::vector<int>{10, 11});
+  CHECK(ids_of(dropped) == std::vector<int>{12});
+  // Closed: what is queued still leaves, then nothing.
+  q.push(fake(13, 1), false);
+  q.close();
+  CHECK_FALSE(q.push(fake(14, 1), false));
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{13});
+  CHECK(q.next_batch().empty());
+}
+
+TEST_CASE("the request queue waits for announced company, at most batch_wait, and never for a lone request", "[server][queue]") {
+  runtime::RequestQueue q({100, 0, std::chrono::milliseconds(300)});
+  // Nothing on its way: a lone request leaves at once.
+  q.push(fake(1, 1), false);
+  auto start = Clock::now();
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{1});
+  CHECK(Clock::now() - start < std::chrono::milliseconds(250));
+  // One on its way: the batch waits for it.
+  q.announce();
+  q.push(fake(2, 1), false);
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    q.push(fake(3, 1));  // withdraws the announcement
+  });
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{2, 3});
+  later.join();
+  // Announced but never coming: the leader waits batch_wait, then goes.
+  q.announce();
+  q.push(fake(4, 1), false);
+  start = Clock::now();
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{4});
+  CHECK(Clock::now() - start >= std::chrono::milliseconds(250));
+  q.withdraw();
+}
+
+TEST_CASE("the request queue expects the last batch's clients back, right after the engine frees up", "[server][queue]") {
+  runtime::RequestQueue q({100, 0, std::chrono::milliseconds(300)});
+  for (int i = 1; i <= 3; ++i) q.push(fake(i, 1), false);
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{1, 2, 3});
+  // The engine is free; its three clients send again: the batch waits for all three
+  // (here the third comes 50 ms late) rather than going with the first.
+  std::thread clients([&] {
+    q.push(fake(4, 1), false), q.push(fake(5, 1), false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    q.push(fake(6, 1), false);
+  });
+  auto start = Clock::now();
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{4, 5, 6});
+  CHECK(Clock::now() - start < std::chrono::milliseconds(250));  // all back: no need to wait longer
+  clients.join();
+  // One of them does not come back: the others go after the wait, no later.
+  std::thread fewer([&] { q.push(fake(7, 1), false), q.push(fake(8, 1), false); });
+  start = Clock::now();
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{7, 8});
+  const auto waited = Clock::now() - start;
+  CHECK(waited >= std::chrono::milliseconds(250));
+  CHECK(waited < std::chrono::milliseconds(1000));
+  fewer.join();
+  // An engine idle longer than the wait expects no one: a request alone goes at once.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto idle_then = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(350));
+    q.push(fake(9, 1), false);
+  };
+  std::thread late(idle_then);
+  start = Clock::now();
+  CHECK(ids_of(q.next_batch()) == std::vector<int>{9});
+  CHECK(Clock::now() - start < std::chrono::milliseconds(600));
+  late.join();
+}
+
+TEST_CASE("64 concurrent clients with mixed lengths: every answer is its own request's, rows in order, batched together", "[server][load]") {
+  ServerOptions o = test_options(false);
+  o.models.resize(1);  // bert
+  o.max_concurrent_requests = 1000;
+  TestServer s(o);
+  constexpr int kClients = 64, kRequests = 3;
+  const Encoder encoder(encoder_dir("bert"));
+  EmbedOptions unit;
+  unit.normalize = 1;
+  std::atomic<int> failures{0}, checked{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      try {
+        Connection connection(s.port());
+        for (int r = 0; r < kRequests; ++r) {
+          std::vector<std::string> texts;
+          for (int i = 0; i < 1 + (c + r) % 5; ++i) texts.push_back(text_for(c, r, i));
+          const Reply reply = connection.request("POST", "/embed", json{{"inputs", texts}}.dump());
+          if (reply.status != 200) {
+            ++failures;
+            continue;
+          }
+          const json rows = json::parse(reply.body);
+          if (rows.size() != texts.size()) ++failures;
+          for (std::size_t i = 0; i < texts.size() && i < rows.size(); ++i) {
+            // Alone, through the library: the same vector to 1e-5 (other batch-mates may
+            // round the last bits otherwise); another request's row would be far off.
+            const auto expected = encoder.embed({texts[i]}, unit)[0];
+            for (std::size_t k = 0; k < expected.size(); ++k)
+              if (std::abs(rows[i][k].get<double>() - expected[k]) > 1e-5) {
+                ++failures;
+                break;
+              }
+            ++checked;
+          }
+        }
+      } catch (const std::exception&) {
+        ++failures;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  CHECK(failures == 0);
+  int rows = 0;
+  for (int c = 0; c < kClients; ++c)
+    for (int r = 0; r < kRequests; ++r) rows += 1 + (c + r) % 5;
+  CHECK(checked == rows);  // every row seen
+  const std::string m = s.get("/metrics").body;
+  const double batches = metric(m, "attend_batch_size_count{model=\"bert\"}");
+  const double requests = metric(m, "attend_requests_total{route=\"/embed\",status=\"200\"}");
+  CHECK(requests == kClients * kRequests);
+  INFO("batches " << batches << " for " << requests << " requests");
+  CHECK(batches < requests);  // requests shared batches
+}
+
+TEST_CASE("over --max-concurrent-requests a request is a 429 at once, and the server recovers", "[server][load]") {
+  ServerOptions o = test_options(false);
+  o.models.resize(1);
+  o.max_concurrent_requests = 1;
+  o.max_client_batch_size = 100000;
+  o.payload_limit = 50'000'000;
+  TestServer s(o);
+  // A request that keeps the server busy a while (tokenizing and embedding 20000 texts).
+  std::vector<std::string> texts;
+  for (int i = 0; i < 20000; ++i) texts.push_back(text_for(1, 2, i));
+  const std::string heavy = json{{"inputs", texts}}.dump();
+  Reply heavy_reply;
+  std::thread busy([&] { heavy_reply = http(s.port(), "POST", "/embed", heavy); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const Reply refused = s.post("/embed", {{"inputs", "one too many"}});
+  busy.join();
+  REQUIRE_STATUS(refused, 429);
+  CHECK(json::parse(refused.body)["error_type"] == "Overloaded");
+  CHECK(heavy_reply.status == 200);
+  CHECK(json::parse(heavy_reply.body).size() == texts.size());
+  CHECK(s.post("/embed", {{"inputs", "after the storm"}}).status == 200);
+  CHECK(s.get("/health").status == 200);  // /health and /metrics are never refused
+}
+
+TEST_CASE("503 while a model loads: the server listens first, /health and the model's routes answer once it is ready", "[server][load]") {
+  // A copy of st-mean whose tokenizer.json is a FIFO: loading blocks on it until the test
+  // writes the file through it.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("attend-loading-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(encoder_dir("st-mean"), dir, fs::copy_options::recursive);
+  const fs::path tokenizer = dir / "tokenizer.json";
+  std::string content;
+  {
+    std::ifstream in(tokenizer, std::ios::binary);
+    content.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  fs::remove(tokenizer);
+  REQUIRE(::mkfifo(tokenizer.c_str(), 0600) == 0);
+  ServerOptions o;
+  o.port = 0;
+  o.models.push_back({"slow", dir.string()});
+  o.log = [](const std::string&) {};
+  Server server(o);
+  server.start();
+  CHECK_FALSE(server.ready());
+  const Reply health = http(server.port(), "GET", "/health");
+  CHECK(health.status == 503);
+  CHECK(json::parse(health.body)["error_type"] == "Unhealthy");
+  const Reply early = http(server.port(), "POST", "/embed", json{{"inputs", "too early"}}.dump());
+  CHECK(early.status == 503);
+  CHECK(json::parse(early.body)["error"].get<std::string>().find("still loading") != std::string::npos);
+  {
+    std::ofstream fifo(tokenizer, std::ios::binary);  // unblocks the load
+    fifo << content;
+  }
+  server.wait_until_ready();
+  CHECK(http(server.port(), "GET", "/health").status == 200);
+  CHECK(http(server.port(), "POST", "/embed", json{{"inputs", "now"}}.dump()).status == 200);
+  server.shutdown();
+  server.wait();
+  fs::remove_all(dir);
+}
+
+TEST_CASE("past --request-timeout a request is a 504, and the server goes on", "[server][load]") {
+  ServerOptions o = test_options(false);
+  o.models.resize(1);
+  o.request_timeout = 0.05;
+  o.max_client_batch_size = 100000;
+  o.payload_limit = 50'000'000;
+  TestServer s(o);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 20000; ++i) texts.push_back(text_for(3, 4, i));
+  const Reply late = s.post("/embed", {{"inputs", texts}});
+  REQUIRE_STATUS(late, 504);
+  CHECK(json::parse(late.body)["error_type"] == "Timeout");
+  // A batch that has started runs to its end (its answer is dropped); once it has, a
+  // small request is answered in time again.
+  int status = 0;
+  for (int attempt = 0; attempt < 100 && status != 200; ++attempt) {
+    status = s.post("/embed", {{"inputs", "quick"}}).status;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(status == 200);
+}
+
+TEST_CASE("clients killed mid-request leave the server healthy — their queued work is dropped", "[server][load]") {
+  ServerOptions o = test_options(false);
+  o.models.resize(1);
+  TestServer s(o);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 32; ++i) texts.push_back(text_for(7, 7, i));
+  const std::string body = json{{"inputs", texts}}.dump();
+  for (int i = 0; i < 20; ++i) {
+    Connection c(s.port());
+    c.send_raw("POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    ::shutdown(c.fd(), SHUT_RDWR);  // gone before any answer
+  }
+  // Half a request, then gone.
+  {
+    Connection c(s.port());
+    c.send_raw("POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"inputs\": ");
+  }
+  const Reply after = s.post("/embed", {{"inputs", texts}});
+  REQUIRE_STATUS(after, 200);
+  CHECK(json::parse(after.body).size() == texts.size());
+  // Every killed request was either dropped before its batch (499) or answered into the void.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  int logged = 0;
+  for (const std::string& line : s.log())
+    if (line.find("request") != std::string::npos && line.find("path=/embed") != std::string::npos) {
+      ++logged;
+      CHECK((line.find("status=499") != std::string::npos || line.find("status=200") != std::string::npos));
+    }
+  CHECK(logged == 21);
+  CHECK(s.get("/health").status == 200);
+}
+
+TEST_CASE("shutdown during load answers every request it accepted, then refuses with 503", "[server][load]") {
+  ServerOptions o = test_options(false);
+  o.models.resize(1);
+  auto server = std::make_unique<TestServer>(o);
+  const int port = server->port();
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, refused{0}, cut{0}, wrong{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 16; ++c)
+    clients.emplace_back([&, c] {
+      for (int r = 0; !stop.load(); ++r) {
+        try {
+          Connection connection(port);
+          const Reply reply = connection.request("POST", "/embed", json{{"inputs", {text_for(c, r, 0), text_for(c, r, 1)}}}.dump());
+          if (reply.status == 200 && json::parse(reply.body).size() == 2) ++ok;
+          else if (reply.status == 503) ++refused;
+          else ++wrong;
+        } catch (const std::exception&) {
+          ++cut;  // connecting after the listener closed, or a connection closed before its request was read
+          if (stop.load()) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto log_before = server->log().size();
+  server->server().shutdown();
+  server->server().wait();
+  stop = true;
+  for (auto& t : clients) t.join();
+  CHECK(wrong == 0);
+  CHECK(ok > 0);
+  // What the server logged as answered 200 is exactly what the clients received: no
+  // accepted request was lost.
+  int logged_ok = 0;
+  for (const std::string& line : server->log())
+    if (line.find("path=/embed") != std::string::npos && line.find("status=200") != std::string::npos) ++logged_ok;
+  CHECK(logged_ok == ok.load());
+  CHECK(server->log().size() > log_before);
+  server.reset();
+}
+
+}  // namespace attend::test
