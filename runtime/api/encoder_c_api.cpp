@@ -44,6 +44,13 @@ void copy_rows(const std::vector<std::vector<float>>& rows, float* out) {
   for (const auto& r : rows) out = std::copy(r.begin(), r.end(), out);
 }
 
+// Embedding options with `normalize` set and the rest as default (the model's default prompt).
+attend::EmbedOptions normalize_only(int normalize) {
+  attend::EmbedOptions o;
+  o.normalize = normalize;
+  return o;
+}
+
 }  // namespace
 
 extern "C" {
@@ -89,14 +96,14 @@ attend_status attend_encoder_embed_text(const attend_encoder* e, const char* con
                                         float* embeddings) {
   if (e == nullptr || (count > 0 && (texts == nullptr || embeddings == nullptr)))
     return invalid("attend_encoder_embed_text: encoder, texts and embeddings must not be NULL");
-  return guarded([&] { copy_rows(e->encoder.embed(texts_of(texts, count), {normalize}), embeddings); });
+  return guarded([&] { copy_rows(e->encoder.embed(texts_of(texts, count), normalize_only(normalize)), embeddings); });
 }
 
 attend_status attend_encoder_embed_ids(const attend_encoder* e, const int32_t* const* ids, const size_t* lengths, size_t count,
                                        int normalize, float* embeddings) {
   if (e == nullptr || (count > 0 && (ids == nullptr || lengths == nullptr || embeddings == nullptr)))
     return invalid("attend_encoder_embed_ids: encoder, ids, lengths and embeddings must not be NULL");
-  return guarded([&] { copy_rows(e->encoder.embed_ids(id_lists(ids, lengths, count), {normalize}), embeddings); });
+  return guarded([&] { copy_rows(e->encoder.embed_ids(id_lists(ids, lengths, count), normalize_only(normalize)), embeddings); });
 }
 
 attend_status attend_encoder_embed_text_with_prompt(const attend_encoder* e, const char* const* texts, size_t count,

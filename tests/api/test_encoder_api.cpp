@@ -67,7 +67,9 @@ TEST_CASE("C++ Encoder: embeddings, forward_ids as ctranslate2.Encoder, classifi
   }
   CHECK_THROWS_WITH(encoder.classify_ids({{2, 3}}), Contains("no classification head"));
   CHECK_THROWS_WITH(encoder.embed_ids({{2, 99999, 3}}), Contains("outside the vocabulary"));
-  CHECK_THROWS_WITH(encoder.embed_ids({{2, 3}}, {2}), Contains("normalize"));
+  attend::EmbedOptions bad;
+  bad.normalize = 2;
+  CHECK_THROWS_WITH(encoder.embed_ids({{2, 3}}, bad), Contains("normalize"));
 }
 
 TEST_CASE("C API: attend_encoder_* embed, forward and classify into the caller's memory", "[encoder]") {
