@@ -217,7 +217,7 @@ attend_status attend_model_load_from_memory(const char* name, size_t count, cons
     if (options != nullptr && options->kv_cache_type != nullptr) o.kv_cache_type = options->kv_cache_type;
     attend::Model model = attend::Model::load_from_memory(name, std::move(files), o);
     const attend::ModelInfo info = model.info();
-    *out = new attend_model{std::move(model), info.compute_type, info.compute_type_reason, info.kv_cache_type};
+    *out = new attend_model{std::move(model), info.compute_type, info.compute_type_reason, info.kv_cache_type, {}, {}};
   });
 }
 

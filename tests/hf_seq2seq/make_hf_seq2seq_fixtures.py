@@ -50,19 +50,42 @@ SOURCES = [
 ]
 
 
-def train_spm(prefix, vocab_size, **extra):
+def train_spm(prefix, vocab_size, model_type_="unigram", **extra):
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         for _ in range(20):
             for line in CORPUS:
                 f.write(line + "\n")
         path = f.name
     spm.SentencePieceTrainer.train(input=path, model_prefix=prefix, vocab_size=vocab_size, character_coverage=1.0,
-                                   model_type="unigram", minloglevel=2, hard_vocab_limit=False, **extra)
+                                   model_type=model_type_, minloglevel=2, hard_vocab_limit=False, **extra)
     os.unlink(path)
     return prefix + ".model"
 
+# Text a tokenizer must cut as transformers' does: spaces of every kind, special and
+# language tokens written in the text, normalisation (full width, ligatures, combining
+# marks), zero-width characters, emoji, scripts outside the corpus.
+HOSTILE = [
+    "  leading and trailing  ", "multiple   spaces\tand\ttabs", "line\nbreak", "</s> inside</s>", "<unk><pad> <s>",
+    "__fr__ written", "eng_Latn written fra_Latn", "<mask> here", "\u00a0no-break\u00a0space", "emoji 😀🙂👍🏽",
+    "ｆｕｌｌ ｗｉｄｔｈ", "ﬁ ligature", "combining e\u0301 and é", "zero\u200bwidth", "日本語のテキスト", "Ünïcödé wörds",
+    "x" * 60, "!!!???...", "a", " ",
+]
 
-def randomize(model, gen, zero_rows=()):
+
+def tokenizer_cases(tokenizer, lang_pairs, ids_to_decode):
+    """[{source, source_lang, source_ids}] and [{ids, text}]: the tokenizer's own answers."""
+    out = []
+    for src in lang_pairs:
+        if src:
+            tokenizer.src_lang = src
+        for s in HOSTILE:
+            out.append({"source": s, "source_lang": src, "source_ids": tokenizer(s)["input_ids"]})
+    for ids in ids_to_decode:
+        out.append({"ids": ids, "text": tokenizer.decode(ids, skip_special_tokens=True)})
+    return out
+
+
+def randomize(model, gen, zero_rows=(), embed_std=0.7):
     """Weights of some spread (transformers' init, std 0.02, makes every output the same):
     matrices ~ N(0, 1/fan_in), biases and norm offsets small, norm gains near 1, token
     embeddings ~ N(0, 0.7²) with the padding rows zero as a trained model has them."""
@@ -73,7 +96,7 @@ def randomize(model, gen, zero_rows=()):
             if "embed_positions" in name:
                 p.normal_(0.0, 0.3, generator=gen)
             elif p.dim() == 2 and ("embed" in name or "shared" in name):
-                p.normal_(0.0, 0.7, generator=gen)
+                p.normal_(0.0, embed_std, generator=gen)
                 for r in zero_rows:
                     p[r].zero_()
             elif p.dim() == 2:
@@ -146,6 +169,125 @@ def marian(out_dir, seed, bin_only=False, separate_vocabs=False):
     shutil.rmtree(work)
     return model, cases
 
+EMBED_STD = float(os.environ.get("EMBED_STD", "0.1"))  # pre-norm, tied: small rows, or every step repeats its input
+
+
+def m2m100(out_dir, seed):
+    """M2M100ForConditionalGeneration with M2M100Tokenizer: sentencepiece.bpe.model, vocab.json in
+    fairseq's layout (<s> <pad> </s> <unk>, then the pieces in an order unlike the model's), the
+    100 __xx__ language codes and 8 madeupwords after it; sinusoidal positions from padding_idx + 1
+    (not stored), pre-norm with final layer norms, scale_embedding; decoding starts </s> and the
+    target language is forced (forced_bos_token_id) as the model card's example does."""
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    work = tempfile.mkdtemp()
+    model_file = train_spm(os.path.join(work, "spm"), 140, model_type_="bpe")
+    sp = spm.SentencePieceProcessor(model_file=model_file)
+    pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+    pieces = [p for p in pieces if p not in ("<unk>", "<s>", "</s>")]
+    rng.shuffle(pieces)
+    vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>"] + pieces)}
+    os.makedirs(out_dir, exist_ok=True)
+    shutil.copy(model_file, os.path.join(out_dir, "sentencepiece.bpe.model"))
+    with open(os.path.join(out_dir, "vocab.json"), "w") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    with open(os.path.join(out_dir, "tokenizer_config.json"), "w") as f:
+        codes = transformers.models.m2m_100.tokenization_m2m_100.FAIRSEQ_LANGUAGE_CODES["m2m100"]
+        json.dump({"tokenizer_class": "M2M100Tokenizer", "model_max_length": 1024, "language_codes": "m2m100",
+                   "num_madeup_words": 8, "src_lang": "en", "tgt_lang": "fr",
+                   "additional_special_tokens": [f"__{c}__" for c in codes]}, f)  # as the hub's
+    tokenizer = transformers.M2M100Tokenizer.from_pretrained(out_dir)
+    rows = len(vocab) + 100 + 8  # as the hub's models: the language codes and madeupwords after vocab.json
+    config = transformers.M2M100Config(
+        vocab_size=rows, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+        activation_function="relu", scale_embedding=True, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        decoder_start_token_id=2)
+    model = transformers.M2M100ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        randomize(model, torch.Generator().manual_seed(seed), zero_rows=[1], embed_std=EMBED_STD)
+    model.generation_config = GenerationConfig(bos_token_id=0, decoder_start_token_id=2, early_stopping=True,
+                                               eos_token_id=2, max_length=20, num_beams=4, pad_token_id=1)
+    model.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(out_dir)
+    cases = []
+    for src, tgt in (("en", "fr"), ("de", "en")):
+        tokenizer.src_lang = src
+        forced = {"forced_bos_token_id": tokenizer.get_lang_id(tgt)}
+        for c in generate_cases(model, tokenizer, SOURCES, [{"num_beams": 1}, {"num_beams": 4}], forced):
+            c.update(source_lang=src, target_lang=tgt)
+            cases.append(c)
+    rng = random.Random(seed)
+    decode = [[2, tokenizer.get_lang_id("fr")] + [rng.randrange(rows) for _ in range(12)] + [3, 2, 1] for _ in range(6)]
+    write_jsonl(os.path.join(out_dir, "tokenizer_cases.jsonl"), tokenizer_cases(tokenizer, ["en", "de"], decode))
+    shutil.rmtree(work)
+    return model, cases
+
+
+def write_jsonl(path, rows):
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def nllb(out_dir, seed, legacy=False):
+    """NLLB-200 (M2M100ForConditionalGeneration) with NllbTokenizer: tokenizer.json converted by
+    transformers from a BPE sentencepiece.bpe.model (fairseq's offset), the 202 language codes
+    and <mask> added after the pieces; source [src_lang] X </s> (legacy_behaviour: X </s>
+    [src_lang]); dropout-free, no scale_embedding as NLLB's config has it."""
+    torch.manual_seed(seed)
+    work = tempfile.mkdtemp()
+    model_file = train_spm(os.path.join(work, "spm"), 150, model_type_="bpe")
+    os.makedirs(out_dir, exist_ok=True)
+    shutil.copy(model_file, os.path.join(out_dir, "sentencepiece.bpe.model"))
+    with open(os.path.join(out_dir, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "NllbTokenizer", "model_max_length": 1024, "src_lang": "eng_Latn",
+                   "tgt_lang": "fra_Latn", "legacy_behaviour": legacy,
+                   "additional_special_tokens": transformers.models.nllb.tokenization_nllb.FAIRSEQ_LANGUAGE_CODES}, f)
+    tokenizer = transformers.NllbTokenizer.from_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(out_dir)
+    rows = len(tokenizer)
+    config = transformers.M2M100Config(
+        vocab_size=rows, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+        activation_function="relu", scale_embedding=True, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        decoder_start_token_id=2, architectures=["M2M100ForConditionalGeneration"])
+    model = transformers.M2M100ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        randomize(model, torch.Generator().manual_seed(seed + 1), zero_rows=[1], embed_std=EMBED_STD)
+    model.generation_config = GenerationConfig(bos_token_id=0, decoder_start_token_id=2, eos_token_id=2,
+                                               max_length=20, pad_token_id=1)
+    model.save_pretrained(out_dir)
+    cases = []
+    for src, tgt in (("eng_Latn", "fra_Latn"), ("deu_Latn", "eng_Latn")):
+        tokenizer.src_lang = src
+        forced = {"forced_bos_token_id": tokenizer.convert_tokens_to_ids(tgt)}
+        for c in generate_cases(model, tokenizer, SOURCES, [{"num_beams": 1}, {"num_beams": 4}], forced):
+            c.update(source_lang=src, target_lang=tgt)
+            cases.append(c)
+    rng = random.Random(seed)
+    decode = [[2, tokenizer.convert_tokens_to_ids("fra_Latn")] + [rng.randrange(rows) for _ in range(12)] + [3, 2, 1]
+              for _ in range(6)]
+    write_jsonl(os.path.join(out_dir, "tokenizer_cases.jsonl"), tokenizer_cases(tokenizer, ["eng_Latn", "deu_Latn"], decode))
+    if not legacy:  # the other placement of the source language, tokenizer files only
+        legacy_dir = out_dir + "-legacy-tokenizer"
+        os.makedirs(legacy_dir, exist_ok=True)
+        for f in ("tokenizer.json", "tokenizer_config.json", "config.json"):
+            shutil.copy(os.path.join(out_dir, f), legacy_dir)
+        with open(os.path.join(legacy_dir, "tokenizer_config.json")) as f:
+            tc = json.load(f)
+        tc["legacy_behaviour"] = True
+        with open(os.path.join(legacy_dir, "tokenizer_config.json"), "w") as f:
+            json.dump(tc, f, ensure_ascii=False, indent=1)
+        legacy_tok = transformers.AutoTokenizer.from_pretrained(legacy_dir)
+        write_jsonl(os.path.join(legacy_dir, "tokenizer_cases.jsonl"), tokenizer_cases(legacy_tok, ["eng_Latn", "deu_Latn"], []))
+        for f in ("tokenizer.json", "config.json"):  # the test puts tokenizer_config.json into a copy of nllb/
+            os.unlink(os.path.join(legacy_dir, f))
+    shutil.rmtree(work)
+    return model, cases
+
 
 def weight_variants(model, out_dir):
     """The same weights as the other files save_pretrained and torch.save write: a
@@ -171,7 +313,7 @@ class Hostile:
         return (os.system, ("echo attend must never run this",))
 
 
-FAMILIES = {"marian": marian}
+FAMILIES = {"marian": marian, "m2m100": m2m100, "nllb": nllb}
 
 
 def main():
@@ -182,8 +324,9 @@ def main():
     args = ap.parse_args()
     for name in args.families.split(","):
         d = os.path.join(args.out, name)
-        if os.path.exists(d):
-            shutil.rmtree(d)
+        for old in (d, d + "-legacy-tokenizer"):
+            if os.path.exists(old):
+                shutil.rmtree(old)
         model, cases = FAMILIES[name](d, args.seed)
         if name == "marian":
             weight_variants(model, os.path.join(args.out, "marian-weights"))

@@ -44,10 +44,13 @@ void check_family(const fs::path& dir) {
   std::size_t checked = 0;
   for (const json& c : cases_of(dir)) {
     const std::string source = c["source"];
-    INFO(dir.filename().string() << ": '" << source << "' " << c["settings"].dump());
-    CHECK(model.encode_text(source) == c["source_ids"].get<std::vector<std::int32_t>>());
-    if (model.is_empty_source(model.encode_text(source))) continue;  // attend: an empty line in, an empty line out
+    const std::string source_lang = c.value("source_lang", ""), target_lang = c.value("target_lang", "");
+    INFO(dir.filename().string() << ": '" << source << "' " << c["settings"].dump() << " " << source_lang << "→" << target_lang);
+    const auto source_ids = model.encode_source(source, source_lang, target_lang);
+    CHECK(source_ids == c["source_ids"].get<std::vector<std::int32_t>>());
+    if (model.is_empty_source(source_ids)) continue;  // attend: an empty line in, an empty line out
     attend::TranslationOptions o = model.default_options();
+    o.source_lang = source_lang, o.target_lang = target_lang;
     o.beam_size = c["settings"]["num_beams"].get<std::int64_t>();
     o.return_end_token = true;
     const auto result = translator.translate_text({source}, o);
@@ -273,7 +276,82 @@ TEST_CASE("C API: Hugging Face directory, generate()'s defaults, target_lang, de
   CHECK(o.beam_size == 4);  // generation_config.json still gives the defaults
   attend_model_free(model);
   lo.decoding_rules = "fairseq";
-  CHECK(attend_model_load_with(dir.c_str(), &lo, &model) == ATTEND_ERROR);
+  CHECK(attend_model_load_with(dir.c_str(), &lo, &model) == ATTEND_ERROR_INVALID_ARGUMENT);  // a bad option value (the C API's rule)
   CHECK_THAT(std::string(attend_last_error()), Catch::Contains("auto, transformers or ctranslate2"));
   CHECK(attend_options_init_for_model(nullptr, &o) == ATTEND_ERROR_INVALID_ARGUMENT);
+}
+
+// The tokenizer against transformers' on hostile text: the source ids (language tokens
+// placed as the tokenizer places them), and decode(ids, skip_special_tokens=True) of ids
+// with language codes, <unk>, </s> and <pad> among them.
+void check_tokenizer(const attend::Model& model, const fs::path& cases) {
+  std::size_t checked = 0;
+  std::ifstream in(cases);
+  for (std::string line; std::getline(in, line);) {
+    const json c = json::parse(line);
+    if (c.contains("source")) {
+      INFO(cases.string() << ": '" << c["source"].get<std::string>() << "' " << c["source_lang"].get<std::string>());
+      CHECK(model.encode_source(c["source"], c["source_lang"], "") == c["source_ids"].get<std::vector<std::int32_t>>());
+    } else {
+      INFO(cases.string() << ": decode " << c["ids"].dump());
+      CHECK(model.decode_text(c["ids"].get<std::vector<std::int32_t>>()) == c["text"].get<std::string>());
+    }
+    ++checked;
+  }
+  CHECK(checked >= 40);
+}
+
+TEST_CASE("M2M100: ids, greedy and beam 4 as transformers' generate(), the target language forced", "[hf-seq2seq]") {
+  check_family(kData / "m2m100");
+}
+
+TEST_CASE("NLLB-200: ids, greedy and beam 4 as transformers' generate(), the target language forced", "[hf-seq2seq]") {
+  check_family(kData / "nllb");
+}
+
+TEST_CASE("M2M100 and NLLB tokenizers: hostile text and decoding as transformers' tokenizers", "[hf-seq2seq]") {
+  check_tokenizer(attend::Model::load((kData / "m2m100").string()), kData / "m2m100" / "tokenizer_cases.jsonl");
+  check_tokenizer(attend::Model::load((kData / "nllb").string()), kData / "nllb" / "tokenizer_cases.jsonl");
+  // legacy_behaviour: X </s> [src_lang]
+  const fs::path legacy = fs::temp_directory_path() / ("attend-nllb-legacy-" + std::to_string(::getpid()));
+  fs::remove_all(legacy);
+  fs::copy(kData / "nllb", legacy);
+  fs::copy_file(kData / "nllb-legacy-tokenizer" / "tokenizer_config.json", legacy / "tokenizer_config.json",
+                fs::copy_options::overwrite_existing);
+  check_tokenizer(attend::Model::load(legacy.string()), kData / "nllb-legacy-tokenizer" / "tokenizer_cases.jsonl");
+  fs::remove_all(legacy);
+}
+
+TEST_CASE("M2M100/NLLB: the family's rules", "[hf-seq2seq]") {
+  for (const char* family : {"m2m100", "nllb"}) {
+    INFO(family);
+    const attend::Model model = attend::Model::load((kData / family).string());
+    const auto ids = model.special_ids();
+    CHECK(ids.decoder_start == ids.eos);  // decoding starts </s>, then the forced language
+    const json config = json::parse(model.info().config_json);
+    CHECK(config["norm_placement"] == "pre");
+    CHECK(config["encoder_final_norm"] == true);
+    CHECK(config["decoder_final_norm"] == true);
+    CHECK(config["layernorm_embedding"] == false);
+    CHECK(config["position_offset"] == 2);  // padding_idx + 1
+    for (const auto& t : model.info().tensors) CHECK(t.name.find("embed_positions") == std::string::npos);
+    // The target language is the forced first token, from the tokenizer's own ids.
+    const std::string target = std::string(family) == "nllb" ? "fra_Latn" : "fr";
+    const auto forced = model.forced_target_prefix(target);
+    REQUIRE(forced.size() == 1);
+    CHECK(model.decode_tokens(forced)[0] == (std::string(family) == "nllb" ? "fra_Latn" : "__fr__"));
+    CHECK_THROWS_WITH(model.forced_target_prefix("xx_Yyyy"), Catch::Contains("is not a language of this model"));
+    CHECK_THROWS_WITH(model.encode_source("Hello", "xx_Yyyy", ""), Catch::Contains("is not a language of this model"));
+  }
+}
+
+TEST_CASE("M2M100/NLLB: a missing tokenizer file is named", "[hf-seq2seq]") {
+  for (const auto& [family, file] : {std::pair{"m2m100", "vocab.json"}, {"m2m100", "sentencepiece.bpe.model"}, {"nllb", "tokenizer.json"}}) {
+    const fs::path dir = fs::temp_directory_path() / ("attend-" + std::string(family) + "-missing-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::copy(kData / family, dir);
+    fs::remove(dir / file);
+    CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains(file) && Catch::Contains("missing"));
+    fs::remove_all(dir);
+  }
 }

@@ -5,8 +5,6 @@
 // <unk>, <pad>), maps ids back through the vocabulary (a piece of the SentencePiece model
 // for an id the vocabulary lacks), joins the pieces with the SentencePiece model — the
 // source's unless separate_vocabs, as transformers does — and strips the result.
-#include <sentencepiece_processor.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -15,55 +13,11 @@
 #include "attend/error.hpp"
 #include "formats/hf/json_file.hpp"
 #include "text/seq2seq/seq2seq_tokenizer.hpp"
+#include "text/seq2seq/spm_vocab.hpp"
 
 namespace attend::runtime {
 namespace fs = std::filesystem;
 namespace {
-
-std::shared_ptr<sentencepiece::SentencePieceProcessor> load_spm(const fs::path& path) {
-  if (!fs::exists(path)) throw error_of(path.string(), ": missing (MarianTokenizer needs source.spm and target.spm)");
-  auto spm = std::make_shared<sentencepiece::SentencePieceProcessor>();
-  const auto status = spm->Load(path.string());
-  if (!status.ok()) throw error_of(path.string(), ": cannot load the SentencePiece model: ", status.ToString());
-  return spm;
-}
-
-// vocab.json: {token: id}.
-std::map<std::string, std::int32_t> load_vocab(const fs::path& path, std::int64_t rows) {
-  if (!fs::exists(path)) throw error_of(path.string(), ": missing (MarianTokenizer's vocabulary)");
-  const JsonFile file(path.string());
-  if (!file.value().is_object()) throw error_of(path.string(), ": must be a JSON object {token: id}");
-  std::map<std::string, std::int32_t> out;
-  for (const auto& [token, id] : file.value().items()) {
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() >= rows)
-      throw error_of(path.string(), ": token '", token, "' has id ", id.dump(), ", outside the model's ", rows, " embedding rows");
-    out[token] = static_cast<std::int32_t>(id.get<std::int64_t>());
-  }
-  return out;
-}
-
-// Python's str.strip(): whitespace at both ends (ASCII and the common Unicode spaces).
-std::string strip(const std::string& s) {
-  auto space_at = [&](std::size_t i, bool backwards) -> std::size_t {  // bytes of the space at i, 0 if none
-    static const char* spaces[] = {" ", "\t", "\n", "\r", "\v", "\f", "\xc2\xa0", "\xe3\x80\x80", "\xe2\x80\x83", "\xe2\x80\x82"};
-    for (const char* sp : spaces) {
-      const std::size_t n = std::char_traits<char>::length(sp);
-      if (!backwards && s.compare(i, n, sp) == 0) return n;
-      if (backwards && i + 1 >= n && s.compare(i + 1 - n, n, sp) == 0) return n;
-    }
-    return 0;
-  };
-  std::size_t begin = 0, end = s.size();
-  while (begin < end)
-    if (const std::size_t n = space_at(begin, false)) begin += n; else break;
-  while (end > begin)
-    if (const std::size_t n = space_at(end - 1, true)) end -= n; else break;
-  return s.substr(begin, end - begin);
-}
-
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size()) s.replace(at, from.size(), to);
-}
 
 class MarianTokenizer final : public Seq2SeqTokenizer {
  public:
@@ -74,10 +28,10 @@ class MarianTokenizer final : public Seq2SeqTokenizer {
     auto text = [&](const char* key, const char* fallback) { return config ? config->text_or(key, fallback) : fallback; };
     separate_ = config && config->flag_or("separate_vocabs", false);
     clean_up_ = config && config->flag_or("clean_up_tokenization_spaces", false);
-    source_spm_ = load_spm(d / "source.spm");
-    target_spm_ = load_spm(d / "target.spm");
-    source_vocab_ = load_vocab(d / "vocab.json", source_rows);
-    target_vocab_ = separate_ ? load_vocab(d / "target_vocab.json", target_rows) : source_vocab_;
+    source_spm_ = load_spm(d / "source.spm", "MarianTokenizer needs source.spm and target.spm");
+    target_spm_ = load_spm(d / "target.spm", "MarianTokenizer needs source.spm and target.spm");
+    source_vocab_ = load_vocab_json(d / "vocab.json", source_rows, "MarianTokenizer's vocabulary");
+    target_vocab_ = separate_ ? load_vocab_json(d / "target_vocab.json", target_rows, "MarianTokenizer's vocabulary") : source_vocab_;
     if (!separate_)
       for (const auto& [token, id] : source_vocab_)
         if (id >= target_rows) throw error_of((d / "vocab.json").string(), ": token '", token, "' has id ", id, ", outside the target's ", target_rows, " rows");
@@ -108,17 +62,8 @@ class MarianTokenizer final : public Seq2SeqTokenizer {
     if (!target_lang.empty()) line = code_of(target_lang) + " " + text;
     std::vector<std::int32_t> ids;
     // Special tokens written in the text are those tokens (transformers splits them out first).
-    std::size_t at = 0;
-    while (at <= line.size()) {
-      std::size_t next = std::string::npos, length = 0;
-      for (const std::string& s : specials_)
-        if (const std::size_t p = line.find(s, at); p != std::string::npos && (p < next || (p == next && s.size() > length)))
-          next = p, length = s.size();
-      encode_chunk(line.substr(at, next == std::string::npos ? std::string::npos : next - at), ids);
-      if (next == std::string::npos) break;
-      ids.push_back(source_vocab_.at(line.substr(next, length)));
-      at = next + length;
-    }
+    split_specials(line, specials_, [&](const std::string& chunk) { encode_chunk(chunk, ids); },
+                   [&](const std::string& special) { ids.push_back(source_vocab_.at(special)); });
     ids.push_back(source_vocab_.at(eos_token_));
     return ids;
   }
@@ -136,16 +81,8 @@ class MarianTokenizer final : public Seq2SeqTokenizer {
       if (special_target_ids_.count(id)) continue;
       pieces.push_back(token(id, true));
     }
-    std::string out;
-    const auto status = (separate_ ? target_spm_ : source_spm_)->Decode(pieces, &out);
-    if (!status.ok()) throw error_of("SentencePiece could not decode pieces: ", status.ToString());
-    replace_all(out, "\xe2\x96\x81", " ");  // SPIECE_UNDERLINE
-    out = strip(out);
-    if (clean_up_)
-      for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-               {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"},
-               {" 've", "'ve"}, {" 're", "'re"}})
-        replace_all(out, from, to);
+    std::string out = strip(spm_decode(separate_ ? *target_spm_ : *source_spm_, pieces));
+    if (clean_up_) out = clean_up_tokenization(out);
     return out;
   }
 
@@ -212,9 +149,21 @@ std::shared_ptr<const Seq2SeqTokenizer> make_marian_tokenizer(const std::string&
   return std::make_shared<MarianTokenizer>(dir, source_rows, target_rows);
 }
 
+std::shared_ptr<const Seq2SeqTokenizer> make_m2m100_tokenizer(const std::string& dir, std::int64_t rows);
+std::shared_ptr<const Seq2SeqTokenizer> make_nllb_tokenizer(const std::string& dir, std::int64_t rows);
+
 std::shared_ptr<const Seq2SeqTokenizer> load_seq2seq_tokenizer(const std::string& dir, const std::string& family,
                                                                 std::int64_t source_vocab, std::int64_t target_vocab) {
   if (family == "marian") return make_marian_tokenizer(dir, source_vocab, target_vocab);
+  if (family == "m2m_100") {
+    // NLLB-200 and M2M100 share the architecture; their tokenizers differ: NLLB's is
+    // tokenizer.json (NllbTokenizer), M2M100's vocab.json + sentencepiece.bpe.model.
+    const fs::path d(dir);
+    std::string cls;
+    if (fs::exists(d / "tokenizer_config.json")) cls = JsonFile((d / "tokenizer_config.json").string()).text_or("tokenizer_class", "");
+    if (cls.rfind("Nllb", 0) == 0 || (cls.empty() && fs::exists(d / "tokenizer.json"))) return make_nllb_tokenizer(dir, source_vocab);
+    return make_m2m100_tokenizer(dir, source_vocab);
+  }
   throw error_of(dir, ": no tokenizer for the family '", family, "'");
 }
 
