@@ -169,7 +169,8 @@ def marian(out_dir, seed, bin_only=False, separate_vocabs=False):
     shutil.rmtree(work)
     return model, cases
 
-EMBED_STD = float(os.environ.get("EMBED_STD", "0.1"))  # pre-norm, tied: small rows, or every step repeats its input
+EMBED_STD = float(os.environ.get("EMBED_STD", "0.1"))
+EOS_SCALE = float(os.environ.get("EOS_SCALE", "4"))  # pre-norm, tied: small rows, or every step repeats its input
 
 
 def m2m100(out_dir, seed):
@@ -206,6 +207,7 @@ def m2m100(out_dir, seed):
     model = transformers.M2M100ForConditionalGeneration(config).eval()
     with torch.no_grad():
         randomize(model, torch.Generator().manual_seed(seed), zero_rows=[1], embed_std=EMBED_STD)
+        model.model.shared.weight[2] *= EOS_SCALE  # (tied) a wide </s> logit: some outputs end early
     model.generation_config = GenerationConfig(bos_token_id=0, decoder_start_token_id=2, early_stopping=True,
                                                eos_token_id=2, max_length=20, num_beams=4, pad_token_id=1)
     model.save_pretrained(out_dir)
@@ -257,6 +259,7 @@ def nllb(out_dir, seed, legacy=False):
     model = transformers.M2M100ForConditionalGeneration(config).eval()
     with torch.no_grad():
         randomize(model, torch.Generator().manual_seed(seed + 1), zero_rows=[1], embed_std=EMBED_STD)
+        model.model.shared.weight[2] *= EOS_SCALE
     model.generation_config = GenerationConfig(bos_token_id=0, decoder_start_token_id=2, eos_token_id=2,
                                                max_length=20, pad_token_id=1)
     model.save_pretrained(out_dir)
