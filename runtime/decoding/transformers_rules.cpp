@@ -1,10 +1,7 @@
 // The logits rules under transformers' semantics (transformers_rules.hpp): the history
 // starts with the decoder start token; beam search changes the log-probabilities in place
 // (no renormalisation), greedy search and sampling the logits (then their log-softmax);
-// forced_eos leaves only the end token at a sentence's last step; a target prefix token
-// (the forced target language: forced_bos_token_id) is the only token left at its step,
-// with log p 0, as generate()'s ForcedBOSTokenLogitsProcessor leaves it — its probability
-// is not part of the score, which matters to beam search's length-normalised ranking.
+// forced_eos leaves only the end token at a sentence's last step.
 #include <limits>
 
 #include "attend/ops/softmax.hpp"
@@ -25,16 +22,14 @@ void Workspace::apply_transformers_rules(std::int64_t t, std::int64_t rows) {
     row_shift_[r] = 0;
     const std::int32_t sentence = live_[cur_][r].sentence;
     const bool force_end = options_->forced_eos_id >= 0 && last_step_[sentence];
-    const auto& prefix = batch_[sentence].target_prefix;
-    const bool force_prefix = !options_->prefix_is_context && t < static_cast<std::int64_t>(prefix.size());
     const bool rules = rules_.active(t, t + 1);
-    if (!rules && !force_end && !force_prefix) continue;
+    if (!rules && !force_end) continue;
     std::copy_n(tokens_[cur_].data() + r * T_, t, history_.begin() + 1);
     float* row = (beam ? log_probs : logits) + r * vocab_;
     if (rules) rules_.apply(row, {history_.data(), static_cast<std::size_t>(t + 1)}, t, rules_scratch_.data());
-    if (force_end || force_prefix) {
+    if (force_end) {
       std::fill_n(row, vocab_, -std::numeric_limits<float>::infinity());
-      row[force_prefix ? prefix[static_cast<std::size_t>(t)] : options_->forced_eos_id] = 0.0f;
+      row[options_->forced_eos_id] = 0.0f;
     }
     if (!beam) ops::log_softmax(ops::ConstMatrix(row, 1, vocab_), ops::Matrix(log_probs + r * vocab_, 1, vocab_), 1);
   }

@@ -114,10 +114,14 @@ def generate_cases(model, tokenizer, sources, settings, lang_kwargs=None):
         for s in sources:
             enc = tokenizer(s, return_tensors="pt")
             with torch.no_grad():
-                gen = model.generate(**enc, **setting, **(lang_kwargs or {}))
-            ids = gen[0].tolist()
-            out.append({"source": s, "source_ids": enc["input_ids"][0].tolist(), "settings": setting, "ids": ids,
-                        "text": tokenizer.decode(ids, skip_special_tokens=True)})
+                gen = model.generate(**enc, **setting, **(lang_kwargs or {}), return_dict_in_generate=True,
+                                     output_scores=True)
+            ids = gen.sequences[0].tolist()
+            case = {"source": s, "source_ids": enc["input_ids"][0].tolist(), "settings": setting, "ids": ids,
+                    "text": tokenizer.decode(ids, skip_special_tokens=True)}
+            if getattr(gen, "sequences_scores", None) is not None:  # beam search: Σ log p / length^length_penalty
+                case["score"] = gen.sequences_scores[0].item()
+            out.append(case)
     return out
 
 
@@ -292,6 +296,53 @@ def nllb(out_dir, seed, legacy=False):
     return model, cases
 
 
+def mbart50(out_dir, seed):
+    """MBartForConditionalGeneration (mBART-50 many-to-many) with MBart50Tokenizer: tokenizer.json
+    converted by transformers from a sentencepiece.bpe.model, the 52 language codes after the
+    pieces; source [en_XX] X </s>; learned positions offset by 2, layernorm_embedding, pre-norm
+    with final layer norms, final_logits_bias; forced_eos at the cap, the target language forced."""
+    torch.manual_seed(seed)
+    work = tempfile.mkdtemp()
+    model_file = train_spm(os.path.join(work, "spm"), 150, model_type_="bpe")
+    os.makedirs(out_dir, exist_ok=True)
+    shutil.copy(model_file, os.path.join(out_dir, "sentencepiece.bpe.model"))
+    with open(os.path.join(out_dir, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "MBart50Tokenizer", "model_max_length": 1024, "src_lang": "en_XX",
+                   "tgt_lang": "fr_XX"}, f)
+    tokenizer = transformers.MBart50Tokenizer.from_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    os.unlink(os.path.join(out_dir, "sentencepiece.bpe.model"))  # attend reads tokenizer.json
+    tokenizer = transformers.AutoTokenizer.from_pretrained(out_dir)
+    rows = len(tokenizer)
+    config = transformers.MBartConfig(
+        vocab_size=rows, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+        activation_function="gelu", scale_embedding=True, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        decoder_start_token_id=2, forced_eos_token_id=2)
+    model = transformers.MBartForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        randomize(model, torch.Generator().manual_seed(seed + 2), zero_rows=[1], embed_std=EMBED_STD)
+        model.model.shared.weight[2] *= EOS_SCALE
+        model.final_logits_bias.copy_(torch.randn(1, rows) * 0.5)
+    model.generation_config = GenerationConfig(bos_token_id=0, decoder_start_token_id=2, early_stopping=True,
+                                               eos_token_id=2, forced_eos_token_id=2, max_length=20, num_beams=4,
+                                               pad_token_id=1)
+    model.save_pretrained(out_dir)
+    cases = []
+    for src, tgt in (("en_XX", "fr_XX"), ("de_DE", "en_XX")):
+        tokenizer.src_lang = src
+        forced = {"forced_bos_token_id": tokenizer.convert_tokens_to_ids(tgt)}
+        for c in generate_cases(model, tokenizer, SOURCES, [{"num_beams": 1}, {"num_beams": 4}], forced):
+            c.update(source_lang=src, target_lang=tgt)
+            cases.append(c)
+    rng = random.Random(seed)
+    decode = [[2, tokenizer.convert_tokens_to_ids("fr_XX")] + [rng.randrange(rows) for _ in range(12)] + [3, 2, 1]
+              for _ in range(6)]
+    write_jsonl(os.path.join(out_dir, "tokenizer_cases.jsonl"), tokenizer_cases(tokenizer, ["en_XX", "de_DE"], decode))
+    shutil.rmtree(work)
+    return model, cases
+
+
 def weight_variants(model, out_dir):
     """The same weights as the other files save_pretrained and torch.save write: a
     pytorch_model.bin (zip, and the legacy pre-1.6 stream), and sharded safetensors."""
@@ -316,7 +367,7 @@ class Hostile:
         return (os.system, ("echo attend must never run this",))
 
 
-FAMILIES = {"marian": marian, "m2m100": m2m100, "nllb": nllb}
+FAMILIES = {"marian": marian, "m2m100": m2m100, "nllb": nllb, "mbart50": mbart50}
 
 
 def main():

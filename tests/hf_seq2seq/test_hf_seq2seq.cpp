@@ -55,6 +55,9 @@ void check_family(const fs::path& dir) {
     o.return_end_token = true;
     const auto result = translator.translate_text({source}, o);
     CHECK(result[0].hypotheses[0].ids == generated(c));
+    // Beam search's score as generate()'s sequences_scores: a forced token (the target
+    // language) counts log p 0, as ForcedBOSTokenLogitsProcessor leaves it.
+    if (c.contains("score")) CHECK(result[0].hypotheses[0].score == Approx(c["score"].get<double>()).margin(2e-4));
     o.return_end_token = false;
     CHECK(translator.translate_text({source}, o)[0].hypotheses[0].text == c["text"].get<std::string>());
     ++checked;
@@ -354,4 +357,23 @@ TEST_CASE("M2M100/NLLB: a missing tokenizer file is named", "[hf-seq2seq]") {
     CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains(file) && Catch::Contains("missing"));
     fs::remove_all(dir);
   }
+}
+
+TEST_CASE("mBART-50: ids, greedy and beam 4 as transformers' generate(), the target language forced", "[hf-seq2seq]") {
+  check_family(kData / "mbart50");
+}
+
+TEST_CASE("mBART-50: the tokenizer on hostile text, and the family's rules", "[hf-seq2seq]") {
+  const attend::Model model = attend::Model::load((kData / "mbart50").string());
+  check_tokenizer(model, kData / "mbart50" / "tokenizer_cases.jsonl");
+  const json config = json::parse(model.info().config_json);
+  CHECK(config["norm_placement"] == "pre");
+  CHECK(config["layernorm_embedding"] == true);
+  CHECK(config["encoder_final_norm"] == true);
+  CHECK(config["position_offset"] == 2);  // learned positions, stored with 2 extra rows
+  CHECK(config["output_bias"] == true);   // final_logits_bias
+  CHECK(model.special_ids().decoder_start == model.special_ids().eos);
+  CHECK(model.decode_tokens(model.forced_target_prefix("fr_XX"))[0] == "fr_XX");
+  CHECK_THROWS_WITH(model.forced_target_prefix("<mask>"), Catch::Contains("is not a language of this model"));
+  CHECK(model.default_options().beam_size == 4);
 }

@@ -151,6 +151,7 @@ std::shared_ptr<const Seq2SeqTokenizer> make_marian_tokenizer(const std::string&
 
 std::shared_ptr<const Seq2SeqTokenizer> make_m2m100_tokenizer(const std::string& dir, std::int64_t rows);
 std::shared_ptr<const Seq2SeqTokenizer> make_nllb_tokenizer(const std::string& dir, std::int64_t rows);
+std::shared_ptr<const Seq2SeqTokenizer> make_mbart_tokenizer(const std::string& dir, std::int64_t rows, const std::string& cls);
 
 std::shared_ptr<const Seq2SeqTokenizer> load_seq2seq_tokenizer(const std::string& dir, const std::string& family,
                                                                 std::int64_t source_vocab, std::int64_t target_vocab) {
@@ -163,6 +164,13 @@ std::shared_ptr<const Seq2SeqTokenizer> load_seq2seq_tokenizer(const std::string
     if (fs::exists(d / "tokenizer_config.json")) cls = JsonFile((d / "tokenizer_config.json").string()).text_or("tokenizer_class", "");
     if (cls.rfind("Nllb", 0) == 0 || (cls.empty() && fs::exists(d / "tokenizer.json"))) return make_nllb_tokenizer(dir, source_vocab);
     return make_m2m100_tokenizer(dir, source_vocab);
+  }
+  if (family == "mbart") {  // mBART-50 (MBart50Tokenizer), or mBART-25 (MBartTokenizer: the source language last)
+    const fs::path d(dir);
+    std::string cls;
+    if (fs::exists(d / "tokenizer_config.json")) cls = JsonFile((d / "tokenizer_config.json").string()).text_or("tokenizer_class", "");
+    if (cls.ends_with("Fast")) cls = cls.substr(0, cls.size() - 4);
+    return make_mbart_tokenizer(dir, source_vocab, cls == "MBartTokenizer" ? cls : "MBart50Tokenizer");
   }
   throw error_of(dir, ": no tokenizer for the family '", family, "'");
 }

@@ -1,10 +1,13 @@
-// NllbTokenizer (transformers 5: a tokenizers backend): the directory's tokenizer.json
+// NllbTokenizer, MBart50Tokenizer and MBartTokenizer (transformers 5: tokenizers
+// backends; the comments below say NLLB, the others differ where noted): the directory's tokenizer.json
 // cuts the text (its BPE over SentencePiece's pieces, fairseq's offset and the added
 // language codes and <mask> are the file's own ids — never arithmetic); the language
 // codes are tokenizer_config.json's extra/additional special tokens. A source is
 // [src_lang] X </s>, or X </s> [src_lang] with legacy_behaviour; the target language is
 // forced as the first generated token. Decoding is tokenizer.json's, special tokens
-// (the language codes among them) skipped.
+// (the language codes among them) skipped. MBart50Tokenizer places the source as NLLB
+// does ([en_XX] X </s>), MBartTokenizer (mBART-25, mbart-large-en-ro) as NLLB's legacy
+// (X </s> [en_XX]).
 #include <algorithm>
 #include <filesystem>
 
@@ -20,23 +23,28 @@ namespace {
 
 class NllbTokenizer final : public Seq2SeqTokenizer {
  public:
-  NllbTokenizer(const std::string& dir, std::int64_t rows)
-      : dir_(dir), tokenizer_(load(dir)) {
+  NllbTokenizer(const std::string& dir, std::int64_t rows, const std::string& cls, const std::string& default_source)
+      : dir_(dir), class_(cls), tokenizer_(load(dir, cls)) {
     const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
-    if (!fs::exists(config_path)) throw error_of(config_path.string(), ": missing (NllbTokenizer's settings and language codes)");
+    if (!fs::exists(config_path)) throw error_of(config_path.string(), ": missing (", cls, "'s settings and language codes)");
     const JsonFile config(config_path.string());
-    legacy_ = config.flag_or("legacy_behaviour", false);
+    legacy_ = cls == "MBartTokenizer" || config.flag_or("legacy_behaviour", false);
     clean_up_ = config.flag_or("clean_up_tokenization_spaces", false);
     eos_ = id_of(config, "eos_token", config.text_or("eos_token", "</s>"), rows);
     for (const char* field : {"extra_special_tokens", "additional_special_tokens"}) {
       if (!config.has(field) || !config.value()[field].is_array()) continue;
       const auto listed = config.strings(field);  // (kept alive for the loop)
-      for (const std::string& code : *listed) codes_[code] = id_of(config, field, code, rows);
+      for (const std::string& code : *listed) {
+        bool named = false;  // the named special tokens are no language codes
+        for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token"})
+          named = named || config.text_or(key, "") == code;
+        if (!named) codes_[code] = id_of(config, field, code, rows);
+      }
       break;
     }
     if (codes_.empty())
-      config.bad("extra_special_tokens", "lists no language codes (NllbTokenizer's additional_special_tokens)");
-    default_source_ = config.text_or("src_lang", "eng_Latn");
+      config.bad("extra_special_tokens", "lists no language codes (" + cls + "'s additional_special_tokens)");
+    default_source_ = config.text_or("src_lang", default_source);
   }
 
   std::vector<std::int32_t> encode_source(const std::string& text, const std::string& source_lang,
@@ -67,15 +75,15 @@ class NllbTokenizer final : public Seq2SeqTokenizer {
   std::string token(std::int32_t id, bool) const override { return tokenizer_.id_to_token(id); }
   std::int32_t unk_id(bool) const override { return tokenizer_.unknown_id(); }
   std::string describe() const override {
-    return "NllbTokenizer (tokenizer.json: " + tokenizer_.describe() + ")" + (legacy_ ? ", legacy_behaviour" : "") + ", " +
+    return class_ + " (tokenizer.json: " + tokenizer_.describe() + ")" + (legacy_ ? ", legacy_behaviour" : "") + ", " +
            std::to_string(codes_.size()) + " language codes";
   }
 
  private:
-  static HfTokenizer load(const std::string& dir) {
+  static HfTokenizer load(const std::string& dir, const std::string& cls) {
     const fs::path file = fs::path(dir) / "tokenizer.json";
     if (!fs::exists(file))
-      throw error_of(file.string(), ": missing (NllbTokenizer needs tokenizer.json, as the hub's NLLB-200 directories have it; "
+      throw error_of(file.string(), ": missing (", cls, " needs tokenizer.json, as the hub's directories have it; "
                      "attend does not build it from sentencepiece.bpe.model)");
     return HfTokenizer::load(file);
   }
@@ -94,7 +102,7 @@ class NllbTokenizer final : public Seq2SeqTokenizer {
     throw error_of(dir_, ": '", lang, "' is not a language of this model; its codes are ", list, codes_.size() > 40 ? ", …" : "");
   }
 
-  std::string dir_;
+  std::string dir_, class_;
   HfTokenizer tokenizer_;
   bool legacy_ = false, clean_up_ = false;
   std::int32_t eos_ = 2;
@@ -105,7 +113,11 @@ class NllbTokenizer final : public Seq2SeqTokenizer {
 }  // namespace
 
 std::shared_ptr<const Seq2SeqTokenizer> make_nllb_tokenizer(const std::string& dir, std::int64_t rows) {
-  return std::make_shared<NllbTokenizer>(dir, rows);
+  return std::make_shared<NllbTokenizer>(dir, rows, "NllbTokenizer", "eng_Latn");
+}
+
+std::shared_ptr<const Seq2SeqTokenizer> make_mbart_tokenizer(const std::string& dir, std::int64_t rows, const std::string& cls) {
+  return std::make_shared<NllbTokenizer>(dir, rows, cls, "en_XX");
 }
 
 }  // namespace attend::runtime
