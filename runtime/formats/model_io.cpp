@@ -36,6 +36,26 @@ void require_model_directory(const std::string& dir) {
   if (!fs::is_directory(dir)) throw error_of(dir, ": model directory does not exist");
 }
 
+namespace {
+
+// Hugging Face encoder-decoders are read from their directory (memory-mapped weights,
+// tokenizer files beside them): given as files in memory, one is named as such rather
+// than misread as attend's format or reported as having no weights.
+void refuse_hf_seq2seq_in_memory(const ModelFiles& files) {
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(files.read("config.json"));
+  } catch (const std::exception&) {
+    return;  // not JSON: the format's own reader says what is wrong
+  }
+  if (!config.is_object() || !config.contains("model_type") || !config["model_type"].is_string()) return;
+  if (is_hf_seq2seq_config(JsonFile(files.path("config.json"), config)))
+    throw error_of(files.path("config.json"), ": a Hugging Face ", config["model_type"].get<std::string>(),
+                   " model — attend reads these from their directory (Model::load(dir)), not from files in memory");
+}
+
+}  // namespace
+
 ModelFormat detect_model_format(const std::string& dir) { return detect_model_format(ModelFiles::directory(dir)); }
 
 ModelFormat detect_model_format(const ModelFiles& files) {
@@ -46,6 +66,7 @@ ModelFormat detect_model_format(const ModelFiles& files) {
   // model.safetensors too); then by the weights file: CTranslate2 directories carry a
   // config.json too (format ≥ 5).
   if (!files.in_memory() && is_hf_seq2seq_directory(dir)) return ModelFormat::hf_seq2seq;
+  if (files.in_memory() && files.has("config.json")) refuse_hf_seq2seq_in_memory(files);
   if (files.has("model.safetensors")) return ModelFormat::attend;
   if (files.has("model.bin")) return ModelFormat::ctranslate2;
   if (files.has("config.json"))  // attend's or CTranslate2's: either way the weights are missing

@@ -145,3 +145,33 @@ TEST_CASE("translate -m HF_DIR --decoding-rules: auto, transformers, ctranslate2
 }
 
 }  // namespace attend::test
+
+TEST_CASE("translate -m NLLB/M2M100/mBART-50 --source-lang --target-lang: generate()'s texts, the language forced",
+          "[cli][hf-seq2seq]") {
+  for (const char* family : {"nllb", "m2m100", "mbart50"}) {
+    const std::string dir = std::string(ATTEND_TEST_DATA) + "/hf-seq2seq/" + family;
+    for (const int beams : {1, 4}) {
+      std::string sources, source_lang, target_lang;
+      std::vector<std::string> texts;
+      std::ifstream in(dir + "/cases.jsonl");
+      for (std::string line; std::getline(in, line);) {
+        const json c = json::parse(line);
+        if (c["settings"]["num_beams"] != beams || c["source"] == "") continue;
+        if (source_lang.empty()) source_lang = c["source_lang"], target_lang = c["target_lang"];
+        if (c["source_lang"] != source_lang) continue;
+        sources += c["source"].get<std::string>() + "\n";
+        texts.push_back(c["text"]);
+      }
+      INFO(family << " beam " << beams << " " << source_lang << "→" << target_lang);
+      REQUIRE(texts.size() >= 6);
+      const CommandResult r = run_attend({"translate", "-m", dir, "--threads", "1", "--beam", std::to_string(beams),
+                                          "--source-lang", source_lang, "--target-lang", target_lang}, sources);
+      INFO(r.err);
+      REQUIRE(r.status == 0);
+      CHECK(split_lines(r.out) == texts);
+    }
+    const CommandResult wrong = run_attend({"translate", "-m", dir, "--target-lang", "xx_Yyyy"}, "Hello\n");
+    CHECK(wrong.status == 1);
+    CHECK_THAT(wrong.err, Contains("xx_Yyyy") && Contains("is not a language of this model"));
+  }
+}

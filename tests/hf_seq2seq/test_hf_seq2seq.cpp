@@ -377,3 +377,16 @@ TEST_CASE("mBART-50: the tokenizer on hostile text, and the family's rules", "[h
   CHECK_THROWS_WITH(model.forced_target_prefix("<mask>"), Catch::Contains("is not a language of this model"));
   CHECK(model.default_options().beam_size == 4);
 }
+
+TEST_CASE("A Hugging Face encoder-decoder given as files in memory is named, not misread", "[hf-seq2seq]") {
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const char* family : {"marian", "nllb"}) {
+    std::map<std::string, std::string> files = {{"config.json", read(kData / family / "config.json")},
+                                                {"model.safetensors", read(kData / family / "model.safetensors")}};
+    CHECK_THROWS_WITH(attend::Model::load_from_memory(family, files),
+                      Catch::Contains("config.json") && Catch::Contains("Hugging Face") && Catch::Contains("from their directory"));
+  }
+}
