@@ -144,7 +144,6 @@ TEST_CASE("translate -m HF_DIR --decoding-rules: auto, transformers, ctranslate2
   CHECK(bad.status == 2);
 }
 
-}  // namespace attend::test
 
 TEST_CASE("translate -m NLLB/M2M100/mBART-50 --source-lang --target-lang: generate()'s texts, the language forced",
           "[cli][hf-seq2seq]") {
@@ -175,3 +174,5 @@ TEST_CASE("translate -m NLLB/M2M100/mBART-50 --source-lang --target-lang: genera
     CHECK_THAT(wrong.err, Contains("xx_Yyyy") && Contains("is not a language of this model"));
   }
 }
+
+}  // namespace attend::test
