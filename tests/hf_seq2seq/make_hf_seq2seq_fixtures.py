@@ -343,6 +343,48 @@ def mbart50(out_dir, seed):
     return model, cases
 
 
+def t5(out_dir, seed, gated=True, tied=True):
+    """T5ForConditionalGeneration (flan-t5 shape: gated-gelu, or t5 v1.0: relu) with T5Tokenizer:
+    tokenizer.json converted by transformers from a unigram spiece.model, 100 extra_id sentinels;
+    relative position buckets (bidirectional in the encoder, causal in the decoder, layer 0's
+    shared), RMS norms, no attention scaling, tied output scaled by d_model^-0.5; decoding from pad."""
+    torch.manual_seed(seed)
+    work = tempfile.mkdtemp()
+    model_file = train_spm(os.path.join(work, "spm"), 150, pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
+    os.makedirs(out_dir, exist_ok=True)
+    shutil.copy(model_file, os.path.join(out_dir, "spiece.model"))
+    with open(os.path.join(out_dir, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "T5Tokenizer", "model_max_length": 512, "extra_ids": 100}, f)
+    tokenizer = transformers.T5Tokenizer.from_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    os.unlink(os.path.join(out_dir, "spiece.model"))  # attend reads tokenizer.json
+    tokenizer = transformers.AutoTokenizer.from_pretrained(out_dir)
+    rows = len(tokenizer)
+    config = transformers.T5Config(
+        vocab_size=rows, d_model=16, d_kv=8, d_ff=32, num_layers=2, num_decoder_layers=2, num_heads=2,
+        relative_attention_num_buckets=8, relative_attention_max_distance=20,
+        feed_forward_proj="gated-gelu" if gated else "relu", tie_word_embeddings=tied, pad_token_id=0,
+        eos_token_id=1, decoder_start_token_id=0)
+    model = transformers.T5ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        randomize(model, torch.Generator().manual_seed(seed + 3), embed_std=1.0)
+        for name, p in model.named_parameters():
+            if "relative_attention_bias" in name:
+                p.normal_(0.0, 1.0)
+        model.shared.weight[1] *= 2.5  # a wide </s> row: some outputs end early
+    model.generation_config = GenerationConfig(decoder_start_token_id=0, eos_token_id=1, pad_token_id=0,
+                                               max_length=20, num_beams=4)
+    model.save_pretrained(out_dir)
+    cases = generate_cases(model, tokenizer, SOURCES + ["translate English to German: The quick brown fox.",
+                                                        "Sentinels <extra_id_0> and <extra_id_1> here"],
+                           [{"num_beams": 1}, {"num_beams": 4}])
+    rng = random.Random(seed)
+    decode = [[0] + [rng.randrange(rows) for _ in range(12)] + [2, rows - 1, 1, 0] for _ in range(6)]
+    write_jsonl(os.path.join(out_dir, "tokenizer_cases.jsonl"), tokenizer_cases(tokenizer, [""], decode))
+    shutil.rmtree(work)
+    return model, cases
+
+
 def weight_variants(model, out_dir):
     """The same weights as the other files save_pretrained and torch.save write: a
     pytorch_model.bin (zip, and the legacy pre-1.6 stream), and sharded safetensors."""
@@ -367,7 +409,8 @@ class Hostile:
         return (os.system, ("echo attend must never run this",))
 
 
-FAMILIES = {"marian": marian, "m2m100": m2m100, "nllb": nllb, "mbart50": mbart50}
+FAMILIES = {"marian": marian, "m2m100": m2m100, "nllb": nllb, "mbart50": mbart50, "t5": t5,
+            "t5-relu-untied": lambda d, seed: t5(d, seed + 1, gated=False, tied=False)}
 
 
 def main():

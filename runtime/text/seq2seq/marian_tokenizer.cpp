@@ -152,6 +152,7 @@ std::shared_ptr<const Seq2SeqTokenizer> make_marian_tokenizer(const std::string&
 std::shared_ptr<const Seq2SeqTokenizer> make_m2m100_tokenizer(const std::string& dir, std::int64_t rows);
 std::shared_ptr<const Seq2SeqTokenizer> make_nllb_tokenizer(const std::string& dir, std::int64_t rows);
 std::shared_ptr<const Seq2SeqTokenizer> make_mbart_tokenizer(const std::string& dir, std::int64_t rows, const std::string& cls);
+std::shared_ptr<const Seq2SeqTokenizer> make_json_tokenizer(const std::string& dir, const std::string& cls);
 
 std::shared_ptr<const Seq2SeqTokenizer> load_seq2seq_tokenizer(const std::string& dir, const std::string& family,
                                                                 std::int64_t source_vocab, std::int64_t target_vocab) {
@@ -172,6 +173,7 @@ std::shared_ptr<const Seq2SeqTokenizer> load_seq2seq_tokenizer(const std::string
     if (cls.ends_with("Fast")) cls = cls.substr(0, cls.size() - 4);
     return make_mbart_tokenizer(dir, source_vocab, cls == "MBartTokenizer" ? cls : "MBart50Tokenizer");
   }
+  if (family == "t5" || family == "mt5") return make_json_tokenizer(dir, "T5Tokenizer");
   throw error_of(dir, ": no tokenizer for the family '", family, "'");
 }
 
