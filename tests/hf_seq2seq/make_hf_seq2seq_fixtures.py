@@ -375,6 +375,22 @@ def t5(out_dir, seed, gated=True, tied=True):
     model.generation_config = GenerationConfig(decoder_start_token_id=0, eos_token_id=1, pad_token_id=0,
                                                max_length=20, num_beams=4)
     model.save_pretrained(out_dir)
+    if not tied:
+        # As t5 v1.1 / flan-t5 / mT5 checkpoints: their own lm_head.weight, tie_word_embeddings
+        # false (transformers 5 then keeps the stored head and does not scale the output).
+        from safetensors.torch import load_file, save_file
+        path = os.path.join(out_dir, "model.safetensors")
+        state = load_file(path)
+        state["lm_head.weight"] = torch.randn(state["shared.weight"].shape, generator=torch.Generator().manual_seed(seed)) * 0.7
+        save_file(state, path, metadata={"format": "pt"})
+        with open(os.path.join(out_dir, "config.json")) as f:
+            c = json.load(f)
+        c["tie_word_embeddings"] = False
+        c.pop("scale_decoder_outputs", None)
+        with open(os.path.join(out_dir, "config.json"), "w") as f:
+            json.dump(c, f, indent=2)
+        model = transformers.T5ForConditionalGeneration.from_pretrained(out_dir).eval()
+        assert torch.equal(model.lm_head.weight, state["lm_head.weight"]) and not model.config.scale_decoder_outputs
     cases = generate_cases(model, tokenizer, SOURCES + ["translate English to German: The quick brown fox.",
                                                         "Sentinels <extra_id_0> and <extra_id_1> here"],
                            [{"num_beams": 1}, {"num_beams": 4}])

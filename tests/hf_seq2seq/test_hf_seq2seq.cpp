@@ -403,4 +403,11 @@ TEST_CASE("T5 (gated-gelu, tied, scaled output) and T5 v1.0 shape (relu): ids, g
   CHECK(config["linear_bias"] == false);
   CHECK(model.special_ids().decoder_start == model.special_ids().pad);
   CHECK_THROWS_WITH(model.forced_target_prefix("fr"), Catch::Contains("no language codes"));
+  CHECK(config["tie_output_projection"] == true);
+  CHECK(config["decoder_output_scale"].get<double>() == Approx(0.25));  // d_model 16: 16^−0.5
+  // t5 v1.1 / flan-t5 / mT5: their own lm_head, no output scaling
+  const json untied = json::parse(attend::Model::load((kData / "t5-relu-untied").string()).info().config_json);
+  CHECK(untied["tie_output_projection"] == false);
+  CHECK(untied["decoder_output_scale"].get<double>() == 1.0);
+  CHECK(untied["ffn_gated"] == false);
 }
