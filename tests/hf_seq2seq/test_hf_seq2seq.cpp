@@ -411,3 +411,14 @@ TEST_CASE("T5 (gated-gelu, tied, scaled output) and T5 v1.0 shape (relu): ids, g
   CHECK(untied["decoder_output_scale"].get<double>() == 1.0);
   CHECK(untied["ffn_gated"] == false);
 }
+
+TEST_CASE("T5: d_kv × num_heads ≠ d_model (mT5-small, flan-t5-small) is refused naming config.json and d_kv", "[hf-seq2seq]") {
+  const fs::path dir = fs::temp_directory_path() / ("attend-t5-dkv-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kData / "t5", dir);
+  json config = json::parse(std::ifstream(dir / "config.json"));
+  config["d_kv"] = 12;
+  std::ofstream(dir / "config.json") << config.dump();
+  CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("config.json") && Catch::Contains("d_kv"));
+  fs::remove_all(dir);
+}
