@@ -401,6 +401,46 @@ def t5(out_dir, seed, gated=True, tied=True):
     return model, cases
 
 
+def bart(out_dir, seed):
+    """BartForConditionalGeneration (bart-large-cnn shape) with BartTokenizer: a byte-level BPE
+    trained here (vocab.json + merges.txt, saved by transformers as tokenizer.json); post-norm,
+    layernorm_embedding, learned positions offset by 2, no final norms, final_logits_bias;
+    generate() with forced_bos_token_id <s>, forced_eos, no_repeat_ngram_size 3, length_penalty 2."""
+    from tokenizers import ByteLevelBPETokenizer
+    torch.manual_seed(seed)
+    work = tempfile.mkdtemp()
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(CORPUS * 20, vocab_size=400, min_frequency=1,
+                            special_tokens=["<s>", "<pad>", "</s>", "<unk>"])
+    bpe.save_model(work)
+    tokenizer = transformers.BartTokenizer(vocab=os.path.join(work, "vocab.json"), merges=os.path.join(work, "merges.txt"))
+    os.makedirs(out_dir, exist_ok=True)
+    tokenizer.save_pretrained(out_dir)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(out_dir)
+    rows = len(tokenizer)
+    config = transformers.BartConfig(
+        vocab_size=rows, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+        activation_function="gelu", scale_embedding=False, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        decoder_start_token_id=2, forced_eos_token_id=2, forced_bos_token_id=0)
+    model = transformers.BartForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        randomize(model, torch.Generator().manual_seed(seed + 4), zero_rows=[1], embed_std=0.7)
+        model.final_logits_bias.copy_(torch.randn(1, rows) * 0.5)
+        model.final_logits_bias[0, 2] += 2.0
+    model.generation_config = GenerationConfig(bos_token_id=0, decoder_start_token_id=2, early_stopping=True,
+                                               eos_token_id=2, forced_bos_token_id=0, forced_eos_token_id=2,
+                                               length_penalty=2.0, max_length=20, min_length=0, no_repeat_ngram_size=3,
+                                               num_beams=4, pad_token_id=1)
+    model.save_pretrained(out_dir)
+    cases = generate_cases(model, tokenizer, SOURCES, [{"num_beams": 1}, {"num_beams": 4}])
+    rng = random.Random(seed)
+    decode = [[2, 0] + [rng.randrange(rows) for _ in range(12)] + [3, 2, 1] for _ in range(6)]
+    write_jsonl(os.path.join(out_dir, "tokenizer_cases.jsonl"), tokenizer_cases(tokenizer, [""], decode))
+    shutil.rmtree(work)
+    return model, cases
+
+
 def weight_variants(model, out_dir):
     """The same weights as the other files save_pretrained and torch.save write: a
     pytorch_model.bin (zip, and the legacy pre-1.6 stream), and sharded safetensors."""
@@ -426,7 +466,7 @@ class Hostile:
 
 
 FAMILIES = {"marian": marian, "m2m100": m2m100, "nllb": nllb, "mbart50": mbart50, "t5": t5,
-            "t5-relu-untied": lambda d, seed: t5(d, seed + 1, gated=False, tied=False)}
+            "bart": bart, "t5-relu-untied": lambda d, seed: t5(d, seed + 1, gated=False, tied=False)}
 
 
 def main():

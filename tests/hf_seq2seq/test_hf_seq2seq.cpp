@@ -422,3 +422,16 @@ TEST_CASE("T5: d_kv × num_heads ≠ d_model (mT5-small, flan-t5-small) is refus
   CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("config.json") && Catch::Contains("d_kv"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("BART (bart-large-cnn shape): ids, greedy and beam 4 as generate() — forced <s>, no_repeat_ngram_size, length_penalty 2", "[hf-seq2seq]") {
+  check_family(kData / "bart");
+  const attend::Model model = attend::Model::load((kData / "bart").string());
+  check_tokenizer(model, kData / "bart" / "tokenizer_cases.jsonl");
+  const json config = json::parse(model.info().config_json);
+  CHECK(config["norm_placement"] == "post");
+  CHECK(config["layernorm_embedding"] == true);
+  CHECK(config["encoder_final_norm"] == false);
+  CHECK(config["position_offset"] == 2);
+  CHECK(config["output_bias"] == true);
+  CHECK(model.forced_target_prefix("") == std::vector<std::int32_t>{0});  // forced_bos_token_id <s>
+}

@@ -10,7 +10,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<const Seq2SeqFamily*>& families() {
-  static const std::vector<const Seq2SeqFamily*> all = {&marian_family(), &m2m100_family(), &mbart_family(), &t5_family(), &mt5_family()};
+  static const std::vector<const Seq2SeqFamily*> all = {&marian_family(), &m2m100_family(), &mbart_family(), &bart_family(), &t5_family(), &mt5_family()};
   return all;
 }
 

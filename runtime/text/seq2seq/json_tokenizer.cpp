@@ -47,7 +47,7 @@ class JsonTokenizer final : public Seq2SeqTokenizer {
   static HfTokenizer load(const std::string& dir, const std::string& cls) {
     const fs::path file = fs::path(dir) / "tokenizer.json";
     if (!fs::exists(file))
-      throw error_of(file.string(), ": missing (", cls, " needs tokenizer.json; attend does not build it from spiece.model)");
+      throw error_of(file.string(), ": missing (", cls, " needs tokenizer.json; attend does not build it from spiece.model or vocab.json + merges.txt)");
     return HfTokenizer::load(file);
   }
 

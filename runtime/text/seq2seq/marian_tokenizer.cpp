@@ -174,6 +174,7 @@ std::shared_ptr<const Seq2SeqTokenizer> load_seq2seq_tokenizer(const std::string
     return make_mbart_tokenizer(dir, source_vocab, cls == "MBartTokenizer" ? cls : "MBart50Tokenizer");
   }
   if (family == "t5" || family == "mt5") return make_json_tokenizer(dir, "T5Tokenizer");
+  if (family == "bart") return make_json_tokenizer(dir, "BartTokenizer");
   throw error_of(dir, ": no tokenizer for the family '", family, "'");
 }
 
