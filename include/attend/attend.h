@@ -72,6 +72,11 @@ typedef struct attend_options {
   size_t end_token_count;
   const char* const* suppress_sequences; /* suppress_sequences_count sequences, tokens separated by spaces */
   size_t suppress_sequences_count;
+  const char* source_lang;               /* Hugging Face models with language codes, the model's own (eng_Latn,
+                                            en, en_XX): the source's language token (attend_translate_text);
+                                            NULL or "": none (the tokenizer's default) */
+  const char* target_lang;               /* the target language (fra_Latn, fr, fr_XX, >>fra<<): the forced
+                                            first target token, or Marian's >>fra<< source token; NULL: none */
 } attend_options;
 
 ATTEND_C_API const char* attend_version(void);
@@ -98,6 +103,10 @@ ATTEND_C_API int attend_get_log_level(void);
 
 ATTEND_C_API void attend_translator_options_init(attend_translator_options* options);
 ATTEND_C_API void attend_options_init(attend_options* options);
+/* The options a translation with this model starts from: attend_options_init's, then a
+   Hugging Face directory's generation_config.json defaults (num_beams, max_length,
+   bad_words_ids as suppress_sequences, …; strings owned by the model). */
+ATTEND_C_API attend_status attend_options_init_for_model(const attend_model* model, attend_options* options);
 
 /* A model directory (attend's format or CTranslate2's). isa: NULL for the best. */
 ATTEND_C_API attend_status attend_model_load(const char* directory, const char* isa, attend_model** model);
@@ -114,6 +123,8 @@ typedef struct attend_load_options {
   const char* isa;           /* NULL: the best this CPU runs */
   const char* compute_type;  /* NULL: "default" */
   const char* kv_cache_type; /* NULL: "default" */
+  const char* decoding_rules; /* NULL: "auto" (transformers' generate() for a Hugging Face directory,
+                                 CTranslate2's for the others), "transformers", "ctranslate2" */
 } attend_load_options;
 ATTEND_C_API void attend_load_options_init(attend_load_options* options);
 /* options: NULL for the defaults. */

@@ -40,6 +40,10 @@ struct LoadOptions {
   // either way; CTranslate2 keeps float32 caches, so "float32" is its arithmetic
   // (docs/model-format.md#compute-types says how close that comes to its int8 results).
   std::string kv_cache_type = "default";
+  // Which decoding semantics apply: "auto" (transformers' generate() for a Hugging Face
+  // directory, CTranslate2's for the others), "transformers" or "ctranslate2"
+  // (docs/model-format.md: the differences).
+  std::string decoding_rules = "auto";
 };
 
 struct TensorInfo {
@@ -60,6 +64,8 @@ struct ModelInfo {
   std::string compute_type;        // "float32", "int8", "bfloat16", … (the one chosen)
   std::string compute_type_reason; // why: asked for, the model's stored type, the CPU's best
   std::string kv_cache_type;       // "float32" or "bfloat16": the attention caches chosen
+  std::string decoding_rules;      // "transformers generate()" or "CTranslate2", and why
+  std::vector<std::string> generation_defaults;  // what generation_config.json gave, field by field
   std::string vocabulary_map;      // "vmap.txt (N rules)" when the model has one (use_vmap), or empty
 };
 
@@ -98,6 +104,17 @@ class ATTEND_API Model {
   // the model adds to sources; target-side ones (forced prefixes) do not.
   enum class Side { source, target };
   std::vector<std::int32_t> encode_text(const std::string& line, Side side = Side::source) const;
+  // A source line with the model's language tokens placed as its transformers tokenizer
+  // places them (TranslationOptions::source_lang / target_lang; "" for none: the
+  // tokenizer's own default, as encode_text). A code the model lacks is an attend::Error
+  // listing its codes.
+  std::vector<std::int32_t> encode_source(const std::string& line, const std::string& source_lang,
+                                          const std::string& target_lang) const;
+  // The target tokens every translation is forced to begin with: the target language's
+  // code (M2M100, NLLB, mBART-50), else generation_config.json's forced_bos_token_id
+  // under transformers' rules (BART's <s>); empty for none. The translate_* calls put
+  // them before any prefix given.
+  std::vector<std::int32_t> forced_target_prefix(const std::string& target_lang) const;
   std::vector<std::int32_t> encode_tokens(const std::vector<std::string>& tokens, Side side = Side::source) const;
   std::string decode_text(const std::vector<std::int32_t>& target_ids) const;
   std::vector<std::string> decode_tokens(const std::vector<std::int32_t>& ids, Side side = Side::target) const;
@@ -117,12 +134,19 @@ class ATTEND_API Model {
                               // they may differ from those of the line it was cut from
   };
   // `cut`: the line is the start of a longer one (read only in part, as `attend translate`
-  // reads a line far longer than its limit).
-  TruncatedSource encode_source_text(const std::string& line, std::int64_t max_length, bool cut = false) const;
+  // reads a line far longer than its limit). With language codes (encode_source's), or a
+  // Hugging Face directory's own tokenizer, the line is tokenized whole, then cut.
+  TruncatedSource encode_source_text(const std::string& line, std::int64_t max_length, bool cut = false,
+                                     const std::string& source_lang = "", const std::string& target_lang = "") const;
   // A source with no token besides the BOS/EOS the model adds to every source (an empty
   // or blank line): translators give it an empty hypothesis without running the model,
   // as the CLI writes an empty line for an empty line.
   bool is_empty_source(const std::vector<std::int32_t>& ids) const;
+  // The options a translation starts from: generate()'s defaults of a Hugging Face
+  // directory (generation_config.json: num_beams, max_length, bad_words_ids, …, in
+  // attend's terms), TranslationOptions{} for the others. Set a field to override it.
+  TranslationOptions default_options() const;
+  bool transformers_rules() const;  // decoding follows transformers' generate()
 
  private:
   friend class Translator;
@@ -331,6 +355,7 @@ class ATTEND_API Translator {
   void reset_profile() const;
 
  private:
+  static std::int32_t forced_eos_of(const Model& model);
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -69,6 +69,8 @@
     "Replace each generated unknown token by the source token it attends to most") \
   X(BOOL,  return_attention_heads, 0,  "",                       0, 0, 1, 0, \
     "Fill each result's attention_heads: every layer and head's encoder self-, decoder self- and cross-attention along the best hypothesis (recomputed after decoding)") \
+  X(INT,   early_stopping,       0,    "--early-stopping",       0, 0, 2, 0, \
+    "Beam search under transformers' rules: 0 (false: go on while a running beam may beat the worst finished one), 1 (true: stop once beam_size have finished), 2 (never)") \
   X(BOOL,  use_vmap,             0,    "--use-vmap",             0, 0, 1, 0, \
     "Restrict each output to the target tokens the model's vocabulary map (vmap.txt) gives for its source, per sentence (CTranslate2's use_vmap)")
 /* clang-format on */

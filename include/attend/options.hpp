@@ -49,6 +49,10 @@ struct TranslationOptions {
   // end-of-sequence; given, they replace it (include it to keep it); an empty list, no
   // end token at all (every hypothesis runs to max_length). An empty token is an error.
   std::optional<std::vector<std::string>> end_token;
+  // Hugging Face models with language codes (translate_text): the model's own codes —
+  // eng_Latn (NLLB), en (M2M100), en_XX (mBART-50), fra or >>fra<< (multilingual Marian,
+  // target only). "" for none; a code the model lacks is an error listing its codes.
+  std::string source_lang, target_lang;
 
   // Streaming (greedy search and sampling): called on the translating thread with each
   // token as it is chosen. Returning true stops that sentence (with num_hypotheses

@@ -1,6 +1,7 @@
 // The C++ API (include/attend/attend.hpp) over the runtime.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <span>
 #include <thread>
 
@@ -11,6 +12,8 @@
 #include "thread_split.hpp"
 #include "attend/ops/isa.hpp"
 #include "formats/ct2_model.hpp"
+#include "formats/hf/generation_config.hpp"
+#include "formats/hf/seq2seq.hpp"
 #include "formats/model_conversion.hpp"
 #include "formats/model_io.hpp"
 #include "model/random_model.hpp"
@@ -25,6 +28,9 @@ struct Model::State {
   std::shared_ptr<const runtime::Model> model;
   runtime::Tokenizers tokenizers;
   std::string directory;
+  bool transformers_rules = false;
+  std::string rules_reason = "CTranslate2 (not a Hugging Face directory)";
+  std::optional<runtime::GenerationDefaults> generation;  // Hugging Face directories
   std::optional<runtime::VocabularyMap> vocabulary_map;  // vmap.txt, for use_vmap
 };
 
@@ -59,9 +65,12 @@ ThreadSplit split_threads(const TranslatorOptions& o) { return attend::split_thr
 // The options as the runtime takes them: token strings resolved to target ids. (use_vmap's
 // candidates depend on the sentences: run_translation sets them.)
 runtime::DecodeOptions decode_options(const TranslationOptions& o, const runtime::Tokenizers& tokens,
-                                      const runtime::ModelConfig& config, const runtime::VocabularyMap* vocabulary_map) {
+                                      const runtime::ModelConfig& config, const runtime::VocabularyMap* vocabulary_map,
+                                      bool transformers_rules = false, std::int32_t forced_eos = -1) {
   runtime::DecodeOptions d;
   static_cast<TranslationOptions&>(d) = o;
+  d.transformers_rules = transformers_rules;
+  d.forced_eos_id = transformers_rules ? forced_eos : -1;
   if (o.use_vmap && vocabulary_map == nullptr)
     throw OptionError("use_vmap", "true", "the model has no vocabulary map (vmap.txt in its directory) to restrict the outputs with");
   auto id_of = [&](const char* option, const std::string& token) {
@@ -236,7 +245,30 @@ Model Model::load_from_memory(const std::string& name, std::map<std::string, std
 Model Model::load_files(const runtime::ModelFiles& files, const LoadOptions& options) {
   auto state = std::make_shared<State>();
   state->directory = files.name();
+  if (options.decoding_rules != "auto" && options.decoding_rules != "transformers" && options.decoding_rules != "ctranslate2")
+    throw OptionError("decoding_rules", "'" + options.decoding_rules + "'", "must be auto, transformers or ctranslate2");
+  if (runtime::detect_model_format(files) == runtime::ModelFormat::hf_seq2seq) {
+    const std::string& directory = files.name();
+    runtime::HfSeq2SeqFiles f = runtime::read_hf_seq2seq(directory);
+    state->generation = runtime::read_generation_defaults(directory, f.config.tgt_vocab_size);
+    if (state->generation->decoder_start_id >= 0) f.config.decoder_start_id = state->generation->decoder_start_id;
+    const std::int64_t source_rows = f.config.src_vocab_size, target_rows = f.config.tgt_vocab_size;
+    state->model = runtime::Model::build(std::move(f.config), std::move(f.tensors), std::move(f.report), runtime_options(options));
+    state->tokenizers = runtime::Tokenizers::from_seq2seq(runtime::load_seq2seq_tokenizer(directory, f.family, source_rows, target_rows));
+    state->transformers_rules = options.decoding_rules != "ctranslate2";
+    state->rules_reason = state->transformers_rules
+                              ? "transformers generate() (a Hugging Face directory; defaults from " + state->generation->source + ")"
+                              : "CTranslate2 (asked for, on a Hugging Face directory)";
+    Model m;
+    m.state_ = std::move(state);
+    log_loaded(m, false);
+    return m;
+  }
   state->model = runtime::load_model(files, runtime_options(options));
+  if (options.decoding_rules == "transformers") {
+    state->transformers_rules = true;
+    state->rules_reason = "transformers generate() (asked for; transformers' defaults, no generation_config.json)";
+  }
   std::string unk = "<unk>";
   if (runtime::detect_model_format(files) == runtime::ModelFormat::ctranslate2) unk = runtime::read_ct2_model(files).unk_token;
   state->tokenizers = runtime::Tokenizers::from_files(files, state->model->config(), unk);
@@ -277,8 +309,37 @@ ModelInfo Model::info() const {
   i.compute_type = state_->model->compute_type().name;
   i.compute_type_reason = state_->model->compute_type().reason;
   i.kv_cache_type = state_->model->compute_type().kv_cache == ops::KvType::bf16 ? "bfloat16" : "float32";
+  i.decoding_rules = state_->rules_reason;
+  if (state_->generation) i.generation_defaults = state_->generation->fields;
   if (state_->vocabulary_map) i.vocabulary_map = "vmap.txt (" + std::to_string(state_->vocabulary_map->rules()) + " rules)";
   return i;
+}
+
+bool Model::transformers_rules() const { return state_->transformers_rules; }
+
+std::vector<std::int32_t> Model::encode_source(const std::string& text, const std::string& source_lang,
+                                               const std::string& target_lang) const {
+  if (source_lang.empty() && target_lang.empty()) return state_->tokenizers.encode_text(text, runtime::Side::source);
+  return state_->tokenizers.encode_source(text, source_lang, target_lang);
+}
+
+std::vector<std::int32_t> Model::forced_target_prefix(const std::string& target_lang) const {
+  std::vector<std::int32_t> forced = state_->tokenizers.target_language_prefix(target_lang);
+  if (forced.empty() && state_->generation && state_->transformers_rules && state_->generation->forced_bos_id >= 0)
+    forced.push_back(state_->generation->forced_bos_id);
+  return forced;
+}
+
+TranslationOptions Model::default_options() const {
+  if (!state_->generation) {
+    TranslationOptions o;
+    if (state_->transformers_rules) o.min_length = 0;  // generate()'s
+    return o;
+  }
+  TranslationOptions o = state_->generation->options;
+  for (const auto& word : state_->generation->bad_words_ids)
+    o.suppress_sequences.push_back(state_->tokenizers.decode_tokens(word));
+  return o;
 }
 
 bool Model::has_text_tokenizer() const { return state_->tokenizers.has_text(); }
@@ -320,10 +381,21 @@ bool Model::truncate_source(std::vector<std::int32_t>& ids, std::int64_t max_len
   return truncate_ids(ids, max_length, state_->model->config().eos_id);
 }
 
-Model::TruncatedSource Model::encode_source_text(const std::string& line, std::int64_t max_length, bool cut) const {
+Model::TruncatedSource Model::encode_source_text(const std::string& line, std::int64_t max_length, bool cut,
+                                                 const std::string& source_lang, const std::string& target_lang) const {
   if (max_length < 0) throw Error("encode_source_text: max_length must be ≥ 0 (0: no cut)");
   const runtime::Tokenizers& tok = state_->tokenizers;
   const std::int32_t eos = state_->model->config().eos_id;
+  if (tok.has_seq2seq() || !source_lang.empty() || !target_lang.empty()) {
+    // Language codes and the Hugging Face tokenizers (text/seq2seq/) have no piece-by-piece
+    // reading: the line is tokenized whole (LineReader's cap still bounds it).
+    TruncatedSource out;
+    out.ids = encode_source(line, source_lang, target_lang);
+    out.length = static_cast<std::int64_t>(out.ids.size());
+    out.exact = !cut;
+    out.truncated = max_length > 0 && truncate_ids(out.ids, max_length, eos);
+    return out;
+  }
   // A couple of pieces beyond those kept: truncation looks at the last ids (an EOS, a
   // language code after it), which are then the added EOS, never a piece of the text.
   const bool bounded = max_length > 0 && tok.text_never_gives(eos, runtime::Side::source);
@@ -376,7 +448,8 @@ std::size_t Translator::arena_bytes() const { return state_->translator->plan().
 
 void Translator::validate(const TranslationOptions& options) const {
   const runtime::Translator& t = *state_->translator;
-  runtime::DecodeOptions d = decode_options(options, state_->model.state_->tokenizers, t.model().config(), state_->vocabulary_map);
+  runtime::DecodeOptions d = decode_options(options, state_->model.state_->tokenizers, t.model().config(), state_->vocabulary_map,
+                                                    state_->model.state_->transformers_rules);
   if (d.use_vmap) d.candidates = [](std::uint64_t) { return std::span<const std::int32_t>(); };  // each call's own
   d.validate(t.plan().limits(), t.model().config());
 }
@@ -404,9 +477,10 @@ template <class Describe>
 std::vector<TranslationResult> run_translation(const runtime::Translator& translator, const runtime::Tokenizers& tokenizers,
                                                const runtime::VocabularyMap* vocabulary_map, Encoded&& in,
                                                const TranslationOptions& options, const Describe& describe,
-                                               const Translator::ResultCallback& on_result, std::size_t first_index) {
+                                               const Translator::ResultCallback& on_result, std::size_t first_index,
+                                               bool transformers_rules, std::int32_t forced_eos) {
   const runtime::ModelConfig& config = translator.model().config();
-  runtime::DecodeOptions decode = decode_options(options, tokenizers, config, vocabulary_map);
+  runtime::DecodeOptions decode = decode_options(options, tokenizers, config, vocabulary_map, transformers_rules, forced_eos);
   // Before max_input_length cuts anything: CTranslate2 looks up the whole source.
   auto candidates = std::make_shared<Candidates>();
   if (decode.use_vmap) {
@@ -463,6 +537,27 @@ SourceView special_positions(const runtime::ModelConfig& c, std::size_t tokens) 
 
 }  // namespace
 
+namespace {
+
+// The forced first target tokens (Model::forced_target_prefix) before every prefix given.
+void force_target_prefix(const Model& model, const TranslationOptions& options, Encoded& in) {
+  // (source_lang is read by translate_text alone: ids and tokens are the source as the
+  // model reads it, its language token included.)
+  const std::vector<std::int32_t> forced = model.forced_target_prefix(options.target_lang);
+  if (forced.empty()) return;
+  in.prefixes.resize(in.sources.size());
+  for (auto& p : in.prefixes) p.insert(p.begin(), forced.begin(), forced.end());
+}
+
+}  // namespace
+
+// The end token generate() forces at the length cap (generation_config.json's
+// forced_eos_token_id), or -1.
+std::int32_t Translator::forced_eos_of(const Model& model) {
+  const auto& g = model.state_->generation;
+  return g ? g->forced_eos_id : -1;
+}
+
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<std::int32_t>>& sources,
                                                          const TranslationOptions& options,
                                                          const std::vector<std::vector<std::int32_t>>& prefixes,
@@ -488,8 +583,9 @@ std::vector<TranslationResult> Translator::translate_id_views(const std::vector<
     return copy;
   }, in.sources, &in.views);
   for (IdsView p : prefixes) in.prefixes.emplace_back(p.begin(), p.end());
+  force_target_prefix(state_->model, options, in);
   return run_translation(*state_->translator, tok, state_->vocabulary_map, std::move(in), options, [](Hypothesis&) {},
-                         on_result, first_index);
+                         on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
 
 std::vector<TranslationResult> Translator::translate_text(const std::vector<std::string>& sources,
@@ -506,7 +602,8 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
                                 : 0;
   Encoded in;
   encode_all(sources, [&](const std::string& s, SourceView& v) {
-    auto ids = keep > 0 ? state_->model.encode_source_text(s, keep).ids : tok.encode_text(s, runtime::Side::source);
+    auto ids = keep > 0 ? state_->model.encode_source_text(s, keep, false, options.source_lang, options.target_lang).ids
+                        : state_->model.encode_source(s, options.source_lang, options.target_lang);
     v = special_positions(config, ids.size());
     v.count = ids.size() - v.leading - v.trailing;
     if (options.replace_unknowns || options.use_vmap) {
@@ -517,9 +614,10 @@ std::vector<TranslationResult> Translator::translate_text(const std::vector<std:
     return ids;
   }, in.sources, &in.views);
   encode_all(prefixes, [&](const std::string& p, SourceView&) { return tok.encode_text(p, runtime::Side::target); }, in.prefixes);
+  force_target_prefix(state_->model, options, in);
   return run_translation(*state_->translator, tok, state_->vocabulary_map, std::move(in), options, [&](Hypothesis& h) {
     h.text = options.replace_unknowns ? tok.decode_pieces(h.tokens) : tok.decode_text(h.ids);
-  }, on_result, first_index);
+  }, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
 
 std::vector<TranslationResult> Translator::translate_tokens(const std::vector<std::vector<std::string>>& sources,
@@ -537,9 +635,10 @@ std::vector<TranslationResult> Translator::translate_tokens(const std::vector<st
     return tok.encode_tokens(s, runtime::Side::source);
   }, in.sources, &in.views);
   encode_all(prefixes, [&](const Tokens& p, SourceView&) { return tok.encode_tokens(p, runtime::Side::target); }, in.prefixes);
+  force_target_prefix(state_->model, options, in);
   return run_translation(*state_->translator, tok, state_->vocabulary_map, std::move(in), options, [&](Hypothesis& h) {
     if (h.tokens.empty()) h.tokens = tok.decode_tokens(h.ids);
-  }, on_result, first_index);
+  }, on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
 }
 
 AttentionHeads Translator::attention_heads(const std::vector<std::int32_t>& source,

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <map>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "attend/attend.hpp"
 #include "c_api_errors.hpp"
@@ -16,6 +18,9 @@
 struct attend_model {
   attend::Model model;
   std::string compute_type, compute_type_reason, kv_cache_type;  // what attend_model_compute_type* … hand out
+  // attend_options_init_for_model's suppress_sequences (generation_config.json's bad words).
+  std::vector<std::string> default_suppressed;
+  std::vector<const char*> default_suppressed_c;
 };
 struct attend_translator {
   attend::Translator translator;
@@ -97,6 +102,8 @@ attend::TranslationOptions to_cpp(const attend_options* o, const char* function)
     require(o->suppress_sequences[i], function, "options->suppress_sequences[" + std::to_string(i) + "]");
     t.suppress_sequences.push_back(split_spaces(o->suppress_sequences[i]));
   }
+  if (o->source_lang != nullptr) t.source_lang = o->source_lang;
+  if (o->target_lang != nullptr) t.target_lang = o->target_lang;
   return t;
 }
 
@@ -129,6 +136,20 @@ void attend_options_init(attend_options* o) {
 #undef ATTEND_DEFAULT_OPTION
   o->end_token = nullptr, o->end_token_count = 0;
   o->suppress_sequences = nullptr, o->suppress_sequences_count = 0;
+  o->source_lang = nullptr, o->target_lang = nullptr;
+}
+
+attend_status attend_options_init_for_model(const attend_model* m, attend_options* o) {
+  if (m == nullptr || o == nullptr) return fail(ATTEND_ERROR_INVALID_ARGUMENT, "attend_options_init_for_model: NULL argument");
+  attend_options_init(o);
+  const attend::TranslationOptions d = m->model.default_options();
+#define ATTEND_MODEL_DEFAULT(kind, name, def, flag, lo, lo_open, hi, hi_open, help) \
+  o->name = static_cast<decltype(o->name)>(d.name);
+  ATTEND_TRANSLATION_OPTIONS(ATTEND_MODEL_DEFAULT)
+#undef ATTEND_MODEL_DEFAULT
+  o->suppress_sequences = m->default_suppressed_c.empty() ? nullptr : m->default_suppressed_c.data();
+  o->suppress_sequences_count = m->default_suppressed_c.size();
+  return ATTEND_OK;
 }
 
 attend_status attend_model_load(const char* directory, const char* isa, attend_model** out) {
@@ -145,7 +166,7 @@ attend_status attend_model_load_typed(const char* directory, const char* isa, co
 
 void attend_load_options_init(attend_load_options* o) {
   if (o == nullptr) return;
-  o->isa = nullptr, o->compute_type = nullptr, o->kv_cache_type = nullptr;
+  o->isa = nullptr, o->compute_type = nullptr, o->kv_cache_type = nullptr, o->decoding_rules = nullptr;
 }
 
 attend_status attend_model_load_with(const char* directory, const attend_load_options* options, attend_model** out) {
@@ -156,9 +177,17 @@ attend_status attend_model_load_with(const char* directory, const attend_load_op
     if (options != nullptr && options->isa != nullptr) o.isa = options->isa;
     if (options != nullptr && options->compute_type != nullptr) o.compute_type = options->compute_type;
     if (options != nullptr && options->kv_cache_type != nullptr) o.kv_cache_type = options->kv_cache_type;
+    if (options != nullptr && options->decoding_rules != nullptr) o.decoding_rules = options->decoding_rules;
     attend::Model model = attend::Model::load(directory, o);
     const attend::ModelInfo info = model.info();
-    *out = new attend_model{std::move(model), info.compute_type, info.compute_type_reason, info.kv_cache_type};
+    auto m = std::make_unique<attend_model>(attend_model{std::move(model), info.compute_type, info.compute_type_reason, info.kv_cache_type, {}, {}});
+    for (const auto& sequence : m->model.default_options().suppress_sequences) {
+      std::string joined;
+      for (const std::string& t : sequence) joined += (joined.empty() ? "" : " ") + t;
+      m->default_suppressed.push_back(joined);
+    }
+    for (const std::string& s : m->default_suppressed) m->default_suppressed_c.push_back(s.c_str());
+    *out = m.release();
   });
 }
 
@@ -188,7 +217,7 @@ attend_status attend_model_load_from_memory(const char* name, size_t count, cons
     if (options != nullptr && options->kv_cache_type != nullptr) o.kv_cache_type = options->kv_cache_type;
     attend::Model model = attend::Model::load_from_memory(name, std::move(files), o);
     const attend::ModelInfo info = model.info();
-    *out = new attend_model{std::move(model), info.compute_type, info.compute_type_reason, info.kv_cache_type};
+    *out = new attend_model{std::move(model), info.compute_type, info.compute_type_reason, info.kv_cache_type, {}, {}};
   });
 }
 

@@ -42,6 +42,10 @@ struct DecodeOptions : TranslationOptions {
   // (the offset of a single cached query). The pass covers the prefix less this many trailing tokens (the driver's
   // context may end with an alternative's first token); −1: no such pass.
   std::int64_t one_pass_prefix_tail = -1;
+  // transformers' generate() rules instead of CTranslate2's (decoding/transformers_rules.hpp),
+  // and the end token it forces at the length cap (-1: none).
+  bool transformers_rules = false;
+  std::int32_t forced_eos_id = -1;
   // use_vmap: the target ids the sentence with this id (SourceRef::id) may produce,
   // sorted and distinct — every other logit is −∞ before the rules and the log-softmax,
   // as CTranslate2 restricts its output layer to the vocabulary map's candidates.

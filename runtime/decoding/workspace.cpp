@@ -232,6 +232,7 @@ std::int64_t Workspace::stream_step(std::int64_t rows) {
 // recomputed. Each row takes its way by its own history alone, never by what other rows
 // need, so a sentence's log p's are the same bits whatever its batch-mates.
 void Workspace::apply_logits_rules(std::int64_t t, std::int64_t rows) {
+  if (options_->transformers_rules) return apply_transformers_rules(t, rows);
   const auto& io = plan_->io();
   float* logits = exec_.buffer<float>(io.logits);
   float* log_probs = exec_.buffer<float>(io.log_probs);
@@ -313,6 +314,7 @@ std::int64_t Workspace::select(std::int64_t step, std::int64_t rows) {
     in.row_shift = nullptr;
     bias_towards_prefix(in, beam_, lp);
   }
+  if (o.transformers_rules && o.beam_size > 1) return transformers_beam_select(in, beam_, transformers_beam_, next_.data());
   // As CTranslate2, biased decoding is a beam search even with beam_size 1.
   if (o.beam_size > 1 || o.prefix_bias_beta > 0) return beam_select(in, beam_, next_.data());
   if (o.sampling) return sampling_select(in, sampling_, next_.data());
@@ -404,6 +406,7 @@ void Workspace::decode(std::span<const SourceRef> batch, const DecodeOptions& o,
   start_rows(batch, draws);
 
   const std::int64_t max_length = o.max_length_within(plan_->limits());
+  if (o.transformers_rules) transformers_beam_.reset(B, o.beam_size, max_length);
   std::int64_t rows = B * draws;
   for (std::int64_t t = 0; rows > 0; ++t) {
     step_ = t;

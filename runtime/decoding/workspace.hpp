@@ -16,6 +16,7 @@
 #include "decoding/hypothesis_store.hpp"
 #include "decoding/logits_rules.hpp"
 #include "decoding/search.hpp"
+#include "decoding/transformers_rules.hpp"
 #include "plan/execution_plan.hpp"
 #include "plan/plan_memory.hpp"
 #include "plan/plan_executor.hpp"
@@ -72,6 +73,7 @@ class Workspace final : private Finisher {
   void prepare_attention(std::int64_t rows, std::int64_t source_length);
   void record_attention(std::int64_t step, std::int64_t rows);
   void apply_logits_rules(std::int64_t step, std::int64_t rows);
+  void apply_transformers_rules(std::int64_t step, std::int64_t rows);  // transformers_rules.cpp
   // use_vmap: a row whose sentence has candidates gets its logits outside them −∞, the
   // rules, and its log-softmax recomputed; returns false for a row without.
   bool restrict_to_candidates(std::int64_t step, std::int64_t row, float* logits, float* log_probs);
@@ -145,6 +147,8 @@ class Workspace final : private Finisher {
   HypothesisStore store_;
   GreedyScratch greedy_;
   BeamScratch beam_;
+  TransformersBeamState transformers_beam_;
+  std::vector<std::int32_t> history_;  // transformers' rules: the decoder start token, then the row's tokens
   SamplingScratch sampling_;
 
   bool profiling_ = false;

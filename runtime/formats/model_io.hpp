@@ -2,6 +2,8 @@
 //
 //   attend format:  config.json + model.safetensors (+ tokenizer files)
 //   CTranslate2:    model.bin (+ vocabulary files), read directly (ct2_model.hpp)
+//   Hugging Face:   config.json of an encoder-decoder family + its weights and tokenizer
+//                   files, read directly (hf/seq2seq.hpp)
 #pragma once
 
 #include <memory>
@@ -12,7 +14,7 @@
 
 namespace attend::runtime {
 
-enum class ModelFormat { attend, ctranslate2 };
+enum class ModelFormat { attend, ctranslate2, hf_seq2seq };
 
 // Throws attend::Error naming `dir` unless it is a directory: a file is told apart from
 // a missing path (a user who gives model.bin is told to give the directory holding it).

@@ -103,6 +103,26 @@ Tokenizers Tokenizers::from_files(const ModelFiles& files, const ModelConfig& c,
   return t;
 }
 
+Tokenizers Tokenizers::from_seq2seq(std::shared_ptr<const Seq2SeqTokenizer> tokenizer) {
+  Tokenizers t;
+  t.seq2seq_ = std::move(tokenizer);
+  return t;
+}
+
+std::vector<std::int32_t> Tokenizers::encode_source(const std::string& text, const std::string& source_lang,
+                                                    const std::string& target_lang) const {
+  if (seq2seq_) return seq2seq_->encode_source(text, source_lang, target_lang);
+  if (!source_lang.empty() || !target_lang.empty())
+    throw error_of("source and target languages apply to Hugging Face models with language codes; this model has none");
+  return encode_text(text, Side::source);
+}
+
+std::vector<std::int32_t> Tokenizers::target_language_prefix(const std::string& target_lang) const {
+  if (!seq2seq_ && !target_lang.empty())
+    throw error_of("a target language (", target_lang, ") applies to Hugging Face models with language codes; this model has none");
+  return seq2seq_ ? seq2seq_->target_prefix(target_lang) : std::vector<std::int32_t>{};
+}
+
 std::vector<std::int32_t> Tokenizers::with_source_specials(std::vector<std::int32_t> ids, Side side) const {
   if (side == Side::source) {
     if (add_bos_) ids.insert(ids.begin(), bos_);
@@ -112,6 +132,11 @@ std::vector<std::int32_t> Tokenizers::with_source_specials(std::vector<std::int3
 }
 
 std::vector<std::int32_t> Tokenizers::encode_text(const std::string& text, Side side) const {
+  if (seq2seq_) {  // a target prefix: the pieces, without the end-of-sequence the source gets
+    std::vector<std::int32_t> ids = seq2seq_->encode_source(text, "", "");
+    if (side == Side::target && !ids.empty()) ids.pop_back();
+    return ids;
+  }
   if (!has_text()) throw error_of("the model has no SentencePiece model (source.spm + target.spm, or vocab.spm)");
   if (is_blank_text(text)) return with_source_specials({}, side);  // an empty line, not unknown pieces
   std::vector<int> ids;
@@ -205,6 +230,11 @@ bool Tokenizers::text_never_gives(std::int32_t id, Side side) const {
 }
 
 std::vector<std::int32_t> Tokenizers::encode_tokens(const std::vector<std::string>& tokens, Side side) const {
+  if (seq2seq_) {
+    std::vector<std::int32_t> ids;
+    for (const std::string& t : tokens) ids.push_back(seq2seq_->find(t, side == Side::target).value_or(seq2seq_->unk_id(side == Side::target)));
+    return ids;
+  }
   if (!has_vocabulary()) throw error_of("the model has no vocabulary (source_/target_vocabulary, shared_vocabulary or SentencePiece models)");
   const Vocabulary& v = side == Side::source ? *source_vocab_ : *target_vocab_;
   std::vector<std::int32_t> ids;
@@ -213,6 +243,7 @@ std::vector<std::int32_t> Tokenizers::encode_tokens(const std::vector<std::strin
 }
 
 std::string Tokenizers::decode_text(const std::vector<std::int32_t>& ids) const {
+  if (seq2seq_) return seq2seq_->decode(ids);
   if (!has_text()) throw error_of("the model has no SentencePiece model (source.spm + target.spm, or vocab.spm)");
   std::string out;
   const auto status = target_spm_->Decode(std::vector<int>(ids.begin(), ids.end()), &out);
@@ -221,6 +252,11 @@ std::string Tokenizers::decode_text(const std::vector<std::int32_t>& ids) const 
 }
 
 std::vector<std::string> Tokenizers::decode_tokens(const std::vector<std::int32_t>& ids) const {
+  if (seq2seq_) {
+    std::vector<std::string> out;
+    for (std::int32_t id : ids) out.push_back(seq2seq_->token(id, true));
+    return out;
+  }
   if (!has_vocabulary()) throw error_of("the model has no vocabulary");
   std::vector<std::string> out;
   for (std::int32_t id : ids) out.push_back(target_vocab_->token(id));
@@ -228,11 +264,17 @@ std::vector<std::string> Tokenizers::decode_tokens(const std::vector<std::int32_
 }
 
 std::optional<std::int32_t> Tokenizers::find_token(const std::string& token, Side side) const {
+  if (seq2seq_) return seq2seq_->find(token, side == Side::target);
   if (!has_vocabulary()) throw error_of("the model has no vocabulary to look up the token '", token, "' in");
   return (side == Side::source ? *source_vocab_ : *target_vocab_).find(token);
 }
 
 std::vector<std::string> Tokenizers::source_tokens(const std::vector<std::int32_t>& ids) const {
+  if (seq2seq_) {
+    std::vector<std::string> out;
+    for (std::int32_t id : ids) out.push_back(seq2seq_->token(id, false));
+    return out;
+  }
   if (!has_vocabulary()) throw error_of("the model has no vocabulary");
   std::vector<std::string> out;
   for (std::int32_t id : ids) out.push_back(source_vocab_->token(id));
@@ -240,6 +282,11 @@ std::vector<std::string> Tokenizers::source_tokens(const std::vector<std::int32_
 }
 
 std::string Tokenizers::decode_pieces(const std::vector<std::string>& pieces) const {
+  if (seq2seq_) {
+    std::vector<std::int32_t> ids;
+    for (const std::string& p : pieces) ids.push_back(seq2seq_->find(p, true).value_or(seq2seq_->unk_id(true)));
+    return seq2seq_->decode(ids);
+  }
   if (!has_text()) throw error_of("the model has no SentencePiece model (source.spm + target.spm, or vocab.spm)");
   std::string out;
   const auto status = target_spm_->Decode(pieces, &out);

@@ -12,6 +12,7 @@
 
 #include "formats/model_files.hpp"
 #include "model/model_config.hpp"
+#include "text/seq2seq/seq2seq_tokenizer.hpp"
 #include "text/vocabulary.hpp"
 
 namespace sentencepiece {
@@ -41,16 +42,25 @@ class Tokenizers {
   // Whatever `dir` holds; checked against the model's vocabulary sizes (errors name the
   // file). `unk` is the unknown token appended to vocabularies that lack it.
   static Tokenizers from_directory(const std::string& dir, const ModelConfig& config, const std::string& unk = "<unk>");
+  // A Hugging Face directory's own tokenizer (text/seq2seq/), for text and tokens alike.
+  static Tokenizers from_seq2seq(std::shared_ptr<const Seq2SeqTokenizer> tokenizer);
   static Tokenizers from_files(const ModelFiles& files, const ModelConfig& config, const std::string& unk = "<unk>");
 
-  bool has_text() const { return source_spm_ != nullptr; }
-  bool has_vocabulary() const { return source_vocab_.has_value(); }
+  bool has_text() const { return source_spm_ != nullptr || seq2seq_ != nullptr; }
+  bool has_seq2seq() const { return seq2seq_ != nullptr; }  // a Hugging Face directory's own tokenizer
+  bool has_vocabulary() const { return source_vocab_.has_value() || seq2seq_ != nullptr; }
   // The source side's unknown token, if the directory has a source vocabulary.
   std::optional<std::int32_t> source_unk() const {
+    if (seq2seq_) return seq2seq_->unk_id(false);
     return source_vocab_ ? std::optional<std::int32_t>(source_vocab_->unk_id()) : std::nullopt;
   }
-  std::string describe_text() const { return text_files_; }
-  std::string describe_vocabulary() const { return vocab_files_; }
+  std::string describe_text() const { return seq2seq_ ? seq2seq_->describe() : text_files_; }
+  std::string describe_vocabulary() const { return seq2seq_ ? seq2seq_->describe() : vocab_files_; }
+  // Source text with the model's language codes (Hugging Face families; "" for none),
+  // and the forced first target tokens the target language asks for.
+  std::vector<std::int32_t> encode_source(const std::string& text, const std::string& source_lang,
+                                          const std::string& target_lang) const;
+  std::vector<std::int32_t> target_language_prefix(const std::string& target_lang) const;
 
   // Source text or tokens → ids, with the BOS/EOS the model asks for. Blank text
   // (text/blank_text.hpp) has no pieces.
@@ -84,6 +94,7 @@ class Tokenizers {
   bool pieces_stop_at_spaces(Side side) const { return side == Side::source ? source_word_local_ : target_word_local_; }
 
   std::shared_ptr<sentencepiece::SentencePieceProcessor> source_spm_, target_spm_;
+  std::shared_ptr<const Seq2SeqTokenizer> seq2seq_;
   std::optional<Vocabulary> source_vocab_, target_vocab_;
   std::string text_files_, vocab_files_;
   std::int32_t bos_ = 0, eos_ = 0;

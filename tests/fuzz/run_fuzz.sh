@@ -13,11 +13,12 @@ clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-reco
   -I "$src/runtime" -I "$src/ops/include" -I "$src/include" \
   "$src/tests/fuzz/fuzz_model_files.cpp" "$src/runtime/model/model_config.cpp" "$src/runtime/formats/safetensors.cpp" \
   "$src/runtime/formats/tensor_source.cpp" "$src/runtime/formats/mapped_file.cpp" "$src/runtime/formats/ct2_model_file.cpp" \
-  "$src/ops/src/activation_names.cpp" \
+  "$src/runtime/formats/hf/torch_bin.cpp" "$src/ops/src/activation_names.cpp" \
   -o "$out/fuzz_model_files"
 
 # Seeds: a committed config.json, a small valid safetensors file and a small model.bin
-# (selector byte first: 0 safetensors, 1 config.json, 2 model.bin).
+# (selector byte first: 0 safetensors, 1 config.json, 2 model.bin, 3 pytorch_model.bin) and
+# the committed pytorch_model.bin files, zip and legacy.
 { printf '\x01'; cat "$src/tests/data/parity/pre-ln-relu/model/config.json"; } > "$out/corpus/config"
 python3 - "$out/corpus/safetensors" <<'PY'
 import json, struct, sys
@@ -37,5 +38,8 @@ body += s("encoder/num_heads") + struct.pack("<B", 0) + struct.pack("<BI", 2, 2)
 body += struct.pack("<I", 1) + s("decoder/embeddings/weight") + s("encoder/embeddings/weight")
 open(sys.argv[1], "wb").write(b"\x02" + body)
 PY
+for f in pytorch_model.bin legacy_pytorch_model.bin hostile_pytorch_model.bin; do
+  { printf '\x03'; cat "$src/tests/data/hf-seq2seq/marian-weights/$f"; } > "$out/corpus/$f"
+done
 cd "$out/findings"
-"$out/fuzz_model_files" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -print_final_stats=1 "$out/corpus"
+"$out/fuzz_model_files" -max_total_time="$seconds" -max_len=100000 -rss_limit_mb=2048 -print_final_stats=1 "$out/corpus"

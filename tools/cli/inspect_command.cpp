@@ -24,6 +24,8 @@ void print_text(const attend::ModelInfo& i) {
   std::printf("kernels:     %s\n", i.isa.c_str());
   std::printf("compute:     %s — %s\n", i.compute_type.c_str(), i.compute_type_reason.c_str());
   if (!i.kv_cache_type.empty()) std::printf("kv caches:   %s\n", i.kv_cache_type.c_str());
+  std::printf("decoding:    %s\n", i.decoding_rules.c_str());
+  for (const auto& f : i.generation_defaults) std::printf("  generate() default: %s\n", f.c_str());
   std::printf("text:        %s\n", i.text_tokenizer.empty() ? "(no SentencePiece model)" : i.text_tokenizer.c_str());
   std::printf("tokens:      %s\n", i.vocabulary.empty() ? "(no vocabulary)" : i.vocabulary.c_str());
   std::printf("\nconfig:\n%s\n", nlohmann::json::parse(i.config_json).dump(2).c_str());
@@ -55,6 +57,8 @@ Command add_inspect_command(CLI::App& parent) {
             j["parameters"] = i.parameters, j["isa"] = i.isa;
             j["compute_type"] = i.compute_type, j["compute_type_reason"] = i.compute_type_reason;
             j["kv_cache_type"] = i.kv_cache_type;
+            j["decoding_rules"] = i.decoding_rules;
+            j["generation_defaults"] = i.generation_defaults;
             j["text_tokenizer"] = i.text_tokenizer, j["vocabulary"] = i.vocabulary;
             j["config"] = nlohmann::json::parse(i.config_json);
             j["tensors"] = nlohmann::ordered_json::array();

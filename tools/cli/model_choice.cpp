@@ -27,6 +27,11 @@ void ModelChoice::add_flags(CLI::App& app, const std::string& default_preset) {
                  "float32), float32 (as CTranslate2 keeps them), bfloat16")
       ->capture_default_str()
       ->check(CLI::IsMember({"default", "float32", "bfloat16"}));
+  app.add_option("--decoding-rules", decoding_rules,
+                 "Decoding semantics: auto (transformers' generate() for a Hugging Face directory, CTranslate2's for "
+                 "the others), transformers, ctranslate2")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "transformers", "ctranslate2"}));
 }
 
 attend::Model ModelChoice::load() const {
@@ -34,6 +39,7 @@ attend::Model ModelChoice::load() const {
   options.isa = isa;
   options.compute_type = compute_type;
   options.kv_cache_type = kv_cache_type;
+  options.decoding_rules = decoding_rules;
   if (!directory.empty()) return attend::Model::load(directory, options);
   const std::string name = preset.empty() ? default_preset_ : preset;
   if (name.empty()) throw UsageError("give a model: --model DIR or --preset tiny|base|big");

@@ -17,6 +17,7 @@ struct ModelChoice {
   std::string preset;
   std::string isa;
   std::string compute_type = "default";
+  std::string decoding_rules = "auto";
   std::string kv_cache_type = "default";
   std::uint64_t seed = 1;
 

@@ -1,5 +1,6 @@
 #include "option_flags.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <regex>
@@ -62,11 +63,23 @@ void DecodingFlags::add_to(CLI::App& app) {
 #undef ATTEND_ADD_FLAG
   app.add_option("--end-token", end_tokens,
                  "A target token that ends a hypothesis (repeatable; given, they replace the model's end-of-sequence)");
+  app.add_option("--source-lang", options.source_lang,
+                 "The source language, in the model's own codes (eng_Latn, en, en_XX): the source's language token, "
+                 "placed as the model's transformers tokenizer places it (Hugging Face M2M100, NLLB, mBART-50)");
+  app.add_option("--target-lang", options.target_lang,
+                 "The target language, in the model's own codes (fra_Latn, fr, fr_XX, fra or >>fra<<): the forced first "
+                 "target token, or Marian's >>fra<< source token");
   app.add_option("--suppress-sequences", suppress_sequences,
                  "Target tokens, separated by spaces, never generated in that order (repeatable; one token: never at all)");
 }
 
 void DecodingFlags::finish_parsing(const CLI::App& app) {
+  given_.clear();
+  for (const auto& spec : attend::kTranslationOptionSpecs)
+    if (!spec.flag.empty() && app.count(std::string(spec.flag)) > 0) given_.emplace_back(spec.name);
+  if (app.count("--suppress-sequences") > 0) given_.emplace_back("suppress_sequences");
+  for (const auto& [flag, code] : {std::pair{"--source-lang", &options.source_lang}, std::pair{"--target-lang", &options.target_lang}})
+    if (app.count(flag) > 0 && code->empty()) throw UsageError(std::string(flag) + ": an empty language code (an unset shell variable?)");
   for (const char* implies : {"--sample-topk", "--sample-topp", "--temperature"})
     if (app.count(implies) > 0) options.sampling = true;
   // An empty value is a slip (an unset shell variable), never "the model's end token"
@@ -81,6 +94,22 @@ void DecodingFlags::finish_parsing(const CLI::App& app) {
     if (options.suppress_sequences.back().empty())
       throw UsageError("--suppress-sequences '" + s + "': must be target tokens separated by spaces (it is empty)");
   }
+}
+
+attend::TranslationOptions DecodingFlags::over(const attend::TranslationOptions& defaults) const {
+  attend::TranslationOptions o = defaults;
+  auto given = [&](const char* name) { return std::find(given_.begin(), given_.end(), name) != given_.end(); };
+#define ATTEND_TAKE_GIVEN(kind, name, ...) \
+  if (given(#name)) o.name = options.name;
+  ATTEND_TRANSLATION_OPTIONS(ATTEND_TAKE_GIVEN)
+#undef ATTEND_TAKE_GIVEN
+  if (options.sampling) o.sampling = true;  // implied by --sample-topk, --sample-topp, --temperature
+  if (given("suppress_sequences")) o.suppress_sequences = options.suppress_sequences;
+  o.end_token = options.end_token;
+  o.source_lang = options.source_lang;
+  o.target_lang = options.target_lang;
+  o.on_token = options.on_token;
+  return o;
 }
 
 std::string flag_of(const std::string& option) {

@@ -24,6 +24,12 @@ struct DecodingFlags {
   // After parsing: the list flags into `options` (UsageError for an empty one);
   // --sample-topk/-topp/--temperature imply --sampling.
   void finish_parsing(const CLI::App& app);
+  // The options given on the command line over `defaults` (a Hugging Face model's
+  // generation_config.json): every flag given explicitly wins.
+  attend::TranslationOptions over(const attend::TranslationOptions& defaults) const;
+
+ private:
+  std::vector<std::string> given_;  // the options whose flags were given
 };
 
 // The flag of an option name ("beam_size" → "--beam"), or the name if it has none.

@@ -78,6 +78,11 @@ SourceLines::SourceLines(const attend::Model& model, Format format, bool strict,
   if (format == Format::tokens) specials_ = static_cast<std::int64_t>(model.encode_tokens({}).size());
 }
 
+void SourceLines::set_languages(std::string source_lang, std::string target_lang) {
+  source_lang_ = std::move(source_lang), target_lang_ = std::move(target_lang);
+  if (format_ == Format::text) specials_ = static_cast<std::int64_t>(model_.encode_source("", source_lang_, target_lang_).size());
+}
+
 std::string SourceLines::checked_utf8(const std::string& line, std::uint64_t number) {
   const auto bad = first_invalid_utf8(line);
   if (!bad) return line;
@@ -180,7 +185,7 @@ bool SourceLines::blank(const std::string& line) const {
 // or one followed by a language code, at the end), which give the ids the whole line
 // gives once cut; a line read in part has its last token cut, and its end unseen.
 attend::Model::TruncatedSource SourceLines::cut_source(const std::string& line, std::uint64_t number, bool cut) {
-  if (format_ == Format::text) return model_.encode_source_text(line, limit_.tokens, cut);
+  if (format_ == Format::text) return model_.encode_source_text(line, limit_.tokens, cut, source_lang_, target_lang_);
   const std::size_t keep = static_cast<std::size_t>(limit_.tokens) + 3;  // (and never empty when the line is not)
   std::size_t count = 0;
   attend::Model::TruncatedSource out;

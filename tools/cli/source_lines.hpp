@@ -46,6 +46,9 @@ class SourceLines {
   // `who` prefixes warnings ("attend translate").
   SourceLines(const attend::Model& model, Format format, bool strict, SourceLimit limit, std::string who);
 
+  // Text sources get the model's language tokens for these codes (--source-lang,
+  // --target-lang; "" for none); an unknown code is an attend::Error listing the model's.
+  void set_languages(std::string source_lang, std::string target_lang);
   // The ids for input line `number` (1-based), or nullopt for an empty line. `cut`: the
   // line is only the start of the input's line (LineReader read it in part).
   std::optional<std::vector<std::int32_t>> encode(const std::string& line, std::uint64_t number, bool cut = false);
@@ -78,7 +81,8 @@ class SourceLines {
   bool strict_;
   SourceLimit limit_;
   std::int32_t source_unk_, target_unk_;
-  std::int64_t specials_ = 0;  // the BOS/EOS the model adds to every encoded source
+  std::int64_t specials_ = 0;  // the BOS/EOS (and language tokens) the model adds to every encoded source
+  std::string source_lang_, target_lang_;
   LineWarnings warnings_;
   std::uint64_t truncated_ = 0, first_truncated_ = 0;
   std::uint64_t dropped_ = 0;    // source tokens cut off …

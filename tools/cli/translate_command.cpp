@@ -221,7 +221,8 @@ int Translation::run() {
   if (!args_.attention_all.empty()) attention_heads_.emplace(args_.attention_all, args_.attention_lines);
   try {
     model_ = args_.model.load();
-    options_ = args_.decoding.options;
+    // A Hugging Face directory's generation_config.json gives the defaults; flags win.
+    options_ = args_.decoding.over(model_->default_options());
     options_.seed = args_.model.seed;
     options_.return_attention = attention_out.has_value();
     // The translator is sized for what the options ask: as long an output, as many rows
@@ -244,6 +245,8 @@ int Translation::run() {
 
     SourceLines lines(*model_, input_format, args_.strict, source_limit(), "attend translate");
     reader.cap_lines(std::max(kMinLineBytes, static_cast<std::size_t>(lines.limit().tokens) * kLineBytesPerToken));
+    lines.set_languages(options_.source_lang, options_.target_lang);  // a bad code fails here, before any line
+    (void)model_->forced_target_prefix(options_.target_lang);
     if (output_format_ == Format::text && !model_->has_text_tokenizer())
       throw attend::Error("the model has no SentencePiece model to write text: use --output-format ids or tokens");
     if (output_format_ == Format::tokens && !model_->has_vocabulary())

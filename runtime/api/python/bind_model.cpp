@@ -71,16 +71,19 @@ void bind_model(nb::module_& m) {
       .def_static(
           "load",
           [](const std::string& directory, const std::string& isa, const std::string& compute_type,
-             const std::string& kv_cache_type) {
+             const std::string& kv_cache_type, const std::string& decoding_rules) {
             nb::gil_scoped_release release;
-            return attend::Model::load(directory, load_options(isa, compute_type, kv_cache_type));
+            attend::LoadOptions o = load_options(isa, compute_type, kv_cache_type);
+            o.decoding_rules = decoding_rules;
+            return attend::Model::load(directory, o);
           },
           nb::arg("directory"), nb::kw_only(), nb::arg("isa") = "", nb::arg("compute_type") = "default",
-          nb::arg("kv_cache_type") = "default",
+          nb::arg("kv_cache_type") = "default", nb::arg("decoding_rules") = "auto",
           "Loads a model directory in attend's format (config.json + model.safetensors) or CTranslate2's "
           "(model.bin). `isa` forces a kernel set (avx512, avx2, sse2; default: the best this CPU runs); "
           "`compute_type` is CTranslate2's (default, auto, float32, int8, …); `kv_cache_type` the decoder's "
-          "attention caches (default: bfloat16 with int8/bfloat16 compute, else float32; float32; bfloat16). "
+          "attention caches (default: bfloat16 with int8/bfloat16 compute, else float32; float32; bfloat16); "
+          "`decoding_rules` auto (transformers' generate() for a Hugging Face directory), transformers, ctranslate2. "
           "Raises RuntimeError naming the file and field at fault.")
       .def_static(
           "load_from_memory",
@@ -132,6 +135,22 @@ void bind_model(nb::module_& m) {
           nb::arg("text"), nb::arg("side") = "source",
           "Text to ids through the SentencePiece model of `side` (sources get the BOS/EOS the model adds).")
       .def(
+          "encode_source",
+          [](const attend::Model& m, const std::string& text, const std::string& source_lang, const std::string& target_lang) {
+            return m.encode_source(text, source_lang, target_lang);
+          },
+          nb::arg("text"), nb::kw_only(), nb::arg("source_lang") = "", nb::arg("target_lang") = "",
+          "A source line to ids with the model's language tokens placed as its transformers tokenizer places them "
+          "(Hugging Face M2M100, NLLB, mBART-50, multilingual Marian); raises ValueError listing the model's codes "
+          "for an unknown one.")
+      .def("forced_target_prefix", &attend::Model::forced_target_prefix, nb::arg("target_lang") = "",
+           "The target ids every translation begins with: the target language's code, or generation_config.json's "
+           "forced_bos_token_id.")
+      .def("default_options", &attend::Model::default_options,
+           "The options a translation starts from: a Hugging Face directory's generation_config.json defaults.")
+      .def_prop_ro("transformers_rules", &attend::Model::transformers_rules,
+                   "Whether decoding follows transformers' generate() (a Hugging Face directory).")
+      .def(
           "encode_tokens",
           [](const attend::Model& m, nb::handle tokens, const std::string& side) {
             return m.encode_tokens(strings(tokens, "tokens"), side_of(side));
@@ -160,11 +179,12 @@ void bind_model(nb::module_& m) {
           "The encoded source cut to `max_length` ids, keeping the end-of-sequence the model appends (if any) last.")
       .def(
           "encode_source_text",
-          [](const attend::Model& m, const std::string& text, std::int64_t max_length) {
-            attend::Model::TruncatedSource t = m.encode_source_text(text, max_length);
+          [](const attend::Model& m, const std::string& text, std::int64_t max_length, const std::string& source_lang,
+             const std::string& target_lang) {
+            attend::Model::TruncatedSource t = m.encode_source_text(text, max_length, false, source_lang, target_lang);
             return nb::make_tuple(t.ids, t.length, t.more, t.truncated);
           },
-          nb::arg("text"), nb::arg("max_length"),
+          nb::arg("text"), nb::arg("max_length"), nb::arg("source_lang") = "", nb::arg("target_lang") = "",
           "(ids, length, more, truncated): truncate_source(encode_text(text), max_length) — the same ids — "
           "tokenizing only as much of a long text as they need; `length` counts the whole text's ids (more: "
           "at least that many).")

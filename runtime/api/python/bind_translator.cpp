@@ -70,6 +70,12 @@ void bind_options(nb::module_& m) {
 #define ATTEND_BIND_OPTION(kind, name, def, flag, lo, lo_open, hi, hi_open, help) .def_rw(#name, &T::name, help)
       ATTEND_TRANSLATION_OPTIONS(ATTEND_BIND_OPTION)
 #undef ATTEND_BIND_OPTION
+      .def_rw("source_lang", &T::source_lang,
+              "Hugging Face models with language codes: the source language in the model's own codes (eng_Latn, en, "
+              "en_XX), its token placed as the transformers tokenizer places it (translate_text); \"\": none.")
+      .def_rw("target_lang", &T::target_lang,
+              "The target language (fra_Latn, fr, fr_XX, fra or >>fra<<): the forced first target token, or "
+              "Marian's >>fra<< source token (translate_text); \"\": none.")
       .def_rw("suppress_sequences", &T::suppress_sequences, "Token sequences never generated.")
       .def_rw("end_token", &T::end_token, "Tokens that end a hypothesis (None: the model's end-of-sequence; []: no end token, as CTranslate2).");
 }

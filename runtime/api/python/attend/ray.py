@@ -59,6 +59,9 @@ COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32", "bfloat16
 
 # The decoding options given as lists, beside the scalar ones of the description list.
 LIST_OPTIONS = {"end_token": "--end-token", "suppress_sequences": "--suppress-sequences"}
+# Hugging Face models with language codes: the model's own codes (`attend translate
+# --source-lang/--target-lang`).
+LANGUAGE_OPTIONS = {"source_lang": "--source-lang", "target_lang": "--target-lang"}
 # Given, these imply sampling (as they do for `attend translate`).
 _IMPLY_SAMPLING = ("sampling_topk", "sampling_topp", "temperature")
 
@@ -174,15 +177,23 @@ def _one_line(text: str) -> str:
     return "".join(out)
 
 
-def decoding_options(options: Optional[Dict[str, Any]] = None) -> "_attend.TranslationOptions":
+def decoding_options(options: Optional[Dict[str, Any]] = None,
+                     base: Optional["_attend.TranslationOptions"] = None) -> "_attend.TranslationOptions":
     """A TranslationOptions from field names (those of include/attend/options.h, e.g.
     ``{"beam_size": 4, "num_hypotheses": 2}``, plus ``end_token`` and
-    ``suppress_sequences``), with `attend translate`'s defaults for the rest. Giving
+    ``suppress_sequences``, ``source_lang`` and ``target_lang``), over ``base`` (a
+    Hugging Face model's generation_config.json defaults, ``Model.default_options()``)
+    or `attend translate`'s defaults for the rest. Giving
     ``sampling_topk``, ``sampling_topp`` or ``temperature`` implies ``sampling``.
     ValueError names an unknown option or a value out of its range."""
-    o = _attend.TranslationOptions()
+    o = base if base is not None else _attend.TranslationOptions()
     specs = {s.name: s for s in _attend.translation_option_specs()}
     for name, value in (options or {}).items():
+        if name in LANGUAGE_OPTIONS:
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"{name} = {value!r}: must be one of the model's language codes")
+            setattr(o, name, value)
+            continue
         if name in LIST_OPTIONS:
             if name == "end_token":
                 o.end_token = [value] if isinstance(value, str) else list(value)
@@ -191,7 +202,7 @@ def decoding_options(options: Optional[Dict[str, Any]] = None) -> "_attend.Trans
             continue
         spec = specs.get(name)
         if spec is None:
-            known = ", ".join(list(specs) + list(LIST_OPTIONS))
+            known = ", ".join(list(specs) + list(LIST_OPTIONS) + list(LANGUAGE_OPTIONS))
             raise ValueError(f"no decoding option is called {name!r} (the options: {known})")
         if spec.kind != "flag" and not spec.accepts(float(value)):
             raise ValueError(f"{name} = {value}: must be {spec.range}")
@@ -241,6 +252,8 @@ class Translate:
       isa: Forces a kernel set (avx512, avx2, sse2; default: the best the node runs).
       compute_type: The GEMM weights' type, CTranslate2's names (default, auto, float32,
         int8, bfloat16, …), as ``attend translate --compute-type``.
+      decoding_rules: auto (transformers' generate() for a Hugging Face directory,
+        CTranslate2's for the others), transformers, ctranslate2: ``--decoding-rules``.
       kv_cache_type: The decoder's attention caches (default, float32, bfloat16), as
         ``attend translate --kv-cache-type``.
       options: Decoding options by TranslationOptions field name — every option of
@@ -260,7 +273,7 @@ class Translate:
                  threads: int = 0, scores: bool = False,
                  target_prefix: Optional[str] = None, max_batch_size: int = 32, max_batch_tokens: int = 4096,
                  isa: str = "", compute_type: str = "default", kv_cache_type: str = "default", seed: int = 1,
-                 options: Optional[Dict[str, Any]] = None) -> None:
+                 options: Optional[Dict[str, Any]] = None, decoding_rules: str = "auto") -> None:
         if input_format not in FORMATS:
             raise ValueError(f"input_format={input_format!r}: expected one of {', '.join(FORMATS)}")
         output_format = output_format or input_format
@@ -269,9 +282,13 @@ class Translate:
         o = checked_options(options, output_format)
         o.seed = seed  # `attend translate --seed`: with each line's index, fixes every draw
         try:
-            self.model = _attend.Model.load(model_dir, isa=isa, compute_type=compute_type, kv_cache_type=kv_cache_type)
+            self.model = _attend.Model.load(model_dir, isa=isa, compute_type=compute_type, kv_cache_type=kv_cache_type,
+                                            decoding_rules=decoding_rules)
         except RuntimeError as e:
             raise ModelError(str(e)) from None
+        # A Hugging Face directory's generation_config.json gives the defaults; options given win.
+        o = decoding_options(options, base=self.model.default_options())
+        o.seed = seed
         for fmt, what in ((input_format, "read"), (output_format, "write")):
             if fmt == "text" and not self.model.has_text_tokenizer:
                 raise ModelError(f"{model_dir} has no SentencePiece model to {what} text: use 'tokens' or 'ids'")
@@ -319,7 +336,8 @@ class Translate:
         if self._blank(line):
             return None
         if self.input_format == "text":  # only what the limit keeps is tokenized, as attend translate does
-            ids, _, _, cut = self.model.encode_source_text(line, self.max_source_length)
+            ids, _, _, cut = self.model.encode_source_text(line, self.max_source_length, source_lang=self.options.source_lang,
+                                                            target_lang=self.options.target_lang)
             self.truncated += cut
             return None if self.model.is_empty_source(ids) else ids
         if self.input_format == "tokens":
@@ -693,11 +711,15 @@ def add_decoding_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--suppress-sequences", dest="suppress_sequences", action="append", default=None,
                        help="Target tokens, separated by spaces, never generated in that order (repeatable; one "
                             "token: never at all)")
+    group.add_argument("--source-lang", dest="source_lang", default=None,
+                       help="The source language in the model's own codes (eng_Latn, en, en_XX)")
+    group.add_argument("--target-lang", dest="target_lang", default=None,
+                       help="The target language in the model's own codes (fra_Latn, fr, fr_XX, >>fra<<)")
 
 
 def given_decoding_options(args: argparse.Namespace) -> Dict[str, Any]:
     """The decoding flags given on the command line, by option name."""
-    names = [s.name for s in _attend.translation_option_specs() if s.flag] + list(LIST_OPTIONS)
+    names = [s.name for s in _attend.translation_option_specs() if s.flag] + list(LIST_OPTIONS) + list(LANGUAGE_OPTIONS)
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
@@ -730,6 +752,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-cache-type", default="default", choices=("default", "float32", "bfloat16"),
                    help="The decoder's attention caches: default (bfloat16 with int8/bfloat16 compute, else "
                    "float32), float32 (as CTranslate2 keeps them), bfloat16")
+    p.add_argument("--decoding-rules", default="auto", choices=("auto", "transformers", "ctranslate2"),
+                   help="Decoding semantics: auto (transformers' generate() for a Hugging Face directory, "
+                   "CTranslate2's for the others), transformers, ctranslate2")
     p.add_argument("--max-batch-size", type=_integer_in(1, _LIMITS["max_batch_size"]), default=32,
                    help=f"Sentences per batch, in [1, {_LIMITS['max_batch_size']}] (default: 32)")
     p.add_argument("--max-batch-tokens", type=_integer_in(0, _LIMITS["max_batch_tokens"]), default=4096,
@@ -770,7 +795,7 @@ def translate_arguments(args: argparse.Namespace) -> Dict[str, Any]:
     """Translate's keyword arguments for the parsed command line."""
     return dict(input_format=args.input_format, output_format=args.output_format, threads=args.threads,
                 scores=args.scores, target_prefix=args.target_prefix, seed=args.seed, isa=args.isa or "",
-                compute_type=args.compute_type, kv_cache_type=args.kv_cache_type,
+                compute_type=args.compute_type, kv_cache_type=args.kv_cache_type, decoding_rules=args.decoding_rules,
                 max_batch_size=args.max_batch_size, max_batch_tokens=args.max_batch_tokens,
                 options=given_decoding_options(args))
 

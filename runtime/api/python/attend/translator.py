@@ -184,6 +184,8 @@ class Translator:
       kv_cache_type: The decoder's attention caches (attend's own option): "default"
         (bfloat16 when compute_type is int8 or bfloat16, else float32), "float32"
         (as CTranslate2 keeps them), "bfloat16".
+      decoding_rules: "auto" (transformers' ``generate()`` rules for a Hugging Face
+        directory, CTranslate2's for the others), "transformers", "ctranslate2".
       inter_threads: Batches translated at once (also the asynchronous workers).
       intra_threads: Compute threads per batch (0: one per core / inter_threads).
       max_queued_batches: Asynchronous calls waiting at most (0: 4 per worker, -1:
@@ -202,7 +204,7 @@ class Translator:
                  device_index: Union[int, List[int]] = 0, compute_type: Union[str, Dict[str, str]] = "default",
                  inter_threads: int = 1, intra_threads: int = 0, max_queued_batches: int = 0,
                  flash_attention: bool = False, tensor_parallel: bool = False, files: Any = None,
-                 kv_cache_type: str = "default") -> None:
+                 kv_cache_type: str = "default", decoding_rules: str = "auto") -> None:
         where = "attend.Translator"
         if device not in ("cpu", "auto"):
             raise _refuse(where, f"device={device!r}", "is not supported: attend runs on the CPU (device='cpu')")
@@ -221,6 +223,7 @@ class Translator:
         self._model_path = model_path
         self._compute_type = str(compute_type)
         self._kv_cache_type = str(kv_cache_type)
+        self._decoding_rules = str(decoding_rules)
         self._inter_threads = int(inter_threads)
         self._intra_threads = int(intra_threads)
         self._max_queued = (None if max_queued_batches < 0 else
@@ -313,7 +316,7 @@ class Translator:
                                                    compute_type=self._compute_type, kv_cache_type=self._kv_cache_type)
         else:
             model = _model_files.load(os.fspath(self._model_path), compute_type=self._compute_type,
-                                      kv_cache_type=self._kv_cache_type)
+                                      kv_cache_type=self._kv_cache_type, decoding_rules=self._decoding_rules)
         with self._lock:
             self._model = model
         self._plan(_DEFAULT_BATCH, _DEFAULT_BATCH_TOKENS, _DEFAULT_BEAM, _DEFAULT_TARGET)  # errors show here
@@ -380,7 +383,8 @@ class Translator:
                           min_decoding_length: int, use_vmap: bool, return_logits_vocab: bool,
                           return_attention: Union[bool, str],
                           return_alternatives: bool, min_alternative_expansion_prob: float, sampling_topk: int,
-                          sampling_topp: float, sampling_temperature: float, replace_unknowns: bool
+                          sampling_topp: float, sampling_temperature: float, replace_unknowns: bool,
+                          source_lang: str = "", target_lang: str = ""
                           ) -> "_attend.TranslationOptions":
         if use_vmap and not self.model.has_vocabulary_map:
             raise _refuse(method, "use_vmap=True", "needs the model's vocabulary map (vmap.txt in its directory), "
@@ -426,6 +430,7 @@ class Translator:
         o.sampling = sampling_topk != 1
         o.sampling_topk, o.sampling_topp, o.temperature = max(sampling_topk, 0), sampling_topp, sampling_temperature
         o.seed = _random_seed
+        o.source_lang, o.target_lang = str(source_lang), str(target_lang)
         o.use_vmap = use_vmap
         return o
 
@@ -483,7 +488,7 @@ class Translator:
                         return_logits_vocab: bool = False, return_attention: Union[bool, str] = False,
                         return_alternatives: bool = False, min_alternative_expansion_prob: float = 0,
                         sampling_topk: int = 1, sampling_topp: float = 1, sampling_temperature: float = 1,
-                        replace_unknowns: bool = False,
+                        replace_unknowns: bool = False, source_lang: str = "", target_lang: str = "",
                         callback: Optional[Callable[[GenerationStepResult], bool]] = None
                         ) -> Union[List[TranslationResult], List[AsyncResult]]:
         """Translates a batch of sources, as ``ctranslate2.Translator.translate_batch``.
@@ -501,6 +506,11 @@ class Translator:
         called: changing them afterwards changes nothing. ``return_attention="all"``
         (attend's) fills ``attention`` as ``True`` does and ``attention_heads`` with every
         layer and head along the best hypothesis (:class:`attend.AttentionHeads`).
+        ``target_lang`` (attend's, Hugging Face models with language codes: ``"fra_Latn"``,
+        ``"fr"``, ``"fr_XX"``) forces the target language's token first, as
+        ``generate(forced_bos_token_id=...)``; the tokens or ids given are the source as the
+        model reads it, its language token included, so ``source_lang`` is for
+        :meth:`translate_text`.
         """
         arguments = dict(locals())
         del arguments["self"]
@@ -514,6 +524,9 @@ class Translator:
         draws its samples (and is named in messages) as sentence first_index + i, so a
         stream cut into chunks draws what one call over it draws."""
         method = "translate_batch"
+        if decoding.get("source_lang"):
+            raise _refuse(method, f"source_lang={decoding['source_lang']!r}", "applies to text (translate_text): tokens and ids "
+                          "given here carry the source's language token themselves")
         options = self._decoding_options(method, **decoding)
         beam_size, num_hypotheses = decoding["beam_size"], decoding["num_hypotheses"]
         # Sampled draws and alternatives each take a row of the plan, as beams do.
@@ -834,9 +847,12 @@ class Translator:
     @_arguments.checked(keywords_of=translate_batch)
     def translate_text(self, source: Sequence[str], target_prefix: Optional[Sequence[Optional[str]]] = None,
                        **kwargs: Any) -> List[TranslationResult]:
-        """Translates plain text through the model's SentencePiece models (attend's own):
+        """Translates plain text through the model's tokenizer (attend's own):
         ``translate_text(["Hello world."])[0].hypotheses[0]`` is a string. ``kwargs``:
-        any ``translate_batch`` option except ``asynchronous`` and ``callback``."""
+        any ``translate_batch`` option except ``asynchronous`` and ``callback``;
+        ``source_lang``/``target_lang`` (Hugging Face models with language codes, the
+        model's own: ``"eng_Latn"``, ``"en"``, ``"en_XX"``, ``">>fra<<"``) place the
+        language tokens as the model's transformers tokenizer and ``generate()`` do."""
         method = "translate_text"
         if isinstance(source, str):
             raise TypeError("translate_text takes a list of strings (one per sentence)")
@@ -851,7 +867,8 @@ class Translator:
                         end_token=None, return_end_token=False, prefix_bias_beta=0, max_input_length=1024,
                         max_decoding_length=256, min_decoding_length=1, use_vmap=False, return_logits_vocab=False,
                         return_attention=False, return_alternatives=False, min_alternative_expansion_prob=0,
-                        sampling_topk=1, sampling_topp=1, sampling_temperature=1, replace_unknowns=False)
+                        sampling_topk=1, sampling_topp=1, sampling_temperature=1, replace_unknowns=False,
+                        source_lang="", target_lang="")
         unknown = set(kwargs) - set(defaults)
         if unknown:
             raise TypeError(f"{method}: unexpected argument(s) {', '.join(sorted(unknown))}")
