@@ -16,6 +16,7 @@ namespace {
 struct Registry {
   std::recursive_mutex mutex;
   std::vector<std::function<void()>*> cleanups;  // of the live OnInterrupt objects
+  std::function<void(int)>* handler = nullptr;     // of the live InterruptHandler, if any
 };
 
 Registry& registry() {
@@ -62,10 +63,18 @@ void watch_interrupts() {
   if (sigisemptyset(&set)) return;
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread([set] {
-    int signal = 0;
-    while (::sigwait(&set, &signal) != 0) {
+    for (;;) {
+      int signal = 0;
+      if (::sigwait(&set, &signal) != 0) continue;
+      {
+        const auto held = OnInterrupt::hold();
+        if (registry().handler != nullptr) {
+          (*registry().handler)(signal);
+          continue;
+        }
+      }
+      end_with(signal);
     }
-    end_with(signal);
   }).detach();
 }
 
@@ -78,6 +87,17 @@ OnInterrupt::~OnInterrupt() {
   const auto held = hold();
   auto& c = registry().cleanups;
   c.erase(std::remove(c.begin(), c.end(), &cleanup_), c.end());
+}
+
+InterruptHandler::InterruptHandler(std::function<void(int)> handler) : handler_(std::move(handler)) {
+  const auto held = OnInterrupt::hold();
+  previous_ = registry().handler;
+  registry().handler = &handler_;
+}
+
+InterruptHandler::~InterruptHandler() {
+  const auto held = OnInterrupt::hold();
+  registry().handler = previous_;
 }
 
 std::unique_lock<std::recursive_mutex> OnInterrupt::hold() { return std::unique_lock<std::recursive_mutex>(registry().mutex); }

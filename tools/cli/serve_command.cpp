@@ -2,19 +2,18 @@
 //
 // Flags that fix a model (compute type, threads, lengths, pooling, normalisation) apply
 // to the -m they follow: `-m a=DIR1 --compute-type int8 -m b=DIR2` gives a int8 and b
-// the default; the same flags before the first -m apply to every model. SIGTERM or SIGINT shut it down gracefully (stop accepting, answer what was
-// accepted, exit 0); a second one stops at once (exit 1).
+// the default; the same flags before the first -m apply to every model. SIGTERM or
+// SIGINT shut it down gracefully (stop accepting, answer what was accepted, exit 0); a
+// second one stops at once (exit 1).
 #include <atomic>
-#include <csignal>
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <memory>
-#include <thread>
 
 #include "attend/server.hpp"
 #include "commands.hpp"
 #include "flag_checks.hpp"
+#include "interrupts.hpp"
 
 namespace attend::cli {
 namespace {
@@ -144,44 +143,25 @@ int run_serve(ServeArgs& args, const CLI::App& app) {
   o.auto_truncate = args.auto_truncate == "true";
   o.access_log = !args.no_access_log;
 
-  // The signals are waited for on a thread of their own: blocked here, before any
-  // thread starts, so that every thread of the server inherits the mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
   std::unique_ptr<attend::Server> server;
   try {
     server = std::make_unique<attend::Server>(o);
   } catch (const attend::OptionError& e) {
     throw UsageError(flag_for(e.option()) + " " + e.value() + ": " + e.requirement());
   }
-  server->start();
-  std::atomic<bool> done{false};
-  std::thread waiter([&] {
-    int received = 0;
-    const timespec tick{0, 200'000'000};
-    while (!done.load()) {
-      if (sigtimedwait(&signals, nullptr, &tick) < 0) continue;
-      if (++received == 1) {
-        server->shutdown();
-      } else {
-        std::fprintf(stderr, "attend serve: a second signal: stopping now, requests in flight are lost\n");
-        std::_Exit(1);
-      }
+  // SIGTERM, SIGINT (and SIGHUP) shut the server down gracefully instead of ending the
+  // process (interrupts.hpp); a second one stops at once.
+  std::atomic<int> received{0};
+  const InterruptHandler on_signal([&](int) {
+    if (received.fetch_add(1) == 0) {
+      server->shutdown();
+    } else {
+      std::fprintf(stderr, "attend serve: a second signal: stopping now, requests in flight are lost\n");
+      std::_Exit(1);
     }
   });
-  try {
-    server->wait();
-  } catch (...) {
-    done.store(true);
-    waiter.join();
-    throw;
-  }
-  done.store(true);
-  waiter.join();
+  server->start();
+  server->wait();
   return 0;
 }
 
