@@ -5,7 +5,9 @@ minimal FastAPI app, on the same model and the standard embedding workload
 (../shared/workloads/embedding_workload.py). N concurrent clients (--clients 1,8,64)
 send one sentence per request, or client batches (--batches 1,32); each run reports
 sentences/s, p50/p99 latency and the server's peak RSS, beside `attend embed`'s offline
-sentences/s for the same compute type and threads. With --translation-model, 16
+sentences/s for the same compute type and threads. The servers are all up at once and
+take turns on each configuration (--rounds times, the order rotating), so that the
+machine's drift falls on each alike. With --translation-model, 16
 concurrent one-sentence clients of attend serve's /translate against `attend translate`'s
 offline generated tokens/s.
 
@@ -19,7 +21,7 @@ that cannot start is reported as skipped, never as zero. Not a test: timings nee
 quiet machine (docs/performance.md records them).
 
 usage: serve_load.py --model MINILM_DIR [--compute-type int8] [--threads 2]
-                     [--clients 1,8,64] [--batches 1,32] [--sentences 1024]
+                     [--clients 1,8,64] [--batches 1,32] [--sentences 1024] [--rounds 3]
                      [--servers attend,infinity,sentence-transformers] [--peers-venv DIR]
                      [--translation-model DIR] [--out results.json] [--setup] [--quick]
 """
@@ -147,11 +149,8 @@ async def load(url: str, body, batches: List[List[str]], clients: int) -> Dict:
         start = time.perf_counter()
         await asyncio.gather(*(client() for _ in range(clients)))
         seconds = time.perf_counter() - start
-    latencies.sort()
     sentences = sum(len(b) for b in batches)
-    return {"sentences_per_s": sentences / seconds, "seconds": seconds,
-            "p50_ms": 1000 * statistics.median(latencies),
-            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}
+    return {"sentences_per_s": sentences / seconds, "seconds": seconds, "latencies": latencies}
 
 
 def offline_embed(attend: Path, model: Path, workload: Path, compute_type: str, threads: int) -> float:
@@ -192,34 +191,58 @@ def start_server(kind: str, args, port: int) -> Server:
 
 
 def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
+    """Every server up at once (idle ones cost no CPU), then for each (request size,
+    clients) the servers take turns, --rounds times, the order rotating each round: a
+    drift of the machine (another process, the clock) falls on all of them alike.
+    Throughput is the median of the rounds; p50/p99 are over every request of them."""
     results: Dict = {"offline_attend_embed_sentences_per_s": offline_embed(args.attend, args.model, workload,
                                                                            args.compute_type, args.threads)}
     print(f"attend embed (offline, {args.compute_type}, {args.threads} threads): "
           f"{results['offline_attend_embed_sentences_per_s']:.1f} sentences/s", flush=True)
-    for kind in args.servers:
-        try:
-            server = start_server(kind, args, free_port())
-        except (RuntimeError, OSError) as e:
-            print(f"{kind}: skipped: {e}", flush=True)
-            results[kind] = {"skipped": str(e)}
-            continue
-        runs = []
-        try:
-            for batch in args.batches:
-                groups = [sentences[i:i + batch] for i in range(0, len(sentences), batch)]
-                asyncio.run(load(server.url + server.route, server.body, groups[:4], 1))  # warm-up
-                for clients in args.clients:
-                    r = asyncio.run(load(server.url + server.route, server.body, groups, clients))
-                    r.update(clients=clients, batch=batch)
-                    runs.append(r)
-                    print(f"{server.name}: {clients:3d} clients × {batch:2d} sentences/request: "
-                          f"{r['sentences_per_s']:8.1f} sentences/s, p50 {r['p50_ms']:8.1f} ms, p99 {r['p99_ms']:8.1f} ms",
-                          flush=True)
-            results[kind] = {"runs": runs, "peak_rss_mib": peak_rss_mib(server.process.pid)}
+    servers: Dict[str, Server] = {}
+    try:
+        for kind in args.servers:
+            try:
+                servers[kind] = start_server(kind, args, free_port())
+            except (RuntimeError, OSError) as e:
+                print(f"{kind}: skipped: {e}", flush=True)
+                results[kind] = {"skipped": str(e)}
+        runs: Dict[str, List[Dict]] = {kind: [] for kind in servers}
+        for batch in args.batches:
+            groups = [sentences[i:i + batch] for i in range(0, len(sentences), batch)]
+            for server in servers.values():  # warm-up
+                asyncio.run(load(server.url + server.route, server.body, groups[:4], 1))
+            for clients in args.clients:
+                rounds: Dict[str, List[Dict]] = {kind: [] for kind in servers}
+                kinds = list(servers)
+                for r in range(args.rounds):
+                    for kind in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
+                        server = servers[kind]
+                        rounds[kind].append(asyncio.run(load(server.url + server.route, server.body, groups, clients)))
+                for kind, measured in rounds.items():
+                    run = summarise(measured)
+                    run.update(clients=clients, batch=batch)
+                    runs[kind].append(run)
+                    print(f"{servers[kind].name}: {clients:3d} clients × {batch:2d} sentences/request: "
+                          f"{run['sentences_per_s']:8.1f} sentences/s (rounds: "
+                          f"{', '.join(f'{m:.0f}' for m in run['rounds_sentences_per_s'])}), "
+                          f"p50 {run['p50_ms']:8.1f} ms, p99 {run['p99_ms']:8.1f} ms", flush=True)
+        for kind, server in servers.items():
+            results[kind] = {"runs": runs[kind], "peak_rss_mib": peak_rss_mib(server.process.pid)}
             print(f"{server.name}: peak RSS {results[kind]['peak_rss_mib']:.0f} MiB", flush=True)
-        finally:
+    finally:
+        for server in servers.values():
             server.stop()
     return results
+
+
+def summarise(measured: List[Dict]) -> Dict:
+    """Rounds of one configuration: the median throughput, percentiles over all requests."""
+    latencies = sorted(x for m in measured for x in m["latencies"])
+    return {"sentences_per_s": statistics.median(m["sentences_per_s"] for m in measured),
+            "rounds_sentences_per_s": [m["sentences_per_s"] for m in measured],
+            "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}
 
 
 def run_translation(args) -> Dict:
@@ -310,7 +333,6 @@ def setup(venv: Path) -> None:
     if not (venv / "bin/python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    subprocess.run(pip + ["--extra-index-url", "https://download.pytorch.org/whl/cpu", "torch"], check=True)
     subprocess.run(pip + ["infinity-emb[all]", "sentence-transformers", "fastapi", "uvicorn", "aiohttp"], check=True)
 
 
@@ -324,6 +346,7 @@ def main() -> int:
     p.add_argument("--batches", default="1,32")
     p.add_argument("--sentences", type=int, default=1024)
     p.add_argument("--servers", default="attend,infinity,sentence-transformers")
+    p.add_argument("--rounds", type=int, default=3, help="turns each server takes per configuration (alternating)")
     p.add_argument("--peers-venv", default=str(SOURCE / "build/bench-peers-venv"))
     p.add_argument("--translation-model", type=Path)
     p.add_argument("--translation-input", type=Path, help="one source sentence per line (default: the CLI fixture corpus)")
@@ -332,7 +355,7 @@ def main() -> int:
     p.add_argument("--quick", action="store_true", help="a tiny run that checks the script (64 sentences, 1 and 8 clients)")
     args = p.parse_args()
     if args.quick:
-        args.sentences, args.clients = min(args.sentences, 64), "1,8"
+        args.sentences, args.clients, args.rounds = min(args.sentences, 64), "1,8", 2
     args.clients = [int(c) for c in args.clients.split(",")]
     args.batches = [int(b) for b in args.batches.split(",")]
     args.servers = [s for s in args.servers.split(",") if s]
