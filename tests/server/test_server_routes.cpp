@@ -180,7 +180,7 @@ TEST_CASE("/embed has TEI's defaults: normalised, truncated — normalize, dimen
   const Reply refused = s.post("/embed", {{"inputs", long_text}, {"truncate", false}});
   REQUIRE_STATUS(refused, 422);
   CHECK(json::parse(refused.body)["error_type"] == "Validation");
-  CHECK(json::parse(refused.body)["error"].get<std::string>().find("more than the model's limit of 64") != std::string::npos);
+  CHECK(json::parse(refused.body)["error"].get<std::string>().find("has more tokens than the model's limit of 64") != std::string::npos);
   const json tokens = json::parse(s.post("/tokenize", {{"inputs", long_text}}).body)[0];
   REQUIRE(tokens.size() > 64);
   std::vector<std::int32_t> left{tokens.front()["id"].get<std::int32_t>()};
