@@ -97,11 +97,12 @@ def peak_rss_mib(pid: int) -> float:
 class Server:
     """A server process, its base URL and the path and body shape of its embedding route."""
 
-    def __init__(self, name: str, command: List[str], port: int, route: str, body, env=None, ready_path="/health"):
+    def __init__(self, name: str, command: List[str], port: int, route: str, body, env=None, ready_path="/health",
+                 cwd=None):
         self.name, self.port, self.route, self.body = name, port, route, body
         self.url = f"http://127.0.0.1:{port}"
         self.log = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env,
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
                                         start_new_session=True)
         deadline = time.time() + 600
         import urllib.request
@@ -116,7 +117,8 @@ class Server:
             except OSError:
                 time.sleep(0.5)
         self.stop()
-        raise RuntimeError(f"{name} did not become ready in 10 minutes")
+        self.log.seek(0)
+        raise RuntimeError(f"{name} did not become ready in 10 minutes: {self.log.read().decode(errors='replace')[-2000:]}")
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -163,6 +165,46 @@ def offline_embed(attend: Path, model: Path, workload: Path, compute_type: str, 
     return float(summary.rsplit(" lines/s", 1)[0].rsplit(" ", 1)[1])
 
 
+def onnx_model(args) -> Path:
+    """Infinity's optimum engine reads an ONNX file inside the model directory and exports
+    none itself (it would look on the Hub): a directory beside the peers' venv with the
+    model's config, tokenizer and pooling files, its ONNX export (optimum-cli) and, for
+    int8, the export quantized by ONNX Runtime's quantize_dynamic (int8 weights, int8
+    GEMMs: ONNX Runtime's best CPU int8) as model_quantized.onnx — the file Infinity
+    prefers on a CPU. Made once, reused."""
+    kind = "int8" if args.compute_type.startswith("int8") else "float32"
+    source = args.model.resolve()
+    out = Path(args.peers_venv) / "onnx-models" / f"{source.parent.name}-{source.name}-{kind}"
+    wanted = out / ("model_quantized.onnx" if kind == "int8" else "model.onnx")
+    if wanted.exists():
+        return out
+    python, cli = Path(args.peers_venv) / "bin/python", Path(args.peers_venv) / "bin/optimum-cli"
+    if not cli.exists():
+        raise RuntimeError(f"no optimum-cli in {args.peers_venv} (run with --setup)")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for entry in source.iterdir():  # everything but the PyTorch weights
+        if entry.suffix not in (".safetensors", ".bin", ".onnx"):
+            (out / entry.name).symlink_to(entry)
+    with tempfile.TemporaryDirectory() as tmp:
+        # O2: ONNX Runtime's fusions (attention, LayerNorm, GELU — exact, not approximated),
+        # what Infinity's own optimisation step (level 99, no GELU approximation) does; made
+        # here because that step fails with the optimum its PyPI extras install.
+        subprocess.run([str(cli), "export", "onnx", "--model", str(source), "--task", "feature-extraction",
+                        "--optimize", "O2", tmp], check=True, capture_output=True)
+        optimized = sorted(Path(tmp).glob("*optimized*.onnx")) or [Path(tmp) / "model.onnx"]
+        shutil.copy(optimized[0], out / "model.onnx")
+    if kind == "int8":
+        # (The fused graph has ONNX Runtime's own operators, whose output types shape
+        # inference does not know: they are float.)
+        subprocess.run([str(python), "-c", "import sys, onnx\n"
+                        "from onnxruntime.quantization import quantize_dynamic, QuantType\n"
+                        "quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8,\n"
+                        "                 extra_options={'DefaultTensorType': onnx.TensorProto.FLOAT})",
+                        str(out / "model.onnx"), str(wanted)], check=True, capture_output=True)
+    return out
+
+
 def start_server(kind: str, args, port: int) -> Server:
     if kind == "attend":
         command = [str(args.attend), "serve", "-m", f"model={args.model}", "--port", str(port), "--no-access-log",
@@ -172,14 +214,22 @@ def start_server(kind: str, args, port: int) -> Server:
     python = Path(args.peers_venv) / "bin/python"
     if not python.exists():
         raise RuntimeError(f"no peers venv at {args.peers_venv} (run with --setup)")
-    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads),
+           "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"}  # (no telemetry, no Hub: nothing outside is reached)
     if kind == "infinity":
         # Its best CPU setting: the optimum (ONNX Runtime) engine, int8 where it is asked for.
         dtype = "int8" if args.compute_type.startswith("int8") else "float32"
-        command = [str(Path(args.peers_venv) / "bin/infinity_emb"), "v2", "--model-id", str(args.model),
+        try:
+            model = onnx_model(args)
+        except subprocess.CalledProcessError as e:
+            raise RuntimeError(f"the ONNX export for Infinity failed: {e.stderr[-2000:]!r}")
+        # Run in the model's directory as "--model-id .": Infinity hands the ONNX file's path
+        # as it globbed it to optimum, which wants it relative to the directory.
+        command = [str((Path(args.peers_venv) / "bin/infinity_emb").resolve()), "v2", "--model-id", ".",
                    "--served-model-name", "model", "--engine", "optimum", "--device", "cpu", "--dtype", dtype,
                    "--batch-size", "32", "--port", str(port), "--no-model-warmup"]
-        return Server("infinity (optimum)", command, port, "/embeddings", lambda b: {"model": "model", "input": b}, env=env)
+        return Server("infinity (optimum)", command, port, "/embeddings", lambda b: {"model": "model", "input": b}, env=env,
+                      cwd=model)
     if kind == "sentence-transformers":
         app = Path(tempfile.mkdtemp()) / "st_app.py"
         app.write_text(FASTAPI_APP)
@@ -208,7 +258,7 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
                 print(f"{kind}: skipped: {e}", flush=True)
                 results[kind] = {"skipped": str(e)}
         runs: Dict[str, List[Dict]] = {kind: [] for kind in servers}
-        for batch in args.batches:
+        for batch in args.batches if servers else []:
             groups = [sentences[i:i + batch] for i in range(0, len(sentences), batch)]
             for server in servers.values():  # warm-up
                 asyncio.run(load(server.url + server.route, server.body, groups[:4], 1))
