@@ -190,8 +190,10 @@ def onnx_model(args) -> Path:
         # O2: ONNX Runtime's fusions (attention, LayerNorm, GELU — exact, not approximated),
         # what Infinity's own optimisation step (level 99, no GELU approximation) does; made
         # here because that step fails with the optimum its PyPI extras install.
+        # (--library-name transformers: the bare encoder, whose last_hidden_state Infinity
+        # pools itself, rather than sentence-transformers' whole pipeline.)
         subprocess.run([str(cli), "export", "onnx", "--model", str(source), "--task", "feature-extraction",
-                        "--optimize", "O2", tmp], check=True, capture_output=True)
+                        "--library-name", "transformers", "--optimize", "O2", tmp], check=True, capture_output=True)
         optimized = sorted(Path(tmp).glob("*optimized*.onnx")) or [Path(tmp) / "model.onnx"]
         shutil.copy(optimized[0], out / "model.onnx")
     if kind == "int8":
@@ -404,6 +406,9 @@ def main() -> int:
     p.add_argument("--setup", action="store_true", help="make the peers' venv first")
     p.add_argument("--quick", action="store_true", help="a tiny run that checks the script (64 sentences, 1 and 8 clients)")
     args = p.parse_args()
+    # A SIGTERM (timeout, a CI's kill) unwinds as an exception: the servers, in sessions
+    # of their own, are stopped by the finally clauses instead of left running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.quick:
         args.sentences, args.clients, args.rounds = min(args.sentences, 64), "1,8", 2
     args.clients = [int(c) for c in args.clients.split(",")]
