@@ -127,7 +127,8 @@ class ATTEND_API Model {
  private:
   friend class Translator;
   Model() = default;
-  static Model load_files(const runtime::ModelFiles& files, const LoadOptions& options);
+  // load and load_from_memory alike; internal (runtime's type), so not exported.
+  __attribute__((visibility("hidden"))) static Model load_files(const runtime::ModelFiles& files, const LoadOptions& options);
   struct State;
   std::shared_ptr<const State> state_;
 };

@@ -82,18 +82,8 @@ def cli():
 # A test that needs an optional package is marked with what it needs and runs in its
 # own ctest test (tests/CMakeLists.txt: run_pytest.sh --needs MODULE, which exits 77
 # where the package is missing). Any other skip inside a run that otherwise passes makes
-# the run exit 77 (run_pytest.sh sets ATTEND_PYTEST_SKIPS_EXIT), so ctest reports it
+# the run exit 77 (plugin/ctest_skips.py, which run_pytest.sh loads), so ctest reports it
 # skipped, with the reasons, rather than passed.
 def pytest_configure(config):
     config.addinivalue_line("markers", "needs_ctranslate2: compares with CTranslate2 itself (installed from PyPI)")
 
-
-def pytest_sessionfinish(session, exitstatus):
-    if exitstatus != 0 or not os.environ.get("ATTEND_PYTEST_SKIPS_EXIT"):
-        return
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    skipped = reporter.stats.get("skipped", []) if reporter else []
-    if skipped:
-        reasons = sorted({str(r.longrepr[2]) if isinstance(r.longrepr, tuple) else str(r.longrepr) for r in skipped})
-        print(f"\nskipped: {len(skipped)} test(s) skipped: " + "; ".join(reasons))
-        session.exitstatus = 77

@@ -2,7 +2,8 @@
 # Runs pytest on tests/python in the venv setup_venv.sh made, with the paths the tests
 # need. Exits 77 (ctest: skipped) when that venv is not ready, with --needs MODULE when
 # that optional package (ray, ctranslate2) could not be installed, and when any test
-# skips in a run that otherwise passes (conftest.py), so ctest never shows a skip as a pass.
+# skips in a run that otherwise passes (plugin/ctest_skips.py, loaded for every directory it
+# runs), so ctest never shows a skip as a pass.
 # Usage: run_pytest.sh BUILD_DIR SOURCE_DIR CLI_FIXTURE_DIR [--needs MODULE] PYTEST_ARGS…
 set -euo pipefail
 build=$1 source=$2 fixture=$3
@@ -21,6 +22,6 @@ if [[ ${1:-} == --needs ]]; then
   fi
 fi
 export ATTEND_CLI=$build/bin/attend ATTEND_CLI_FIXTURE=$fixture ATTEND_TEST_MODELS=$source/tests/data/models
-export ATTEND_PYTEST_SKIPS_EXIT=1
+export PYTHONPATH=$source/tests/python/plugin${PYTHONPATH:+:$PYTHONPATH}
 cd "$source"
-exec "$venv/bin/python" -m pytest -p no:cacheprovider -q "$@"
+exec "$venv/bin/python" -m pytest -p no:cacheprovider -p ctest_skips -q "$@"

@@ -35,10 +35,12 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$wanted" ]]; then
     echo "skipped: cannot install ${core[*]} from PyPI (no network?)"
     exit 77
   fi
+  missing=0
   for extra in "${extras[@]}"; do
-    "${pip[@]}" install "$extra" || echo "note: $extra could not be installed; the ctest tests that need it report skipped"
+    "${pip[@]}" install "$extra" || { echo "note: $extra could not be installed; the ctest tests that need it report skipped"; missing=1; }
   done
-  echo "$wanted" > "$stamp"
+  # Recorded only when everything installed, so that a later run tries the missing again.
+  if [[ $missing == 0 ]]; then echo "$wanted" > "$stamp"; fi
 fi
 
 cmake --install "$build" --prefix "$dir/prefix" > /dev/null

@@ -131,14 +131,14 @@ def test_a_pairs_sentences_a_and_b_are_marked_and_saved(tmp_path):
         assert list(z["source_tokens"]) == e.tokens and int(z["line"]) == 3
 
 
-def roberta_for_the_bpe_fixture(directory):
-    """The RoBERTa fixture model grown to the byte-level BPE tokenizer fixture's vocabulary
-    (more embedding rows, random), with that tokenizer.json: a RoBERTa that reads text."""
+def grown_encoder(source, directory, size):
+    """The encoder fixture `source` (config.json, model.safetensors) copied to `directory`
+    with its word embeddings grown to `size` rows (the new ones random): a fixture model
+    that reads every id of a larger tokenizer's vocabulary."""
     import json
     import struct
     import sys
 
-    source, tokenizer = ENCODERS / "roberta", ENCODERS.parent / "tokenizers" / "roberta-bpe.json"
     sys.path.insert(0, str(ENCODERS.parents[2] / "tools"))
     import safetensors_writer
 
@@ -147,8 +147,6 @@ def roberta_for_the_bpe_fixture(directory):
         data = f.read()
     tensors = {name: np.frombuffer(data[t["data_offsets"][0]:t["data_offsets"][1]], dtype="<f4").reshape(t["shape"])
                for name, t in header.items() if name != "__metadata__"}
-    vocab = json.loads(tokenizer.read_text(encoding="utf-8"))
-    size = max(list(vocab["model"]["vocab"].values()) + [t["id"] for t in vocab["added_tokens"]]) + 1
     name = next(n for n in tensors if n.endswith("word_embeddings.weight"))
     grown = np.random.default_rng(3).standard_normal((size, tensors[name].shape[1])).astype(np.float32) * 0.02
     grown[:tensors[name].shape[0]] = tensors[name]
@@ -158,6 +156,18 @@ def roberta_for_the_bpe_fixture(directory):
     config = json.loads((source / "config.json").read_text())
     config["vocab_size"] = size
     (directory / "config.json").write_text(json.dumps(config))
+    return directory
+
+
+def roberta_for_the_bpe_fixture(directory):
+    """The RoBERTa fixture model grown to the byte-level BPE tokenizer fixture's vocabulary,
+    with that tokenizer.json: a RoBERTa that reads text."""
+    import json
+
+    tokenizer = ENCODERS.parent / "tokenizers" / "roberta-bpe.json"
+    vocab = json.loads(tokenizer.read_text(encoding="utf-8"))
+    size = max(list(vocab["model"]["vocab"].values()) + [t["id"] for t in vocab["added_tokens"]]) + 1
+    grown_encoder(ENCODERS / "roberta", directory, size)
     shutil.copy(tokenizer, directory / "tokenizer.json")
     return directory
 
@@ -172,3 +182,61 @@ def test_sequence_ids_of_a_roberta_pair_whose_type_ids_are_all_zero(tmp_path):
     assert h.source_ids == e.ids and h.source_tokens == e.tokens
     assert h.source_sequence_ids == [-1 if s is None else s for s in e.sequence_ids]
     assert h.source_sequence_ids.count(-1) == 4 and h.encoder_self.shape[2] == len(e.ids)
+
+
+# Labels from every kind of tokenizer an encoder directory may carry (issue 30): a
+# SentencePiece model (sentencepiece.bpe.model, no tokenizer.json), BERT's vocab.txt alone
+# and a CTranslate2 encoder's vocabulary.json — each as its own oracle names the tokens.
+
+def transformers_expected(name):
+    """{text: transformers' encoding} of the single texts of the tokenizer fixtures' corpus
+    (tests/data/tokenizers/expected, written by transformers from the fixture directory)."""
+    import json
+
+    expected = ENCODERS.parent / "tokenizers" / "expected"
+    with open(expected / "cases.jsonl", encoding="utf-8") as c, open(expected / f"vocab-files-{name}.jsonl", encoding="utf-8") as e:
+        pairs = [(json.loads(a), json.loads(b)) for a, b in zip(c, e)]
+    return {case["a"]: encoding for case, encoding in pairs if set(case) == {"a"}}
+
+
+def test_a_sentencepiece_encoders_attention_is_labelled_with_its_pieces(tmp_path):
+    # XLM-R from sentencepiece.bpe.model alone: transformers' XLMRobertaTokenizer's pieces.
+    fixture = ENCODERS.parent / "tokenizers" / "vocab-files" / "xlmr-unigram"
+    expected = transformers_expected("xlmr-unigram")
+    model = grown_encoder(ENCODERS / "xlm-roberta", tmp_path / "xlmr", max(max(e["ids"]) for e in expected.values()) + 1)
+    for name in ("sentencepiece.bpe.model", "tokenizer_config.json"):
+        shutil.copy(fixture / name, model / name)
+    encoder = attend.Encoder(str(model))
+    first, second = expected["user@example.org"], expected["İstanbul"]
+    h = encoder.text_attention_heads("user@example.org")
+    assert h.source_tokens == first["tokens"] and h.source_ids == first["ids"]
+    assert h.source_sequence_ids == [-1] + [0] * (len(first["ids"]) - 2) + [-1]
+    assert encoder.attention_heads(first["ids"]).source_tokens == first["tokens"]  # ids in: the same names
+    # A pair as XLM-R's template joins them: <s> A </s></s> B </s>, sentence B marked by its sequence ids.
+    a, b = first["tokens"][1:-1], second["tokens"][1:-1]
+    p = encoder.text_attention_heads("user@example.org", "İstanbul")
+    assert p.source_tokens == ["<s>", *a, "</s>", "</s>", *b, "</s>"]
+    assert p.source_sequence_ids == [-1] + [0] * len(a) + [-1, -1] + [1] * len(b) + [-1]
+    assert p.encoder_self.shape[2:] == (len(p.source_tokens),) * 2
+
+
+def test_a_vocab_txt_encoders_attention_is_labelled_with_its_wordpieces(tmp_path):
+    # BERT with vocab.txt only (no tokenizer.json): the tokens tokenizer.json of the same vocabulary gives.
+    model = tmp_path / "bert-vocab"
+    shutil.copytree(ENCODERS / "bert", model, ignore=shutil.ignore_patterns("tokenizer.json", "tokenizer_config.json"))
+    text, pair = "The quick brown fox jumps over the lazy dog", "hello world"
+    e = hf_encoding(ENCODERS / "bert", text, pair)
+    h = attend.Encoder(str(model)).text_attention_heads(text, pair)
+    assert h.source_tokens == e.tokens and h.source_ids == e.ids
+    assert h.source_sequence_ids == [-1 if s is None else s for s in e.sequence_ids]
+    assert attend.Encoder(str(model)).attention_heads(e.ids).source_tokens == e.tokens
+
+
+def test_a_ctranslate2_encoders_attention_is_labelled_from_its_vocabulary():
+    import json
+
+    model = ENCODERS / "ct2-bert"
+    vocabulary = json.loads((model / "vocabulary.json").read_text(encoding="utf-8"))
+    ids = [2, 30, 5, 6, 7, 3]
+    h = attend.Encoder(str(model)).attention_heads(ids)
+    assert h.source_tokens == [vocabulary[i] for i in ids] and h.source_tokens[0] == "[CLS]"

@@ -6,7 +6,8 @@ PNG opened again and checked for its size and that it is not blank. The figures'
 geometry is checked for what a reader needs: every token labelled at ≥ 6.5 pt with no
 two labels overlapping at 50 tokens, a colour bar that names its scale, --max-tokens
 cropping, sentence B and special tokens marked, and the model and the sentence in the
-title.
+title; the command line with every option of a picture; the labels of a translation
+the model's SentencePiece pieces (spm_encode).
 
     test_plot_attention.py ATTEND MODEL_DIR SOURCE_DIR
 """
@@ -133,6 +134,17 @@ def main():
     out = os.path.join(scratch, "grid.png")
     run(tool + [npz, "-o", out])  # the command line once; its variants in this process (matplotlib loads once)
     sizes["grid"] = read_png(out)
+    out = os.path.join(scratch, "options.png")  # and once with every option of a picture
+    run(tool + [npz, "--kind", "encoder_self", "--layer", "1", "--scale", "global", "--max-tokens", "4", "--dpi", "80", "-o", out])
+    sizes["options"] = read_png(out)
+    check(sizes["options"][0] < sizes["grid"][0] and sizes["options"][1] < sizes["grid"][1],
+          f"one layer of 4 tokens at 80 dpi is smaller than the grid: {sizes['options']}, {sizes['grid']}")
+    # The labels are the model's SentencePiece pieces, as spm_encode cuts the line, and its end token.
+    pieces = run(["spm_encode", "--model", os.path.join(model, "source.spm")], input=lines.splitlines()[0] + "\n").stdout.split()
+    fig = plot_attention.heads_figure(z, npz, "cross", 0, 0, "head", None)
+    labels = [t.get_text() for t in plot_attention.labels_of(fig.axes[0], "column label")]
+    check(labels == pieces + ["</s>"], f"the column labels are SentencePiece's pieces: {labels} != {pieces} + </s>")
+    plot_attention.plt.close(fig)
     for name, args in (("layer", ("cross", 1, None, "head", None)), ("head", ("cross", 1, 2, "head", None)),
                        ("global", ("cross", None, None, "global", None)), ("crop", ("encoder_self", None, None, "head", 4))):
         out = os.path.join(scratch, name + ".png")

@@ -16,7 +16,7 @@ namespace {
 struct Registry {
   std::recursive_mutex mutex;
   std::vector<std::function<void()>*> cleanups;  // of the live OnInterrupt objects
-  std::function<void(int)>* handler = nullptr;     // of the live InterruptHandler, if any
+  std::function<void(int)> handler;               // a live TakeInterrupts' (empty: none)
 };
 
 Registry& registry() {
@@ -66,14 +66,13 @@ void watch_interrupts() {
     for (;;) {
       int signal = 0;
       if (::sigwait(&set, &signal) != 0) continue;
+      std::function<void(int)> handler;
       {
         const auto held = OnInterrupt::hold();
-        if (registry().handler != nullptr) {
-          (*registry().handler)(signal);
-          continue;
-        }
+        handler = registry().handler;
       }
-      end_with(signal);
+      if (!handler) end_with(signal);
+      handler(signal);
     }
   }).detach();
 }
@@ -89,15 +88,14 @@ OnInterrupt::~OnInterrupt() {
   c.erase(std::remove(c.begin(), c.end(), &cleanup_), c.end());
 }
 
-InterruptHandler::InterruptHandler(std::function<void(int)> handler) : handler_(std::move(handler)) {
+TakeInterrupts::TakeInterrupts(std::function<void(int)> handler) {
   const auto held = OnInterrupt::hold();
-  previous_ = registry().handler;
-  registry().handler = &handler_;
+  registry().handler = std::move(handler);
 }
 
-InterruptHandler::~InterruptHandler() {
+TakeInterrupts::~TakeInterrupts() {
   const auto held = OnInterrupt::hold();
-  registry().handler = previous_;
+  registry().handler = nullptr;
 }
 
 std::unique_lock<std::recursive_mutex> OnInterrupt::hold() { return std::unique_lock<std::recursive_mutex>(registry().mutex); }

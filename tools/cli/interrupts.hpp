@@ -7,9 +7,6 @@
 // The signals are blocked in every thread and taken by a thread of their own
 // (sigwait), so the cleanups are ordinary code, not signal handlers: a cleanup may lock
 // and flush a stdio stream, rename a file and print.
-//
-// A command that ends gracefully on its own (`attend serve`: stop accepting, answer what
-// was accepted, exit 0) takes the signals over with an InterruptHandler instead.
 #pragma once
 
 #include <functional>
@@ -20,6 +17,17 @@ namespace attend::cli {
 // Starts the watching thread. Call it first thing in main(), before any other thread
 // exists: threads inherit the blocked signals from the thread that starts them.
 void watch_interrupts();
+
+// A command that ends on its own when told (attend serve: stop accepting, answer what is
+// queued, exit 0) takes the signals instead, for as long as this object lives: each
+// signal calls `handler` on the watching thread, and the process goes on.
+class TakeInterrupts {
+ public:
+  explicit TakeInterrupts(std::function<void(int signal)> handler);
+  ~TakeInterrupts();
+  TakeInterrupts(const TakeInterrupts&) = delete;
+  TakeInterrupts& operator=(const TakeInterrupts&) = delete;
+};
 
 // A cleanup registered for as long as this object lives, run on the watching thread
 // when one of the signals arrives, before the process ends.
@@ -36,21 +44,6 @@ class OnInterrupt {
 
  private:
   std::function<void()> cleanup_;
-};
-
-// While it lives, each of the signals calls `handler(signal)` on the watching thread
-// instead of ending the process (the handler decides: a first one may shut down
-// gracefully, a second stop at once). One at a time; the latest one created wins.
-class InterruptHandler {
- public:
-  explicit InterruptHandler(std::function<void(int signal)> handler);
-  ~InterruptHandler();  // waits for a call in progress
-  InterruptHandler(const InterruptHandler&) = delete;
-  InterruptHandler& operator=(const InterruptHandler&) = delete;
-
- private:
-  std::function<void(int)> handler_;
-  std::function<void(int)>* previous_;
 };
 
 }  // namespace attend::cli

@@ -2,9 +2,8 @@
 //
 // Flags that fix a model (compute type, threads, lengths, pooling, normalisation) apply
 // to the -m they follow: `-m a=DIR1 --compute-type int8 -m b=DIR2` gives a int8 and b
-// the default; the same flags before the first -m apply to every model. SIGTERM or
-// SIGINT shut it down gracefully (stop accepting, answer what was accepted, exit 0); a
-// second one stops at once (exit 1).
+// the default; the same flags before the first -m apply to every model. SIGTERM or SIGINT shut it down gracefully (stop accepting, answer what was
+// accepted, exit 0); a second one stops at once (exit 1).
 #include <atomic>
 #include <cstdio>
 #include <map>
@@ -149,10 +148,11 @@ int run_serve(ServeArgs& args, const CLI::App& app) {
   } catch (const attend::OptionError& e) {
     throw UsageError(flag_for(e.option()) + " " + e.value() + ": " + e.requirement());
   }
-  // SIGTERM, SIGINT (and SIGHUP) shut the server down gracefully instead of ending the
-  // process (interrupts.hpp); a second one stops at once.
+  server->start();
+  // SIGTERM, SIGINT (and SIGHUP) reach the watching thread of interrupts.hpp, blocked in
+  // every other thread: the first drains the server, a second ends the process now.
   std::atomic<int> received{0};
-  const InterruptHandler on_signal([&](int) {
+  TakeInterrupts drain([&](int) {
     if (received.fetch_add(1) == 0) {
       server->shutdown();
     } else {
@@ -160,7 +160,6 @@ int run_serve(ServeArgs& args, const CLI::App& app) {
       std::_Exit(1);
     }
   });
-  server->start();
   server->wait();
   return 0;
 }

@@ -93,6 +93,8 @@ class Server:
         return False
 
     def close(self) -> None:
+        """Stops accepting, finishes what is queued and waits for the server to end
+        (``shutdown`` then ``wait``; what ``with Server(...)`` does on leaving)."""
         self.shutdown()
         self.wait()
 
