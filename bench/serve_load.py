@@ -5,7 +5,9 @@ minimal FastAPI app, on the same model and the standard embedding workload
 (../shared/workloads/embedding_workload.py). N concurrent clients (--clients 1,8,64)
 send one sentence per request, or client batches (--batches 1,32); each run reports
 sentences/s, p50/p99 latency and the server's peak RSS, beside `attend embed`'s offline
-sentences/s for the same compute type and threads. With --translation-model, 16
+sentences/s for the same compute type and threads. The servers are all up at once and
+take turns on each configuration (--rounds times, the order rotating), so that the
+machine's drift falls on each alike. With --translation-model, 16
 concurrent one-sentence clients of attend serve's /translate against `attend translate`'s
 offline generated tokens/s.
 
@@ -19,7 +21,7 @@ that cannot start is reported as skipped, never as zero. Not a test: timings nee
 quiet machine (docs/performance.md records them).
 
 usage: serve_load.py --model MINILM_DIR [--compute-type int8] [--threads 2]
-                     [--clients 1,8,64] [--batches 1,32] [--sentences 1024]
+                     [--clients 1,8,64] [--batches 1,32] [--sentences 1024] [--rounds 3]
                      [--servers attend,infinity,sentence-transformers] [--peers-venv DIR]
                      [--translation-model DIR] [--out results.json] [--setup] [--quick]
 """
@@ -95,11 +97,12 @@ def peak_rss_mib(pid: int) -> float:
 class Server:
     """A server process, its base URL and the path and body shape of its embedding route."""
 
-    def __init__(self, name: str, command: List[str], port: int, route: str, body, env=None, ready_path="/health"):
+    def __init__(self, name: str, command: List[str], port: int, route: str, body, env=None, ready_path="/health",
+                 cwd=None):
         self.name, self.port, self.route, self.body = name, port, route, body
         self.url = f"http://127.0.0.1:{port}"
         self.log = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env,
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
                                         start_new_session=True)
         deadline = time.time() + 600
         import urllib.request
@@ -114,7 +117,8 @@ class Server:
             except OSError:
                 time.sleep(0.5)
         self.stop()
-        raise RuntimeError(f"{name} did not become ready in 10 minutes")
+        self.log.seek(0)
+        raise RuntimeError(f"{name} did not become ready in 10 minutes: {self.log.read().decode(errors='replace')[-2000:]}")
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -147,11 +151,8 @@ async def load(url: str, body, batches: List[List[str]], clients: int) -> Dict:
         start = time.perf_counter()
         await asyncio.gather(*(client() for _ in range(clients)))
         seconds = time.perf_counter() - start
-    latencies.sort()
     sentences = sum(len(b) for b in batches)
-    return {"sentences_per_s": sentences / seconds, "seconds": seconds,
-            "p50_ms": 1000 * statistics.median(latencies),
-            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}
+    return {"sentences_per_s": sentences / seconds, "seconds": seconds, "latencies": latencies}
 
 
 def offline_embed(attend: Path, model: Path, workload: Path, compute_type: str, threads: int) -> float:
@@ -164,6 +165,48 @@ def offline_embed(attend: Path, model: Path, workload: Path, compute_type: str, 
     return float(summary.rsplit(" lines/s", 1)[0].rsplit(" ", 1)[1])
 
 
+def onnx_model(args) -> Path:
+    """Infinity's optimum engine reads an ONNX file inside the model directory and exports
+    none itself (it would look on the Hub): a directory beside the peers' venv with the
+    model's config, tokenizer and pooling files, its ONNX export (optimum-cli) and, for
+    int8, the export quantized by ONNX Runtime's quantize_dynamic (int8 weights, int8
+    GEMMs: ONNX Runtime's best CPU int8) as model_quantized.onnx — the file Infinity
+    prefers on a CPU. Made once, reused."""
+    kind = "int8" if args.compute_type.startswith("int8") else "float32"
+    source = args.model.resolve()
+    out = Path(args.peers_venv) / "onnx-models" / f"{source.parent.name}-{source.name}-{kind}"
+    wanted = out / ("model_quantized.onnx" if kind == "int8" else "model.onnx")
+    if wanted.exists():
+        return out
+    python, cli = Path(args.peers_venv) / "bin/python", Path(args.peers_venv) / "bin/optimum-cli"
+    if not cli.exists():
+        raise RuntimeError(f"no optimum-cli in {args.peers_venv} (run with --setup)")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for entry in source.iterdir():  # everything but the PyTorch weights
+        if entry.suffix not in (".safetensors", ".bin", ".onnx"):
+            (out / entry.name).symlink_to(entry)
+    with tempfile.TemporaryDirectory() as tmp:
+        # O2: ONNX Runtime's fusions (attention, LayerNorm, GELU — exact, not approximated),
+        # what Infinity's own optimisation step (level 99, no GELU approximation) does; made
+        # here because that step fails with the optimum its PyPI extras install.
+        # (--library-name transformers: the bare encoder, whose last_hidden_state Infinity
+        # pools itself, rather than sentence-transformers' whole pipeline.)
+        subprocess.run([str(cli), "export", "onnx", "--model", str(source), "--task", "feature-extraction",
+                        "--library-name", "transformers", "--optimize", "O2", tmp], check=True, capture_output=True)
+        optimized = sorted(Path(tmp).glob("*optimized*.onnx")) or [Path(tmp) / "model.onnx"]
+        shutil.copy(optimized[0], out / "model.onnx")
+    if kind == "int8":
+        # (The fused graph has ONNX Runtime's own operators, whose output types shape
+        # inference does not know: they are float.)
+        subprocess.run([str(python), "-c", "import sys, onnx\n"
+                        "from onnxruntime.quantization import quantize_dynamic, QuantType\n"
+                        "quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8,\n"
+                        "                 extra_options={'DefaultTensorType': onnx.TensorProto.FLOAT})",
+                        str(out / "model.onnx"), str(wanted)], check=True, capture_output=True)
+    return out
+
+
 def start_server(kind: str, args, port: int) -> Server:
     if kind == "attend":
         command = [str(args.attend), "serve", "-m", f"model={args.model}", "--port", str(port), "--no-access-log",
@@ -173,14 +216,22 @@ def start_server(kind: str, args, port: int) -> Server:
     python = Path(args.peers_venv) / "bin/python"
     if not python.exists():
         raise RuntimeError(f"no peers venv at {args.peers_venv} (run with --setup)")
-    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads),
+           "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"}  # (no telemetry, no Hub: nothing outside is reached)
     if kind == "infinity":
         # Its best CPU setting: the optimum (ONNX Runtime) engine, int8 where it is asked for.
         dtype = "int8" if args.compute_type.startswith("int8") else "float32"
-        command = [str(Path(args.peers_venv) / "bin/infinity_emb"), "v2", "--model-id", str(args.model),
+        try:
+            model = onnx_model(args)
+        except subprocess.CalledProcessError as e:
+            raise RuntimeError(f"the ONNX export for Infinity failed: {e.stderr[-2000:]!r}")
+        # Run in the model's directory as "--model-id .": Infinity hands the ONNX file's path
+        # as it globbed it to optimum, which wants it relative to the directory.
+        command = [str((Path(args.peers_venv) / "bin/infinity_emb").resolve()), "v2", "--model-id", ".",
                    "--served-model-name", "model", "--engine", "optimum", "--device", "cpu", "--dtype", dtype,
                    "--batch-size", "32", "--port", str(port), "--no-model-warmup"]
-        return Server("infinity (optimum)", command, port, "/embeddings", lambda b: {"model": "model", "input": b}, env=env)
+        return Server("infinity (optimum)", command, port, "/embeddings", lambda b: {"model": "model", "input": b}, env=env,
+                      cwd=model)
     if kind == "sentence-transformers":
         app = Path(tempfile.mkdtemp()) / "st_app.py"
         app.write_text(FASTAPI_APP)
@@ -192,34 +243,58 @@ def start_server(kind: str, args, port: int) -> Server:
 
 
 def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
+    """Every server up at once (idle ones cost no CPU), then for each (request size,
+    clients) the servers take turns, --rounds times, the order rotating each round: a
+    drift of the machine (another process, the clock) falls on all of them alike.
+    Throughput is the median of the rounds; p50/p99 are over every request of them."""
     results: Dict = {"offline_attend_embed_sentences_per_s": offline_embed(args.attend, args.model, workload,
                                                                            args.compute_type, args.threads)}
     print(f"attend embed (offline, {args.compute_type}, {args.threads} threads): "
           f"{results['offline_attend_embed_sentences_per_s']:.1f} sentences/s", flush=True)
-    for kind in args.servers:
-        try:
-            server = start_server(kind, args, free_port())
-        except (RuntimeError, OSError) as e:
-            print(f"{kind}: skipped: {e}", flush=True)
-            results[kind] = {"skipped": str(e)}
-            continue
-        runs = []
-        try:
-            for batch in args.batches:
-                groups = [sentences[i:i + batch] for i in range(0, len(sentences), batch)]
-                asyncio.run(load(server.url + server.route, server.body, groups[:4], 1))  # warm-up
-                for clients in args.clients:
-                    r = asyncio.run(load(server.url + server.route, server.body, groups, clients))
-                    r.update(clients=clients, batch=batch)
-                    runs.append(r)
-                    print(f"{server.name}: {clients:3d} clients × {batch:2d} sentences/request: "
-                          f"{r['sentences_per_s']:8.1f} sentences/s, p50 {r['p50_ms']:8.1f} ms, p99 {r['p99_ms']:8.1f} ms",
-                          flush=True)
-            results[kind] = {"runs": runs, "peak_rss_mib": peak_rss_mib(server.process.pid)}
+    servers: Dict[str, Server] = {}
+    try:
+        for kind in args.servers:
+            try:
+                servers[kind] = start_server(kind, args, free_port())
+            except (RuntimeError, OSError) as e:
+                print(f"{kind}: skipped: {e}", flush=True)
+                results[kind] = {"skipped": str(e)}
+        runs: Dict[str, List[Dict]] = {kind: [] for kind in servers}
+        for batch in args.batches if servers else []:
+            groups = [sentences[i:i + batch] for i in range(0, len(sentences), batch)]
+            for server in servers.values():  # warm-up
+                asyncio.run(load(server.url + server.route, server.body, groups[:4], 1))
+            for clients in args.clients:
+                rounds: Dict[str, List[Dict]] = {kind: [] for kind in servers}
+                kinds = list(servers)
+                for r in range(args.rounds):
+                    for kind in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
+                        server = servers[kind]
+                        rounds[kind].append(asyncio.run(load(server.url + server.route, server.body, groups, clients)))
+                for kind, measured in rounds.items():
+                    run = summarise(measured)
+                    run.update(clients=clients, batch=batch)
+                    runs[kind].append(run)
+                    print(f"{servers[kind].name}: {clients:3d} clients × {batch:2d} sentences/request: "
+                          f"{run['sentences_per_s']:8.1f} sentences/s (rounds: "
+                          f"{', '.join(f'{m:.0f}' for m in run['rounds_sentences_per_s'])}), "
+                          f"p50 {run['p50_ms']:8.1f} ms, p99 {run['p99_ms']:8.1f} ms", flush=True)
+        for kind, server in servers.items():
+            results[kind] = {"runs": runs[kind], "peak_rss_mib": peak_rss_mib(server.process.pid)}
             print(f"{server.name}: peak RSS {results[kind]['peak_rss_mib']:.0f} MiB", flush=True)
-        finally:
+    finally:
+        for server in servers.values():
             server.stop()
     return results
+
+
+def summarise(measured: List[Dict]) -> Dict:
+    """Rounds of one configuration: the median throughput, percentiles over all requests."""
+    latencies = sorted(x for m in measured for x in m["latencies"])
+    return {"sentences_per_s": statistics.median(m["sentences_per_s"] for m in measured),
+            "rounds_sentences_per_s": [m["sentences_per_s"] for m in measured],
+            "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}
 
 
 def run_translation(args) -> Dict:
@@ -310,7 +385,6 @@ def setup(venv: Path) -> None:
     if not (venv / "bin/python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    subprocess.run(pip + ["--extra-index-url", "https://download.pytorch.org/whl/cpu", "torch"], check=True)
     subprocess.run(pip + ["infinity-emb[all]", "sentence-transformers", "fastapi", "uvicorn", "aiohttp"], check=True)
 
 
@@ -324,6 +398,7 @@ def main() -> int:
     p.add_argument("--batches", default="1,32")
     p.add_argument("--sentences", type=int, default=1024)
     p.add_argument("--servers", default="attend,infinity,sentence-transformers")
+    p.add_argument("--rounds", type=int, default=3, help="turns each server takes per configuration (alternating)")
     p.add_argument("--peers-venv", default=str(SOURCE / "build/bench-peers-venv"))
     p.add_argument("--translation-model", type=Path)
     p.add_argument("--translation-input", type=Path, help="one source sentence per line (default: the CLI fixture corpus)")
@@ -331,8 +406,11 @@ def main() -> int:
     p.add_argument("--setup", action="store_true", help="make the peers' venv first")
     p.add_argument("--quick", action="store_true", help="a tiny run that checks the script (64 sentences, 1 and 8 clients)")
     args = p.parse_args()
+    # A SIGTERM (timeout, a CI's kill) unwinds as an exception: the servers, in sessions
+    # of their own, are stopped by the finally clauses instead of left running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.quick:
-        args.sentences, args.clients = min(args.sentences, 64), "1,8"
+        args.sentences, args.clients, args.rounds = min(args.sentences, 64), "1,8", 2
     args.clients = [int(c) for c in args.clients.split(",")]
     args.batches = [int(b) for b in args.batches.split(",")]
     args.servers = [s for s in args.servers.split(",") if s]

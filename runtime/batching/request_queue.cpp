@@ -65,7 +65,9 @@ std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(std::vector
       it = queue_.erase(it);
     }
     if (queue_.empty()) {
-      if (closed_) return {};
+      // The dropped are reported at once: their clients' calls end only when the caller
+      // hears of them, and a shutdown waits for every call to end before it closes.
+      if (closed_ || (dropped && !dropped->empty())) return {};
       changed_.wait(lock);
       continue;
     }

@@ -59,7 +59,8 @@ class RequestQueue {
 
   // Blocks until a batch is ready, by the policy above; empty once the queue is closed
   // and drained. The abandoned requests it skips go to `dropped` (when given), so that
-  // their callers can be told.
+  // their callers can be told — at once: with nothing else queued it returns an empty
+  // batch rather than wait holding them.
   std::vector<std::shared_ptr<QueuedRequest>> next_batch(std::vector<std::shared_ptr<QueuedRequest>>* dropped = nullptr);
 
   // No more requests: next_batch hands out what is queued, then returns empty.

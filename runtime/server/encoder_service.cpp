@@ -53,18 +53,24 @@ void EncoderService::load() {
   read_prompts(spec_.directory, prompts_, default_prompt_name_);
 }
 
+// Not truncating, the tokenizer still stops one token past the limit: enough to refuse
+// the input (422) without tokenizing a megabyte of text only to count it.
+void EncoderService::tokenize_options(bool truncate, bool from_left, runtime::TokenizeOptions& o) const {
+  o.max_length = info_.max_length + (truncate ? 0 : 1);
+  o.truncate_left = truncate && from_left;
+}
+
 EncodedInput EncoderService::encoded(runtime::Encoding&& e, bool truncate, const std::string& what) const {
   if (!truncate && static_cast<std::int64_t>(e.ids.size()) > info_.max_length)
-    throw too_long(what + " has " + std::to_string(e.ids.size()) + " tokens, more than the model's limit of " +
-                   std::to_string(info_.max_length) + " (send \"truncate\": true to cut it)");
+    throw too_long(what + " has more tokens than the model's limit of " + std::to_string(info_.max_length) +
+                   " (send \"truncate\": true to cut it)");
   return {std::move(e.ids), std::move(e.type_ids), std::move(e.tokens)};
 }
 
 EncodedInput EncoderService::encode(const std::string& text, bool truncate, bool from_left, const std::string& what) const {
   if (!tokenizer_) throw bad_request("model '" + name() + "' has no tokenizer.json: send token ids instead of text");
   runtime::TokenizeOptions o;
-  o.max_length = truncate ? info_.max_length : 0;
-  o.truncate_left = from_left;
+  tokenize_options(truncate, from_left, o);
   return encoded(tokenizer_->encode(text, o), truncate, what);
 }
 
@@ -72,8 +78,7 @@ EncodedInput EncoderService::encode_pair(const std::string& a, const std::string
                                          const std::string& what) const {
   if (!tokenizer_) throw bad_request("model '" + name() + "' has no tokenizer.json: it cannot read text");
   runtime::TokenizeOptions o;
-  o.max_length = truncate ? info_.max_length : 0;
-  o.truncate_left = from_left;
+  tokenize_options(truncate, from_left, o);
   return encoded(tokenizer_->encode_pair(a, b, o), truncate, what);
 }
 

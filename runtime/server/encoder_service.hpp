@@ -18,6 +18,7 @@
 namespace attend::runtime {
 class HfTokenizer;
 struct Encoding;
+struct TokenizeOptions;
 }
 
 namespace attend::server {
@@ -76,6 +77,7 @@ class EncoderService final : public ModelService {
   void load() override;
   void run_batch(const std::vector<std::shared_ptr<Job>>& jobs) override;
   EncodedInput encoded(runtime::Encoding&& e, bool truncate, const std::string& what) const;
+  void tokenize_options(bool truncate, bool from_left, runtime::TokenizeOptions& o) const;
 
   ServedModel spec_;
   std::optional<Encoder> encoder_;

@@ -184,4 +184,25 @@ TEST_CASE("interrupts: embed -o FILE.jsonl keeps its rows so far, -o FILE.npy no
   }
 }
 
+TEST_CASE("interrupts: attend serve takes SIGINT, SIGTERM and SIGHUP as a graceful shutdown and exits 0", "[cli][interrupts]") {
+  // The server handles the signals itself (stop accepting, answer what was accepted):
+  // the process must not die of them as the other commands do.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    INFO(name_of(sig));
+    const fs::path dir = fresh_directory(std::string("serve-") + name_of(sig));
+    const std::string err = (dir / "stderr").string();
+    Running attend({"serve", "-m", kEncoder, "--port", "0", "--no-access-log"}, err);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (read_file(err).find("ready") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE_THAT(read_file(err), Contains("ready"));
+    attend.signal(sig);
+    const int status = attend.wait();
+    REQUIRE(status != -1);
+    INFO(read_file(err));
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    CHECK_THAT(read_file(err), Contains("stopped"));
+  }
+}
+
 }  // namespace attend::test

@@ -167,6 +167,28 @@ TEST_CASE("bad JSON of every kind is a 400 naming what is wrong — the server s
   CHECK(s.get("/health").status == 200);
 }
 
+TEST_CASE("a 10 MB string within the payload limit: embedded from its start, or a 422 with truncation off", "[server][hostile]") {
+  ServerOptions o = hostile_options();
+  o.models.resize(1);  // bert: 64 tokens
+  o.payload_limit = 12'000'000;
+  o.read_timeout = 30;
+  TestServer s(o);
+  std::string huge;
+  while (huge.size() < 10'000'000) huge += "the quick brown fox ";
+  const Reply cut = s.post("/embed", {{"inputs", huge}, {"normalize", false}});
+  REQUIRE_STATUS(cut, 200);
+  EmbedOptions raw;
+  raw.normalize = 0;
+  const auto expected = Encoder(encoder_dir("bert")).embed({huge.substr(0, 2000)}, raw)[0];  // also over 64 tokens: cut alike
+  const json row = json::parse(cut.body)[0];
+  REQUIRE(row.size() == expected.size());
+  for (std::size_t k = 0; k < expected.size(); ++k) CHECK(row[k].get<double>() == Approx(expected[k]).margin(1e-5));
+  const Reply refused = s.post("/embed", {{"inputs", huge}, {"truncate", false}});
+  REQUIRE_STATUS(refused, 422);
+  CHECK(json::parse(refused.body)["error"].get<std::string>().find("more tokens than the model's limit of 64") != std::string::npos);
+  CHECK(s.get("/health").status == 200);
+}
+
 TEST_CASE("unknown routes and methods, pipelining, Expect: 100-continue, HTTP/1.0 and chunked bodies", "[server][hostile]") {
   TestServer s(hostile_options());
   {

@@ -74,6 +74,14 @@ TEST_CASE("the request queue: batches by tokens and requests, one group each, ol
   std::vector<std::shared_ptr<runtime::QueuedRequest>> dropped;
   CHECK(ids_of(q.next_batch(&dropped)) == std::vector<int>{10, 11});
   CHECK(ids_of(dropped) == std::vector<int>{12});
+  // A gone request alone in the queue is reported at once (an empty batch), not held
+  // until another request comes: its client's call must end (a shutdown waits for it).
+  auto alone = fake(15, 1);
+  alone->gone = true;
+  q.push(alone, false);
+  dropped.clear();
+  CHECK(q.next_batch(&dropped).empty());
+  CHECK(ids_of(dropped) == std::vector<int>{15});
   // Closed: what is queued still leaves, then nothing.
   q.push(fake(13, 1), false);
   q.close();
@@ -313,6 +321,9 @@ TEST_CASE("clients killed mid-request leave the server healthy — their queued 
       ++logged;
       CHECK((line.find("status=499") != std::string::npos || line.find("status=200") != std::string::npos));
     }
+  std::string lines;
+  for (const std::string& line : s.log()) lines += line + "\n";
+  INFO(lines);
   CHECK(logged == 21);
   CHECK(s.get("/health").status == 200);
 }

@@ -180,7 +180,7 @@ TEST_CASE("/embed has TEI's defaults: normalised, truncated — normalize, dimen
   const Reply refused = s.post("/embed", {{"inputs", long_text}, {"truncate", false}});
   REQUIRE_STATUS(refused, 422);
   CHECK(json::parse(refused.body)["error_type"] == "Validation");
-  CHECK(json::parse(refused.body)["error"].get<std::string>().find("more than the model's limit of 64") != std::string::npos);
+  CHECK(json::parse(refused.body)["error"].get<std::string>().find("has more tokens than the model's limit of 64") != std::string::npos);
   const json tokens = json::parse(s.post("/tokenize", {{"inputs", long_text}}).body)[0];
   REQUIRE(tokens.size() > 64);
   std::vector<std::int32_t> left{tokens.front()["id"].get<std::int32_t>()};
@@ -334,6 +334,20 @@ TEST_CASE("/translate in LibreTranslate's shape and attend's own equals Translat
   const auto drawn = translator.translate_ids(ids, sampled);
   const json sj = json::parse(s.post("/translate", {{"text", texts}, {"sampling", true}, {"seed", 5}, {"sampling_topk", 10}}).body);
   for (std::size_t i = 0; i < texts.size(); ++i) CHECK(sj["translations"][i]["text"] == model.decode_text(drawn[i].hypotheses[0].ids));
+
+  // Forced target prefixes: one for every text, or one per text (as many as the texts).
+  const std::vector<std::int32_t> prefix = model.encode_text("Der", Model::Side::target);
+  REQUIRE_FALSE(prefix.empty());
+  const auto prefixed = translator.translate_ids(ids, TranslationOptions{}, std::vector<std::vector<std::int32_t>>(texts.size(), prefix));
+  const Reply pr = s.post("/translate", {{"text", texts}, {"target_prefix", "Der"}});
+  REQUIRE_STATUS(pr, 200);
+  const json pj = json::parse(pr.body);
+  for (std::size_t i = 0; i < texts.size(); ++i) CHECK(pj["translations"][i]["text"] == model.decode_text(prefixed[i].hypotheses[0].ids));
+  const json per_text = json::parse(s.post("/translate", {{"text", texts}, {"target_prefix", {"Der", "Der", "Der"}}}).body);
+  CHECK(per_text == pj);
+  const Reply miscounted = s.post("/translate", {{"text", texts}, {"target_prefix", {"Der", "Die"}}});
+  REQUIRE_STATUS(miscounted, 400);
+  CHECK(json::parse(miscounted.body)["error"].get<std::string>().find("field 'target_prefix': 2 prefixes for 3 texts") != std::string::npos);
 
   // Attention rows, one per target token.
   const json att = json::parse(s.post("/translate", {{"text", texts[0]}, {"return_attention", true}}).body);
