@@ -60,6 +60,33 @@ def pytest_unconfigure(config):
     shutil.rmtree(_DATA, ignore_errors=True)
 
 
+# ---- what does not run, and what ctest shows ------------------------------------------
+# The tests this copy does not run, each skipped in test_translator.py with its reason
+# and listed in README.md. They are the suite's declared scope, not a check missed: a
+# run whose only skips are these passes. A skip of any other test is a test that should
+# have run: under tests/python/run_pytest.sh (ATTEND_PYTEST_SKIPS_EXIT) that run exits
+# 77, so ctest reports it skipped, with the reasons, rather than passed.
+NOT_RUN = {"test_translator.py::test_invalid_model_type"}
+
+
+def _reason(report) -> str:
+    return str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    listed = sorted(r.nodeid.rsplit("/", 1)[-1] for r in skipped if r.nodeid.rsplit("/", 1)[-1] in NOT_RUN)
+    unlisted = [r for r in skipped if r.nodeid.rsplit("/", 1)[-1] not in NOT_RUN]
+    if listed:
+        print(f"\nnot run, as tests/ct2_suite/README.md lists: {', '.join(listed)}")
+    if unlisted:
+        print(f"\nskipped though they should run: {len(unlisted)} test(s): " +
+              "; ".join(sorted(f"{r.nodeid}: {_reason(r)}" for r in unlisted)))
+        if exitstatus == 0 and os.environ.get("ATTEND_PYTEST_SKIPS_EXIT"):
+            session.exitstatus = 77
+
+
 @pytest.fixture
 def tmp_dir(tmpdir_factory):
     """CTranslate2's python/tests/conftest.py fixture, as it is."""
