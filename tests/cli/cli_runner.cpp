@@ -1,8 +1,10 @@
 #include "cli_runner.hpp"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -60,9 +62,19 @@ CommandResult run_shell(const std::string& command, const std::string& input) {
   std::ofstream(base + ".in", std::ios::binary) << input;
   const std::string full = "(" + command + ") < " + quote(base + ".in") + " > " + quote(base + ".out") + " 2> " +
                            quote(base + ".err");
-  const int raw = std::system(full.c_str());
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int raw = 0;
+  rusage usage{};
+  while (::wait4(pid, &raw, 0, &usage) < 0)
+    if (errno != EINTR) throw std::runtime_error("wait4 failed");
   CommandResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  r.peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024;  // KiB
   r.out = read_file(base + ".out");
   r.err = read_file(base + ".err");
   return r;

@@ -11,6 +11,9 @@ namespace attend::test {
 struct CommandResult {
   int status = -1;  // exit code; 128 + N if killed by signal N
   std::string out, err;
+  // The command's peak resident memory: the largest of the shell and the processes it
+  // waited for (wait4) — this command's alone, not of anything the test ran before.
+  double peak_rss_mib = 0;
 };
 
 // A private scratch directory, removed at exit.

@@ -402,12 +402,9 @@ TEST_CASE("embed and tokenize: a 10^7-character line costs what its kept tokens 
   REQUIRE(whole.status == 0);
   CHECK(whole.out == head.out);
   const std::string file = write_scratch_file("long-line.txt", line + "\n");
-  const std::string measure = "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
-                              "stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)";
-  const auto r = run_shell("python3 -c " + quote(measure) + " " + quote(attend_path()) + " embed -m " + quote(model) +
-                           " -q -i " + quote(file));
+  const auto r = run_attend({"embed", "-m", model, "-q", "-i", file});
   REQUIRE(r.status == 0);
-  const double mib = std::stod(r.out) / 1024;
+  const double mib = r.peak_rss_mib;
   INFO("attend embed of one 10^7-character line: peak RSS " << mib << " MiB");
   CHECK(mib < 150);
 }

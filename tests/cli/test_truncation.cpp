@@ -4,8 +4,6 @@
 // tokens cost — with the very ids (and so the very translation) the whole line gives.
 #include <catch2/catch.hpp>
 
-#include <sys/resource.h>
-
 #include <fstream>
 #include <regex>
 
@@ -145,13 +143,40 @@ TEST_CASE("truncation: embed of a 40 MB line costs what the encoder keeps of it"
   const std::string small = write_scratch_file("short-embed.txt", line.substr(0, 4000) + "\n");
   const CommandResult whole = run_attend({"embed", "-m", encoder, "--output-format", "tsv", "-i", big});
   REQUIRE(whole.status == 0);
-  rusage children{};
-  ::getrusage(RUSAGE_CHILDREN, &children);  // the largest process this test has waited for: attend embed
   const CommandResult reference = run_attend({"embed", "-m", encoder, "--output-format", "tsv", "-q", "-i", small});
   REQUIRE(reference.status == 0);
   CHECK(whole.out == reference.out);
   CHECK_THAT(whole.err, Contains("1 line(s) longer than 1048576 bytes were read only up to that"));
-  CHECK(children.ru_maxrss < 150 * 1024);  // KiB; was ~35 bytes of memory per byte of the line
+  INFO("attend embed of a 40 MB line: peak RSS " << whole.peak_rss_mib << " MiB");
+  CHECK(whole.peak_rss_mib < 150);  // was ~35 bytes of memory per byte of the line
+}
+
+
+// classify reads a sentence pair text by text: each text up to 1 MiB, so a cut never
+// drops the second text, and a pair of 40 MB costs what the model keeps of it.
+TEST_CASE("truncation: classify reads each text of a pair up to 1 MiB and never drops the second",
+          "[cli][truncation][memory]") {
+  const std::string encoder = std::string(ATTEND_TEST_DATA) + "/encoders/bert-cross-encoder";  // 64 tokens at most
+  const std::string head = "the quick brown fox jumps over the lazy dog";
+  std::string long_text;
+  while (long_text.size() < (40u << 20)) long_text += head + " naïve ";
+  const std::string second = "a small cat sat on the old stone";
+  const std::string mid = std::string(700'000, 'a') + " dog";  // two of them: over 1 MiB, each under
+  const std::string big = write_scratch_file("long-pairs.txt", long_text + "\t" + second + "\n" + second + "\t" +
+                                                                   long_text + "\r\n" + mid + "\t" + mid + "\n");
+  const std::string small = write_scratch_file("short-pairs.txt", long_text.substr(0, 4000) + "\t" + second + "\n" +
+                                                                      second + "\t" + long_text.substr(0, 4000) + "\n" +
+                                                                      mid + "\t" + mid + "\n");
+  const CommandResult whole = run_attend({"classify", "-m", encoder, "-i", big});
+  REQUIRE(whole.status == 0);
+  const CommandResult reference = run_attend({"classify", "-m", encoder, "-q", "-i", small});
+  REQUIRE(reference.status == 0);
+  CHECK(split_lines(whole.out).size() == 3);
+  CHECK(whole.out == reference.out);  // the second text kept, the first's kept tokens the whole text's
+  CHECK_THAT(whole.err, Contains("2 line(s) with a text longer than 1048576 bytes were read only up to that") &&
+                            Contains("(first: line 1, " + std::to_string(long_text.size() + 1 + second.size()) + " bytes)"));
+  INFO("attend classify of 80 MB of pairs: peak RSS " << whole.peak_rss_mib << " MiB");
+  CHECK(whole.peak_rss_mib < 150);  // was the whole line, several times over (~300 MiB for 73 MB)
 }
 
 }  // namespace attend::test

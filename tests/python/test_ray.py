@@ -265,6 +265,32 @@ def test_embed_cli_one_npy_row_per_line_and_restartable(cluster, tmp_path, cli):
     assert again.returncode == 0 and again.stderr.count("is complete: skipped") == 2, again.stderr
 
 
+def test_a_line_over_the_cap_is_read_as_the_cli_reads_it(cluster, translit, tmp_path, cli):
+    """A line longer than the CLI reads (16 MiB for translate, 1 MiB for embed) is read
+    only that far on the driver too, with the CLI's warning: the outputs are the CLI's,
+    and the driver never holds the line whole (test_reliability.py measures that)."""
+    address, _ = cluster
+    name = "آ ت ز م و ن"
+    source = tmp_path / "long.txt"
+    with open(source, "w", encoding="utf-8") as f:
+        f.write(name + "\n" + (name + " ") * ((17 << 20) // (len(name.encode()) + 1)) + name + "\n" + name + "\n")
+    out = tmp_path / "out"
+    run = run_cli(address, translit, [source], out, "--shard-lines", "2", "--actors", "1")
+    assert run.returncode == 0, run.stderr
+    assert (out / "long.txt").read_text(encoding="utf-8").split("\n")[:-1] == cli_translate(
+        translit, source, "--input-format", "tokens")
+    assert f"{source}: 1 line(s) longer than 16777216 bytes were read only up to that" in run.stderr, run.stderr
+    long_line = source.read_bytes().split(b"\n")[1]
+    assert f"(first: line 2, {len(long_line)} bytes)" in run.stderr, run.stderr
+
+    ids = tmp_path / "ids.txt"
+    ids.write_text("2 7 8 3\n2 " + "9 " * (600_000) + "3\n2 11 3\n")
+    run = run_embed(address, [ids], tmp_path / "out-ids", "--actors", "1")
+    assert run.returncode == 0, run.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "out-ids" / "ids.txt.npy"), cli_embed(ids), atol=1e-5)
+    assert f"{ids}: 1 line(s) longer than 1048576 bytes were read only up to that" in run.stderr, run.stderr
+
+
 def test_embed_an_empty_input_is_zero_rows_of_the_models_dimension(cluster, tmp_path, cli):
     """(0, dim) as `attend embed` writes it, never (0, 0): the arrays of several inputs concatenate."""
     address, _ = cluster

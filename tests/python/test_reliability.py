@@ -256,3 +256,41 @@ def test_python_m_attend_ray_flags_show_and_check_the_engines_ranges(tmp_path):
                               "-i", str(source), "-o", str(tmp_path / "out"), flag, value],
                              capture_output=True, text=True, timeout=60)
         assert run.returncode == 2 and flag in run.stderr and message in run.stderr, (command, flag, run.stderr)
+
+
+def test_attend_ray_reads_a_long_line_as_attend_translate_does(tmp_path):
+    """python -m attend.ray reads a line as the CLI's LineReader does: a line longer than
+    the cap (a "\\r" before its "\\n" counted) keeps its first cap bytes, backed off to
+    the start of a character they would split; the rest is dropped as it is read."""
+    from attend.ray import _Cuts, _read_lines
+
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"short\r\n" + b"ab" + "é".encode() * 10 + b"\n" + b"fits\r\n" + b"x" * 9 + b"\r\n" + b"last")
+    cuts = _Cuts()
+    with open(path, "rb") as f:
+        assert _read_lines(f, 2, 5, cuts, 1) + _read_lines(f, 10, 5, cuts, 3) == ["short", "abé", "fits", "xxxxx", "last"]
+    assert (cuts.count, cuts.first, cuts.first_bytes) == (3, 1, 6)
+    with open(path, "rb") as f:
+        assert _read_lines(f, 10) == ["short", "ab" + "é" * 10, "fits", "x" * 9, "last"]  # no cap: whole
+
+
+def test_attend_ray_never_holds_a_long_line_whole(tmp_path):
+    import tracemalloc
+
+    from attend.ray import _Cuts, _read_lines
+
+    path = tmp_path / "long.txt"
+    with open(path, "wb") as f:
+        f.write(b"first\n")
+        for _ in range(40):
+            f.write(b"the quick brown fox " * 52_429)  # ~1 MiB a write, no newline: one 40 MiB line
+        f.write(b"\nafter\n")
+    cuts = _Cuts()
+    tracemalloc.start()
+    with open(path, "rb") as f:
+        lines = _read_lines(f, 10, 1 << 20, cuts, 1)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert [len(x) for x in lines] == [5, 1 << 20, 5] and lines[2] == "after"
+    assert (cuts.count, cuts.first, cuts.first_bytes) == (1, 2, 40 * 20 * 52_429)
+    assert peak < 8 << 20, peak  # was the whole line, and its str: > 80 MiB

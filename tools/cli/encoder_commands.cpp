@@ -22,7 +22,8 @@ namespace {
 constexpr std::size_t kChunkLines = 1024;
 // Embed and tokenize read a line only this far (the rest is dropped as it arrives, with
 // a warning): tokens far beyond any encoder's max_length, never a gigabyte held for one
-// line. Classify reads pairs whole: a cut would drop the second text.
+// line. Classify, whose lines may be pairs, reads each text of a pair this far: a cut
+// never drops the second text.
 constexpr std::size_t kLineBytes = std::size_t{1} << 20;
 
 struct EncoderCommandArgs {
@@ -68,9 +69,9 @@ void append_float(std::string& out, float v) {
 // warnings and the summary alike for every command.
 template <class PerChunk>
 int run_lines(const EncoderCommandArgs& args, const char* who, EncoderInput& input, const PerChunk& per_chunk,
-              std::size_t line_cap = kLineBytes) {
+              bool pairs = false) {
   LineReader reader(args.input, "input");
-  reader.cap_lines(line_cap);
+  reader.cap_lines(kLineBytes, pairs);
   const bool interactive = args.input == "-" && is_terminal(0);
   const bool show_progress = !args.quiet && is_terminal(2) && !interactive;
   Progress progress(show_progress, show_progress ? count_lines(args.input) : std::nullopt);
@@ -204,7 +205,7 @@ int run_classify(const EncoderCommandArgs& args) {
         ++written;
       }
       std::fflush(out.stream());
-    }, 0);
+    }, true);
     if (attention) attention->finish(written);
   });
 }

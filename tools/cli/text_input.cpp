@@ -53,23 +53,15 @@ bool LineReader::skip_byte_order_mark() {
 
 bool LineReader::next_line(std::string& line) {
   if (!mark_checked_ && !skip_byte_order_mark()) return false;
-  if (dropping_) {  // the rest of a cut line, as it arrives
-    const std::size_t end = buffer_.find('\n', pos_);
-    cut_bytes_ += (end == std::string::npos ? buffer_.size() : end) - pos_;
-    pos_ = scanned_ = end == std::string::npos ? buffer_.size() : end + 1;
-    if (end == std::string::npos && !eof_) return false;
-    dropping_ = false;
-    line = std::move(cut_line_);
-    cut_line_.clear();
-    cut_lines_.push_back(lines_ + 1);
-    if (cut_count_++ == 0) first_cut_ = lines_ + 1, first_cut_bytes_ = cut_bytes_;
-    return true;
-  }
+  if (assembling_) return assemble(line);  // the rest of a line over the cap, as it arrives
   const std::size_t end = buffer_.find('\n', std::max(pos_, scanned_));
   const std::size_t length = (end == std::string::npos ? buffer_.size() : end) - pos_;
   if (cap_ > 0 && length > cap_) {
-    start_cut();
-    return next_line(line);
+    assembling_ = true;
+    assembled_.clear();
+    text_start_ = text_bytes_ = line_bytes_ = 0;
+    dropping_ = past_tab_ = cut_ = false;
+    return assemble(line);
   }
   if (end == std::string::npos) {
     scanned_ = buffer_.size();
@@ -85,15 +77,55 @@ bool LineReader::next_line(std::string& line) {
   return true;
 }
 
-// Keeps the cap's worth of the line at pos_ (backed off to the start of a character
-// the cap would split) and drops the rest from here on.
-void LineReader::start_cut() {
-  std::size_t keep = cap_;
-  while (keep > 0 && (static_cast<unsigned char>(buffer_[pos_ + keep]) & 0xC0) == 0x80) --keep;
-  cut_line_.assign(buffer_, pos_, keep);
-  cut_bytes_ = keep;
-  pos_ = scanned_ = pos_ + keep;
-  dropping_ = true;
+// Takes the line at pos_ as far as it has arrived: each text (the line, or a pair's two
+// texts) keeps its first cap_ bytes and drops the rest. True once the line is complete
+// (its newline, or the input's end), in `line`.
+bool LineReader::assemble(std::string& line) {
+  for (;;) {
+    const std::size_t stop = pairs_ && !past_tab_ ? buffer_.find_first_of("\t\n", pos_) : buffer_.find('\n', pos_);
+    const std::size_t end = stop == std::string::npos ? buffer_.size() : stop;
+    keep_text(std::string_view(buffer_).substr(pos_, end - pos_));
+    pos_ = scanned_ = end;
+    if (stop == std::string::npos) {
+      if (!eof_) return false;
+      break;
+    }
+    pos_ = scanned_ = end + 1;
+    if (buffer_[stop] == '\n') break;
+    assembled_ += '\t';  // a pair's second text starts: a cap of its own
+    ++line_bytes_;
+    past_tab_ = true, dropping_ = false;
+    text_start_ = assembled_.size(), text_bytes_ = 0;
+  }
+  if (!dropping_ && !assembled_.empty() && assembled_.back() == '\r') assembled_.pop_back();
+  line = std::move(assembled_);
+  assembled_.clear();
+  assembling_ = false;
+  if (cut_) {
+    cut_lines_.push_back(lines_ + 1);
+    if (cut_count_++ == 0) first_cut_ = lines_ + 1, first_cut_bytes_ = line_bytes_;
+  }
+  return true;
+}
+
+// Keeps what fits of `part` in the current text's cap; where the cap falls inside a
+// character, the text ends before that character (as a cut line always has).
+void LineReader::keep_text(std::string_view part) {
+  line_bytes_ += part.size();
+  if (dropping_) return;
+  const std::size_t room = cap_ - text_bytes_;
+  if (part.size() <= room) {
+    assembled_.append(part);
+    text_bytes_ += part.size();
+    return;
+  }
+  assembled_.append(part.substr(0, room));
+  auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
+  if (continuation(part[room])) {
+    while (assembled_.size() > text_start_ && continuation(assembled_.back())) assembled_.pop_back();
+    if (assembled_.size() > text_start_) assembled_.pop_back();  // the character's first byte
+  }
+  dropping_ = cut_ = true;
 }
 
 bool LineReader::input_waiting() const {
@@ -148,9 +180,9 @@ std::vector<std::string> LineReader::read(std::size_t max_lines, bool wait_for_a
 void LineReader::print_warnings(std::FILE* to, const char* who) const {
   if (cut_count_ == 0) return;
   std::fprintf(to,
-               "%s: warning: %llu line(s) longer than %zu bytes were read only up to that, the rest dropped before "
+               "%s: warning: %llu line(s) %slonger than %zu bytes were read only up to that, the rest dropped before "
                "tokenizing (first: line %llu, %llu bytes)\n",
-               who, static_cast<unsigned long long>(cut_count_), cap_, static_cast<unsigned long long>(first_cut_),
+               who, static_cast<unsigned long long>(cut_count_), pairs_ ? "with a text " : "", cap_, static_cast<unsigned long long>(first_cut_),
                static_cast<unsigned long long>(first_cut_bytes_));
 }
 

@@ -509,6 +509,13 @@ class _Shards:
         self.lines = _count_lines(path)
         self.count = max(1, math.ceil(self.lines / shard_lines)) if self.lines else 0
         self.model_facts: Any = None  # what the settings check found out about the model (_settings_status)
+        self.cuts = _Cuts()  # the lines read only up to line_cap()
+
+    def line_cap(self) -> int:
+        """The bytes of a line read, as `attend translate` reads them: what the limit on
+        source tokens (model_facts: the translator's) could ever use, 16 KiB a token, at
+        least 16 MiB — the rest of a longer line is dropped as it is read."""
+        return max(_LINE_BYTES_MIN, int(self.model_facts or 0) * _LINE_BYTES_PER_TOKEN)
 
     def shard_file(self, k: int) -> Path:
         return self.work / f"{k:06d}.txt"
@@ -566,6 +573,10 @@ class _EmbeddingShards(_Shards):
     def shard_file(self, k: int) -> Path:
         return self.work / f"{k:06d}.npy"
 
+    def line_cap(self) -> int:
+        """1 MiB, as `attend embed` reads a line: far more than an encoder keeps."""
+        return _EMBED_LINE_BYTES
+
     def write_shard(self, k: int, rows: Any) -> None:
         import numpy as np
 
@@ -605,18 +616,64 @@ def _count_lines(path: Path) -> int:
     return lines + (last != b"\n")
 
 
-def _read_lines(f: Any, count: int) -> List[str]:
+# How much of a line is read, as the CLI reads it (tools/cli: translate_command.cpp,
+# encoder_commands.cpp): memory follows what truncation keeps, not the line's length.
+_LINE_BYTES_MIN, _LINE_BYTES_PER_TOKEN, _EMBED_LINE_BYTES = 16 << 20, 16 << 10, 1 << 20
+
+
+class _Cuts:
+    """The lines of one input read only up to the cap: how many, the first (1-based) and
+    its length in bytes, for the warning `attend translate` gives."""
+
+    def __init__(self) -> None:
+        self.count, self.first, self.first_bytes = 0, 0, 0
+
+    def add(self, line: int, length: int) -> None:
+        if self.count == 0:
+            self.first, self.first_bytes = line, length
+        self.count += 1
+
+    def warn(self, path: Path, cap: int) -> None:
+        if self.count:
+            print(f"attend.ray: warning: {path}: {self.count} line(s) longer than {cap} bytes were read only up to "
+                  f"that, the rest dropped before tokenizing (first: line {self.first}, {self.first_bytes} bytes)",
+                  file=sys.stderr, flush=True)
+
+
+def _read_lines(f: Any, count: int, cap: int = 0, cuts: Optional[_Cuts] = None, first_line: int = 1) -> List[str]:
     """The next `count` lines of binary file `f` (fewer at its end), without their "\\n"
-    or "\\r\\n"; invalid UTF-8 becomes U+FFFD."""
+    or "\\r\\n"; invalid UTF-8 becomes U+FFFD. A line longer than `cap` bytes (0: no
+    cap) is read as `attend translate` reads it: its first `cap` bytes, backed off to the
+    start of a character they would split, the rest dropped as it is read — never held
+    whole — and recorded in `cuts` (`first_line`: the number of the first line read)."""
     lines = []
-    for _ in range(count):
-        r = f.readline()
+    for i in range(count):
+        r = f.readline(cap + 1) if cap else f.readline()
         if not r:
             break
+        if cap and len(r) > cap and not r.endswith(b"\n"):  # longer than the cap (a "\r" counted, as there)
+            lines.append(_cut_line(f, r, cap, cuts, first_line + i))
+            continue
         r = r[:-1] if r.endswith(b"\n") else r
         r = r[:-1] if r.endswith(b"\r") else r
         lines.append(r.decode("utf-8", errors="replace"))
     return lines
+
+
+def _cut_line(f: Any, start: bytes, cap: int, cuts: Optional[_Cuts], line: int) -> str:
+    """The kept part of a line whose first cap + 1 bytes are `start`; reads past the rest."""
+    keep = cap
+    while keep > 0 and start[keep] & 0xC0 == 0x80:  # a UTF-8 continuation byte: inside a character
+        keep -= 1
+    length, tail = len(start), b""
+    while not tail.endswith(b"\n"):
+        tail = f.readline(1 << 20)
+        if not tail:
+            break
+        length += len(tail) - tail.endswith(b"\n")
+    if cuts is not None:
+        cuts.add(line, length)
+    return start[:keep].decode("utf-8", errors="replace")
 
 
 def _skip_byte_order_mark(f: Any) -> Any:
@@ -633,8 +690,9 @@ def _read_shards(shards: _Shards) -> Iterator[Tuple[int, List[str], Optional[Lis
     with contextlib.ExitStack() as files:
         f = _skip_byte_order_mark(files.enter_context(open(shards.path, "rb")))
         p = _skip_byte_order_mark(files.enter_context(open(shards.prefixes, "rb"))) if shards.prefixes else None
+        cap = shards.line_cap()
         for k in range(shards.count):
-            lines = _read_lines(f, shards.shard_lines)
+            lines = _read_lines(f, shards.shard_lines, cap, shards.cuts, k * shards.shard_lines + 1)
             prefixes = _read_lines(p, len(lines)) if p else None
             if not shards.done(k):
                 yield k, lines, prefixes
@@ -814,7 +872,8 @@ def _settings_status(make: Any, describe: Any = lambda made: None) -> Tuple[int,
 
 
 def _check_settings(model_dir: str, kwargs: Dict[str, Any]) -> Tuple[int, str, Any]:
-    return _settings_status(lambda: Translate(model_dir, **kwargs))
+    """Also the limit sources are cut to, by which lines are read (_Shards.line_cap)."""
+    return _settings_status(lambda: Translate(model_dir, **kwargs), lambda t: t.max_source_length)
 
 
 def _translate_files(args: argparse.Namespace) -> int:
@@ -1003,6 +1062,7 @@ def _run(pool: List[Any], files: List[_Shards], progress: _Progress, method: str
         progress.add(len(lines))
         remaining[f.index] -= 1
         if remaining[f.index] == 0:
+            f.cuts.warn(f.path, f.line_cap())
             f.finish()
 
 
