@@ -12,6 +12,7 @@
 #include "attend/ops/finite.hpp"
 #include "attend/ops/isa.hpp"
 #include "attend/ops/softmax.hpp"
+#include "model/token_positions.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -109,9 +110,10 @@ std::int64_t Workspace::encode(std::span<const SourceRef> batch, AttentionCaptur
   std::int32_t* lengths = exec_.buffer<std::int32_t>(io.source_lengths);
   for (size_t b = 0; b < batch.size(); ++b) {
     const std::int64_t n = static_cast<std::int64_t>(batch[b].tokens.size());
+    TokenPositions numbering(c.position_offset, c.pad_positions, c.pad_id);
     for (std::int64_t s = 0; s < S; ++s) {
       tokens[b * S + s] = s < n ? batch[b].tokens[s] : c.pad_id;
-      positions[b * S + s] = static_cast<std::int32_t>(c.position_offset + s);
+      positions[b * S + s] = numbering.next(tokens[b * S + s]);  // (the batch's padding: masked)
     }
     lengths[b] = source_lengths_[b] = static_cast<std::int32_t>(n);
     counters_.source_tokens += n;
@@ -368,7 +370,10 @@ std::int64_t Workspace::drop_non_finite(std::int64_t selected) {
 
 void Workspace::write_step_inputs(std::int64_t t, std::int64_t r, std::int64_t pass) {
   const auto& io = plan_->io();
-  exec_.buffer<std::int32_t>(io.target_positions)[r] = static_cast<std::int32_t>(plan_->model().config().position_offset + t);
+  const ModelConfig& c = plan_->model().config();
+  // The step's input token (the start token, or the one chosen last step) is already in place.
+  const std::int32_t token = exec_.buffer<std::int32_t>(io.target_tokens)[r];
+  exec_.buffer<std::int32_t>(io.target_positions)[r] = TokenPositions(c.position_offset, c.pad_positions, c.pad_id).at(token, t);
   // Inside CTranslate2's one-pass prefix its T5 bias shifts every query by the pass's
   // length − 1 (an offset meant for one cached query), and (Marian) every embedding is zero.
   exec_.buffer<std::int32_t>(io.query_positions)[r] = static_cast<std::int32_t>(t < pass ? t + pass - 1 : t);

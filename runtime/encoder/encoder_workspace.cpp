@@ -1,6 +1,7 @@
 #include "encoder/encoder_workspace.hpp"
 
 #include "attend/error.hpp"
+#include "model/token_positions.hpp"
 
 namespace attend::runtime {
 
@@ -48,11 +49,10 @@ void EncoderWorkspace::fill_inputs(std::span<const SequenceRef> batch) {
   for (size_t b = 0; b < batch.size(); ++b) {
     starts[b] = at;
     const SequenceRef& s = batch[b];
-    std::int64_t next = c.position_offset;
+    TokenPositions numbering(c.position_offset, c.pad_positions, c.pad_id);
     for (size_t i = 0; i < s.ids.size(); ++i, ++at) {
       tokens[at] = s.ids[i];
-      const bool pad = c.pad_positions && s.ids[i] == c.pad_id;
-      positions[at] = static_cast<std::int32_t>(pad ? c.pad_id : next++);
+      positions[at] = numbering.next(s.ids[i]);
       types[at] = s.types.empty() || c.type_vocab_size == 0 ? 0 : s.types[i];  // (no type embeddings: unused)
     }
   }

@@ -156,6 +156,7 @@ ModelConfig ModelConfig::from_json(std::string_view text, const std::string& ori
       {"decoder_output_scale", real(c.decoder_output_scale)},
       {"position_encoding", [&](const json& v, const std::string& k) { c.position_encoding = get_enum(v, origin, k, kPositions); }},
       {"position_offset", integer(c.position_offset)},
+      {"pad_positions", boolean(c.pad_positions)},
       {"shared_position_table", boolean(c.shared_position_table)},
       {"embedding_scale", [&](const json& v, const std::string& k) {
          // "sqrt_d_model" is resolved once d_model is known.
@@ -286,6 +287,7 @@ std::string ModelConfig::to_json() const {
   j["attention_scale"] = attention_scale;
   j["position_encoding"] = position_encoding_name(position_encoding);
   j["position_offset"] = position_offset;
+  j["pad_positions"] = pad_positions;
   j["shared_position_table"] = shared_position_table;
   j["embedding_scale"] = embedding_scale;
   j["relative_attention"] = relative_attention_name(relative_attention);

@@ -54,6 +54,9 @@ struct ModelConfig {
 
   PositionEncoding position_encoding = PositionEncoding::sinusoidal_interleaved;
   std::int64_t position_offset = 0;     // position index given to the first token
+  // M2M100/NLLB's create_position_ids_from_input_ids: a pad_id token takes position pad_id
+  // (model/token_positions.hpp); in a source the tokens after it are not moved on.
+  bool pad_positions = false;
   bool shared_position_table = false;   // learned: the decoder reads the encoder's table
   float embedding_scale = 1.0f;         // token embeddings are multiplied by this
   RelativeAttention relative_attention = RelativeAttention::none;

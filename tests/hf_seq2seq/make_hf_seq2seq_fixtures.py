@@ -48,6 +48,9 @@ SOURCES = [
     "Ünïcödé and 🙂 here",
     "A journey begins with a single step, doesn't it?",
 ]
+# Sources with <pad> tokens inside: M2M100/NLLB give a pad the position padding_idx and do
+# not count it (create_position_ids_from_input_ids), so the tokens after it move back.
+PAD_SOURCES = ["Hello <pad> world", "<pad>The quick brown fox.", "She sells <pad><pad> sea shells!"]
 
 
 def train_spm(prefix, vocab_size, model_type_="unigram", **extra):
@@ -221,14 +224,48 @@ def m2m100(out_dir, seed):
     for src, tgt in (("en", "fr"), ("de", "en")):
         tokenizer.src_lang = src
         forced = {"forced_bos_token_id": tokenizer.get_lang_id(tgt)}
-        for c in generate_cases(model, tokenizer, SOURCES, [{"num_beams": 1}, {"num_beams": 4}], forced):
+        for c in generate_cases(model, tokenizer, SOURCES + PAD_SOURCES, [{"num_beams": 1}, {"num_beams": 4}], forced):
             c.update(source_lang=src, target_lang=tgt)
             cases.append(c)
+    pad_output(model, tokenizer, out_dir + "-pad-output", seed)
     rng = random.Random(seed)
     decode = [[2, tokenizer.get_lang_id("fr")] + [rng.randrange(rows) for _ in range(12)] + [3, 2, 1] for _ in range(6)]
     write_jsonl(os.path.join(out_dir, "tokenizer_cases.jsonl"), tokenizer_cases(tokenizer, ["en", "de"], decode))
     shutil.rmtree(work)
     return model, cases
+
+
+PAD_OUTPUT_SCALE = float(os.environ.get("PAD_OUTPUT_SCALE", "1.0"))
+
+
+def pad_output(model, tokenizer, out_dir, seed, pad=1):
+    """The M2M100 model with its own lm_head (tie_word_embeddings false) whose <pad> row is
+    wide, so that generate() emits <pad> inside its outputs. With the cache each step is one
+    token: create_position_ids_from_input_ids gives a generated pad the position padding_idx
+    (the zero row) and the token after it padding_idx + 1 + its step, pads counted. Only
+    config.json, generation_config.json, model.safetensors and cases.jsonl are written: the
+    test puts the m2m100 tokenizer files beside them."""
+    config = transformers.M2M100Config.from_dict({**model.config.to_dict(), "tie_word_embeddings": False})
+    untied = transformers.M2M100ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        untied.model.load_state_dict(model.model.state_dict())
+        head = model.model.shared.weight.clone()
+        head[pad] = torch.randn(head.shape[1], generator=torch.Generator().manual_seed(seed)) * PAD_OUTPUT_SCALE
+        untied.lm_head.weight.copy_(head)
+    assert not torch.equal(untied.lm_head.weight, untied.model.shared.weight)
+    untied.generation_config = model.generation_config
+    os.makedirs(out_dir, exist_ok=True)
+    untied.save_pretrained(out_dir)
+    cases = []
+    for src, tgt in (("en", "fr"), ("de", "en")):
+        tokenizer.src_lang = src
+        forced = {"forced_bos_token_id": tokenizer.get_lang_id(tgt)}
+        for c in generate_cases(untied, tokenizer, SOURCES + PAD_SOURCES, [{"num_beams": 1}, {"num_beams": 4}], forced):
+            c.update(source_lang=src, target_lang=tgt)
+            cases.append(c)
+    inside = sum(1 for c in cases if pad in c["ids"][1:-1])
+    print("m2m100-pad-output:", inside, "of", len(cases), "outputs have <pad> inside")
+    write_jsonl(os.path.join(out_dir, "cases.jsonl"), cases)
 
 
 def write_jsonl(path, rows):
@@ -271,7 +308,7 @@ def nllb(out_dir, seed, legacy=False):
     for src, tgt in (("eng_Latn", "fra_Latn"), ("deu_Latn", "eng_Latn")):
         tokenizer.src_lang = src
         forced = {"forced_bos_token_id": tokenizer.convert_tokens_to_ids(tgt)}
-        for c in generate_cases(model, tokenizer, SOURCES, [{"num_beams": 1}, {"num_beams": 4}], forced):
+        for c in generate_cases(model, tokenizer, SOURCES + PAD_SOURCES, [{"num_beams": 1}, {"num_beams": 4}], forced):
             c.update(source_lang=src, target_lang=tgt)
             cases.append(c)
     rng = random.Random(seed)
@@ -477,7 +514,7 @@ def main():
     args = ap.parse_args()
     for name in args.families.split(","):
         d = os.path.join(args.out, name)
-        for old in (d, d + "-legacy-tokenizer"):
+        for old in (d, d + "-legacy-tokenizer", d + "-pad-output"):
             if os.path.exists(old):
                 shutil.rmtree(old)
         model, cases = FAMILIES[name](d, args.seed)

@@ -5,6 +5,7 @@
 // their text decoded as tokenizer.decode(ids, skip_special_tokens=True).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -310,6 +311,26 @@ TEST_CASE("M2M100: ids, greedy and beam 4 as transformers' generate(), the targe
 
 TEST_CASE("NLLB-200: ids, greedy and beam 4 as transformers' generate(), the target language forced", "[hf-seq2seq]") {
   check_family(kData / "nllb");
+}
+
+// M2M100/NLLB number positions as create_position_ids_from_input_ids: a <pad> inside a
+// source takes position padding_idx (the zero row) and the tokens after it are numbered as
+// if it were not there (the m2m100 and nllb cases with <pad> in the source); a generated
+// <pad> takes padding_idx too, the steps after it counted as generate()'s cache counts them.
+TEST_CASE("M2M100: a generated <pad> takes padding_idx's position as generate() gives it (untied lm_head)", "[hf-seq2seq]") {
+  const fs::path dir = fs::temp_directory_path() / ("attend-m2m100-pad-output-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kData / "m2m100", dir);
+  for (const char* f : {"config.json", "generation_config.json", "model.safetensors", "cases.jsonl"})
+    fs::copy_file(kData / "m2m100-pad-output" / f, dir / f, fs::copy_options::overwrite_existing);
+  std::size_t inside = 0;  // the fixture's point: outputs with <pad> before their last token
+  for (const json& c : cases_of(dir)) {
+    const auto ids = generated(c);
+    if (std::find(ids.begin(), ids.end() - 1, 1) != ids.end() - 1) ++inside;
+  }
+  CHECK(inside >= 10);
+  check_family(dir);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("M2M100 and NLLB tokenizers: hostile text and decoding as transformers' tokenizers", "[hf-seq2seq]") {

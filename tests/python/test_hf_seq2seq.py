@@ -1,4 +1,5 @@
-"""A Hugging Face encoder-decoder directory as saved (tests/data/hf-seq2seq/marian, made by
+"""Hugging Face encoder-decoder directories as saved (tests/data/hf-seq2seq/: Marian, and
+M2M100, NLLB-200, mBART-50, T5 and BART; made by
 tests/hf_seq2seq/make_hf_seq2seq_fixtures.py with transformers) through the Python faces:
 attend.Translator(HF_DIR) with source_lang/target_lang, attend.Model's generate()
 defaults and decoding_rules, and attend.ray.Translate — each against transformers'
@@ -79,3 +80,48 @@ def test_ray_translate_takes_languages_and_generate_defaults(tmp_path):
         cli_translate(MARIAN, path, "--target-lang", "deu", "--beam", "1")
     with pytest.raises(ValueError, match="source_lang"):
         attend.ray.Translate(str(MARIAN), options={"source_lang": ""})
+
+
+# The other families, every stored generate() case: the languages as the model card's
+# transformers example gives them (source_lang, and target_lang forced as the first token).
+FAMILIES = ["m2m100", "nllb", "mbart50", "t5", "t5-relu-untied", "bart"]
+
+
+def generate_kwargs(model, beams: int) -> dict:
+    """generation_config.json's defaults (Model.default_options) as translate_text's keywords."""
+    o = model.default_options()
+    return dict(beam_size=beams, max_decoding_length=o.max_length, min_decoding_length=o.min_length,
+                length_penalty=o.length_penalty, no_repeat_ngram_size=o.no_repeat_ngram_size,
+                suppress_sequences=o.suppress_sequences or None, return_scores=True)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_translator_gives_generate_text_for_each_family(family):
+    directory = SOURCE / "tests/data/hf-seq2seq" / family
+    translator = attend.Translator(str(directory), intra_threads=1)
+    assert translator.model.transformers_rules
+    checked = 0
+    for line in (directory / "cases.jsonl").read_text(encoding="utf-8").splitlines():
+        c = json.loads(line)
+        langs = dict(source_lang=c.get("source_lang", ""), target_lang=c.get("target_lang", ""))
+        ids = translator.model.encode_source(c["source"], **langs)
+        assert ids == c["source_ids"], (family, c["source"])
+        if translator.model.is_empty_source(ids):
+            continue  # an empty line in, an empty line out
+        out = translator.translate_text([c["source"]], **langs, **generate_kwargs(translator.model, c["settings"]["num_beams"]))
+        assert out[0].hypotheses[0] == c["text"], (family, c["source"], c["settings"], langs)
+        if "score" in c:  # beam search: generate()'s sequences_scores (the forced language counts log p 0)
+            assert out[0].scores[0] == pytest.approx(c["score"], abs=2e-4), (family, c["source"])
+        checked += 1
+    assert checked >= 10, checked
+
+
+def test_translator_language_errors_name_the_codes():
+    translator = attend.Translator(str(SOURCE / "tests/data/hf-seq2seq/nllb"), intra_threads=1)
+    with pytest.raises(ValueError, match="'xx_Yyyy' is not a language of this model"):
+        translator.translate_text(["Hello"], source_lang="eng_Latn", target_lang="xx_Yyyy")
+    with pytest.raises(ValueError, match="'xx_Yyyy' is not a language of this model"):
+        translator.translate_text(["Hello"], source_lang="xx_Yyyy", target_lang="fra_Latn")
+    t5 = attend.Translator(str(SOURCE / "tests/data/hf-seq2seq/t5"), intra_threads=1)
+    with pytest.raises(ValueError, match="has no language codes"):
+        t5.translate_text(["Hello"], target_lang="fr")

@@ -4,7 +4,7 @@
 // scale_embedding, one table shared by both stacks and (tie_word_embeddings) the output,
 // and fairseq's sinusoidal positions — not stored: [sin | cos] halves of frequency
 // exp(−i·ln 10000/(d/2 − 1)), the row padding_idx zero, a token's position counted from
-// padding_idx + 1. Decoding starts from </s> (decoder_start_token_id) and the target
+// padding_idx + 1, a pad token at padding_idx and not counted. Decoding starts from </s> (decoder_start_token_id) and the target
 // language is forced as the first generated token (forced_bos_token_id).
 #include <cmath>
 
@@ -47,6 +47,7 @@ void read_m2m100(const JsonFile& config, TensorMap& map, ModelConfig& c) {
   // A token's position is padding_idx + 1 + its index: a table of that many more rows.
   c.position_encoding = PositionEncoding::learned;
   c.position_offset = c.pad_id + 1;
+  c.pad_positions = true;  // a <pad> token takes the zero row padding_idx, uncounted
   c.shared_position_table = false;
   const std::int64_t rows = c.position_offset + c.max_positions;
   const std::vector<float> table = fairseq_positions(rows, c.d_model, c.pad_id);
