@@ -68,7 +68,7 @@ def ensure_venv(workdir):
         import attend  # noqa: F401
         import numpy  # noqa: F401
         import onnxruntime  # noqa: F401
-        add_missing_packages(python)
+        add_missing_packages(venv)
         return
     except ImportError:
         pass
@@ -83,12 +83,13 @@ def ensure_venv(workdir):
     os.execv(python, [python] + sys.argv)
 
 
-def add_missing_packages(python):
+def add_missing_packages(venv):
     """Installs into this script's venv the packages a venv made before them lacks (they
     may not install: their systems are then skipped)."""
     import importlib.util
-    if os.path.realpath(sys.executable) != os.path.realpath(python):
-        return  # not our venv: leave it alone
+    if os.path.realpath(sys.prefix) != os.path.realpath(venv):
+        return  # not running in our venv (its python is a link to the base one): leave it alone
+    python = os.path.join(venv, "bin", "python")
     missing = [pypi for module, pypi in ADDED_PACKAGES.items() if importlib.util.find_spec(module) is None]
     if missing:
         print(f"adding {', '.join(missing)} to {os.path.dirname(os.path.dirname(python))} ...", file=sys.stderr)
