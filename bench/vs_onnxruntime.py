@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The standard embedding workload on attend, ONNX Runtime and sentence-transformers.
+"""The standard embedding workload on attend, ONNX Runtime, OpenVINO and sentence-transformers.
 
     bench/vs_onnxruntime.py [--model DIR] [--workdir DIR] [--threads 2 4 16]
-                            [--systems attend-float32 attend-int8 attend-bfloat16 ort-fp32 ort-int8 st-fp32]
-                            [--sentences 1024] [--rounds 1]
+                            [--systems attend-float32 attend-int8 attend-bfloat16 ort-fp32 ort-int8
+                                       ov-fp32 ov-default ov-int8 st-fp32]
+                            [--sentences 1024] [--rounds 1] [--calibration-sentences 300]
 
 The workload (issue 19): all-MiniLM-L6-v2 (default: the copy tests/encoder/run_minilm.sh
 fetched from PyPI into build/release/models), the sentences of
@@ -19,16 +20,25 @@ reported. Timing covers tokenization and the model, not loading (reported apart)
   onnxruntime.transformers.optimizer (SkipLayerNorm, BiasGelu, fused attention), and
   its dynamic int8 (onnxruntime.quantization.quantize_dynamic); padded batches as
   fastembed runs them; mean pooling and normalisation in NumPy.
+- OpenVINO (issue 34: the anchor every embedding figure is compared with): the plain
+  fp32 ONNX export read by openvino.Core, run on its CPU plugin with padded batches as
+  ONNX Runtime is. ov-fp32 pins INFERENCE_PRECISION_HINT to f32; ov-default leaves
+  OpenVINO its own choice (bf16 where the CPU has AVX512_BF16 or AMX, else f32: the
+  precision it chose is printed); ov-int8 is NNCF's static quantisation
+  (nncf.quantize, ModelType.TRANSFORMER — what sentence-transformers' "openvino-qint8"
+  export runs) calibrated on --calibration-sentences sentences of the workload's
+  generator under another seed (CALIBRATION_SEED), so no workload sentence calibrates it.
 - sentence-transformers (fp32, torch), where torch installs.
 
-Printed: sentences/s, tokens/s, peak RSS, min cosine to the fp32 reference
+Printed: sentences/s, tokens/s, peak RSS, min and mean cosine to the fp32 reference
 (sentence-transformers', else attend float32's), and the fraction of the machine's
 FMA (fp32) / VNNI (int8) / BF16 peak (bench/machine_peaks.py, from
 build/release/bench/machine_limits). Each result is appended to WORKDIR/results.jsonl
 the moment it is measured, so a long run never loses its measurements.
 
 Packages come from PyPI into WORKDIR/venv on first use (onnxruntime, onnx, torch,
-transformers, sentence-transformers, numpy) and the attend package from this tree
+transformers, sentence-transformers, numpy, openvino, nncf; those a venv made by an older
+version lacks are added to it) and the attend package from this tree
 (pip install .). Run it in a quiet window: `flock -x /tmp/attend-cpu.lock bench/vs_onnxruntime.py`.
 """
 import argparse
@@ -44,20 +54,24 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import machine_peaks  # noqa: E402
 WORKLOAD = os.path.join(ROOT, "..", "shared", "workloads", "embedding_workload.py")
 BATCH, MAX_LENGTH = 32, 256
-PACKAGES = ["numpy", "onnxruntime", "onnx", "onnxscript", "torch", "transformers", "sentence-transformers"]
+PACKAGES = ["numpy", "onnxruntime", "onnx", "onnxscript", "torch", "transformers", "sentence-transformers", "openvino",
+            "nncf"]
+ADDED_PACKAGES = {"openvino": "openvino", "nncf": "nncf"}  # module: PyPI name, added to an existing venv
+CALIBRATION_SEED = 1234  # the workload's sentences are random.Random(7)'s
 
 
 def ensure_venv(workdir):
     """Re-runs this script under a venv with the packages (made if needed)."""
+    venv = os.path.join(workdir, "venv")
+    python = os.path.join(venv, "bin", "python")
     try:
         import attend  # noqa: F401
         import numpy  # noqa: F401
         import onnxruntime  # noqa: F401
+        add_missing_packages(venv)
         return
     except ImportError:
         pass
-    venv = os.path.join(workdir, "venv")
-    python = os.path.join(venv, "bin", "python")
     if os.path.realpath(sys.executable) == os.path.realpath(python):
         raise SystemExit("vs_onnxruntime.py: the venv lacks attend, numpy or onnxruntime")
     if not os.path.exists(python):
@@ -69,11 +83,24 @@ def ensure_venv(workdir):
     os.execv(python, [python] + sys.argv)
 
 
-def peak_per_core(machine, system):
+def add_missing_packages(venv):
+    """Installs into this script's venv the packages a venv made before them lacks (they
+    may not install: their systems are then skipped)."""
+    import importlib.util
+    if os.path.realpath(sys.prefix) != os.path.realpath(venv):
+        return  # not running in our venv (its python is a link to the base one): leave it alone
+    python = os.path.join(venv, "bin", "python")
+    missing = [pypi for module, pypi in ADDED_PACKAGES.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        print(f"adding {', '.join(missing)} to {os.path.dirname(os.path.dirname(python))} ...", file=sys.stderr)
+        subprocess.run([python, "-m", "pip", "install", "-q"] + missing, check=False)
+
+
+def peak_per_core(machine, system, precision=None):
     """Operations/s of one core for `system`'s arithmetic: the step attend's kernels run
     for attend, the fastest step of that arithmetic the CPU has for the others (they pick
     their own kernels); None where machine_limits did not measure it."""
-    kind = "int8" if "int8" in system else "bfloat16" if "bfloat16" in system else "float32"
+    kind = "int8" if "int8" in system else "bfloat16" if "bfloat16" in system or precision == "bf16" else "float32"
     if system.startswith("attend"):
         return machine_peaks.attend_peak(machine, kind)[0]
     return machine_peaks.fastest_peak(machine, kind)[0]
@@ -102,6 +129,7 @@ def worker(a):
 
     sentences = sentences_of(a.sentences_file)
     system, kind = a.system.split("-", 1)
+    extra = {}  # what the system chose (OpenVINO: its precision)
     load_start = time.perf_counter()
     if system == "attend":
         import attend
@@ -122,23 +150,18 @@ def worker(a):
         options.intra_op_num_threads, options.inter_op_num_threads = a.threads, 1
         session = ort.InferenceSession(a.onnx, options, providers=["CPUExecutionProvider"])
         names = {i.name for i in session.get_inputs()}
-
-        def run():
-            tok, ids, batches = ids_and_batches(a.model, sentences)
-            out = np.zeros((len(ids), 384), np.float32)
-            for batch in batches:
-                longest = max(len(ids[i]) for i in batch)
-                x = np.zeros((len(batch), longest), np.int64)
-                mask = np.zeros_like(x)
-                for r, i in enumerate(batch):
-                    x[r, :len(ids[i])], mask[r, :len(ids[i])] = ids[i], 1
-                feed = {"input_ids": x, "attention_mask": mask}
-                if "token_type_ids" in names:
-                    feed["token_type_ids"] = np.zeros_like(x)
-                h = session.run(None, feed)[0]
-                pooled = (h * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
-                out[batch] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-            return out
+        run = lambda: run_padded(a.model, sentences, names, lambda feed: session.run(None, feed)[0])  # noqa: E731
+    elif system == "ov":
+        import openvino as ov
+        config = {"INFERENCE_NUM_THREADS": a.threads, "PERFORMANCE_HINT": "LATENCY"}
+        if kind == "fp32":
+            config["INFERENCE_PRECISION_HINT"] = "f32"
+        compiled = ov.Core().compile_model(a.onnx, "CPU", config)
+        extra["precision"] = precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
+        request = compiled.create_infer_request()
+        names = {i.get_any_name() for i in compiled.inputs}
+        output = compiled.output(0)
+        run = lambda: run_padded(a.model, sentences, names, lambda feed: request.infer(feed)[output])  # noqa: E731
     else:
         import torch
         from sentence_transformers import SentenceTransformer
@@ -151,7 +174,36 @@ def worker(a):
     embeddings = np.asarray(run(), dtype=np.float32)
     seconds = time.perf_counter() - start
     np.save(a.embeddings, embeddings)
-    print(json.dumps({"seconds": seconds, "load_seconds": load, "peak_rss_mib": peak_rss_mib()}))
+    print(json.dumps(dict(extra, seconds=seconds, load_seconds=load, peak_rss_mib=peak_rss_mib())))
+
+
+def run_padded(model_dir, sentences, names, infer):
+    """Tokenizes, runs `infer` on padded batches ({input name: int64 [batch, longest]} →
+    last hidden state) and mean-pools and normalises in NumPy, as fastembed does."""
+    import numpy as np
+    tok, ids, batches = ids_and_batches(model_dir, sentences)
+    out = None
+    for batch in batches:
+        longest = max(len(ids[i]) for i in batch)
+        x = np.zeros((len(batch), longest), np.int64)
+        mask = np.zeros_like(x)
+        for r, i in enumerate(batch):
+            x[r, :len(ids[i])], mask[r, :len(ids[i])] = ids[i], 1
+        feed = {"input_ids": x, "attention_mask": mask}
+        if "token_type_ids" in names:
+            feed["token_type_ids"] = np.zeros_like(x)
+        h = np.asarray(infer(feed), dtype=np.float32)
+        if out is None:
+            out = np.zeros((len(ids), h.shape[-1]), np.float32)
+        pooled = (h * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+        out[batch] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    return out
+
+
+def precision_name(hint):
+    """OpenVINO's inference precision ("f32", "bf16", "f16") from the property's value."""
+    name = getattr(hint, "get_type_name", lambda: str(hint))()
+    return {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}.get(name, name)
 
 
 def peak_rss_mib():
@@ -196,7 +248,36 @@ def export_onnx(model_dir, workdir):
         # The optimiser's fused ops have no type inference: say their outputs are float.
         quantize_dynamic(opt, int8, weight_type=QuantType.QInt8,
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-    return {"ort-fp32": opt, "ort-int8": int8}
+    return {"ort-fp32": opt, "ort-int8": int8, "plain-fp32": fp32}
+
+
+def export_openvino(model_dir, workdir, plain_onnx, calibration_sentences):
+    """The OpenVINO models: the plain fp32 ONNX export as is (OpenVINO reads it; the ONNX
+    Runtime-optimised one holds com.microsoft ops it does not), and its NNCF static int8
+    quantisation, calibrated on sentences the workload never holds (made once per count)."""
+    int8 = os.path.join(workdir, f"model.ov-int8-c{calibration_sentences}.xml")
+    if not os.path.exists(int8):
+        import nncf
+        import numpy as np
+        import openvino as ov
+        path = os.path.join(workdir, f"calibration-{calibration_sentences}.txt")
+        subprocess.run([sys.executable, WORKLOAD, model_dir, path, "--sentences", str(calibration_sentences),
+                        "--seed", str(CALIBRATION_SEED)], check=True)
+        _, ids, _ = ids_and_batches(model_dir, sentences_of(path))
+        model = ov.Core().read_model(plain_onnx)
+        names = {i.get_any_name() for i in model.inputs}
+
+        def feed(sentence_ids):  # one unpadded sentence per calibration item
+            x = np.asarray([sentence_ids], np.int64)
+            f = {"input_ids": x, "attention_mask": np.ones_like(x)}
+            if "token_type_ids" in names:
+                f["token_type_ids"] = np.zeros_like(x)
+            return f
+
+        quantized = nncf.quantize(model, nncf.Dataset(ids, feed), model_type=nncf.ModelType.TRANSFORMER,
+                                  subset_size=len(ids))
+        ov.save_model(quantized, int8, compress_to_fp16=False)
+    return {"ov-fp32": plain_onnx, "ov-default": plain_onnx, "ov-int8": int8}
 
 
 def splits(threads, system):
@@ -211,9 +292,11 @@ def main():
     p.add_argument("--workdir", default=os.path.join(ROOT, "build/vs_onnxruntime"))
     p.add_argument("--threads", type=int, nargs="+", default=[os.cpu_count() or 1])
     p.add_argument("--systems", nargs="+", default=["attend-float32", "attend-int8", "attend-bfloat16", "ort-fp32",
-                                                    "ort-int8", "st-fp32"])
+                                                    "ort-int8", "ov-fp32", "ov-default", "ov-int8", "st-fp32"])
     p.add_argument("--sentences", type=int, default=1024)
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--calibration-sentences", type=int, default=300,
+                   help="ov-int8's NNCF calibration set: sentences of another seed than the workload's")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for hidden in ("system", "split", "onnx", "sentences-file", "embeddings"):
         p.add_argument(f"--{hidden}", help=argparse.SUPPRESS)
@@ -231,11 +314,16 @@ def main():
     _, ids, _ = ids_and_batches(a.model, sentences)
     tokens = sum(len(i) for i in ids)
     onnx = {}
-    if any(s.startswith("ort") for s in a.systems):
+    if any(s.startswith(("ort", "ov")) for s in a.systems):
         try:
             onnx = export_onnx(a.model, a.workdir)
-        except Exception as e:  # torch or the optimizer missing: ONNX Runtime is skipped
-            print(f"ONNX export failed ({e}): ONNX Runtime skipped", file=sys.stderr)
+        except Exception as e:  # torch or the optimizer missing: ONNX Runtime and OpenVINO are skipped
+            print(f"ONNX export failed ({e}): ONNX Runtime and OpenVINO skipped", file=sys.stderr)
+    if "plain-fp32" in onnx and any(s.startswith("ov") for s in a.systems):
+        try:
+            onnx.update(export_openvino(a.model, a.workdir, onnx["plain-fp32"], a.calibration_sentences))
+        except Exception as e:  # openvino or nncf missing: OpenVINO is skipped
+            print(f"OpenVINO model failed ({e}): OpenVINO skipped", file=sys.stderr)
     machine, why = machine_peaks.measure()
     if machine is None:
         print(f"machine_limits not run ({why}): no fraction of peak", file=sys.stderr)
@@ -243,7 +331,7 @@ def main():
     best = {}
     for _ in range(a.rounds):
         for system in a.systems:
-            if system.startswith("ort") and system not in onnx:
+            if system.startswith(("ort", "ov")) and system not in onnx:
                 continue
             for threads in a.threads:
                 for split in splits(threads, system):
@@ -259,7 +347,8 @@ def main():
                              sentences_per_second=len(sentences) / r["seconds"], tokens_per_second=tokens / r["seconds"])
                     with open(results_path, "a") as f:  # written as it comes
                         f.write(json.dumps(r) + "\n")
-                    print(f"{system:16s} {split:>5s}  {r['sentences_per_second']:8.1f} sentences/s", file=sys.stderr)
+                    chose = f"  ({r['precision']})" if "precision" in r else ""
+                    print(f"{system:16s} {split:>5s}  {r['sentences_per_second']:8.1f} sentences/s{chose}", file=sys.stderr)
                     key = (system, threads)
                     if key not in best or r["sentences_per_second"] > best[key]["sentences_per_second"]:
                         best[key] = dict(r, embeddings=emb)
@@ -272,14 +361,16 @@ def main():
     flops_per_token = 2 * layers * (4 * d * d + 2 * d * ffn) + 2 * layers * 2 * mean_len * d
     print(f"\nall-MiniLM-L6-v2, {len(sentences)} sentences, {tokens} tokens, batches of {BATCH}; reference "
           f"{os.path.basename(reference) if reference else 'none'}")
-    print(f"{'system':16s} {'threads':>7s} {'split':>5s} {'sent/s':>8s} {'tok/s':>8s} {'RSS MiB':>8s} {'min cos':>8s} {'peak%':>6s}")
+    print(f"{'system':16s} {'threads':>7s} {'split':>5s} {'sent/s':>8s} {'tok/s':>8s} {'RSS MiB':>8s} {'min cos':>8s} "
+          f"{'mean cos':>8s} {'peak%':>6s}  precision")
     for (system, threads), r in sorted(best.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         e = np.load(r["embeddings"])
-        cos = float((np.sum(e * ref, 1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(ref, axis=1))).min()) if ref is not None else float("nan")
-        peak = peak_per_core(machine, system)
+        cosines = np.sum(e * ref, 1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(ref, axis=1)) if ref is not None \
+            else np.full(1, np.nan)
+        peak = peak_per_core(machine, system, r.get("precision"))
         fraction = 100 * r["tokens_per_second"] * flops_per_token / (peak * threads) if peak else float("nan")
         print(f"{system:16s} {threads:7d} {r['split']:>5s} {r['sentences_per_second']:8.1f} {r['tokens_per_second']:8.0f} "
-              f"{r['peak_rss_mib']:8.1f} {cos:8.5f} {fraction:6.1f}")
+              f"{r['peak_rss_mib']:8.1f} {float(cosines.min()):8.5f} {float(cosines.mean()):8.5f} {fraction:6.1f}  {r.get('precision', '')}")
     print(f"\nresults: {results_path}")
 
 

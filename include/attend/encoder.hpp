@@ -100,9 +100,13 @@ struct EncoderInfo {
   std::string similarity = "cosine";
 };
 
+// One plan step's share of the profiled calls (summed over them; seconds over the
+// batches that ran at once too).
 struct EncoderStepProfile {
   std::string phase, kind, name;
   double seconds = 0;
+  double quantize_seconds = 0;  // of `seconds`: an int8 linear step's quantizing of its input
+  double multiply_adds = 0;     // a linear step's M·N·K, attention's QKᵀ and PV; else 0
 };
 
 // Loads an encoder-only model and runs it: thread-safe (concurrent calls each get their

@@ -14,6 +14,7 @@
 // of tiles (A is already packed; nothing limits it to a stack buffer).
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 #include "gemm_driver.hpp"
@@ -92,6 +93,17 @@ void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
       for (index_t i = 0; i < n; ++i) wide[i] = q[i];
     }
   }
+}
+
+// quantize_tiles, its seconds added to a profiled call's GemmProfile as a share of the
+// call's wall time: divided by the `sharers` threads that quantize at the same time.
+void quantize_tiles_profiled(const S8Problem& g, index_t t_begin, index_t t_end, index_t sharers) {
+  if (g.ep.profile == nullptr) return quantize_tiles(g, t_begin, t_end);
+  const auto t0 = std::chrono::steady_clock::now();
+  quantize_tiles(g, t_begin, t_end);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  g.ep.profile->quantize_seconds.fetch_add(seconds / static_cast<double>(std::max<index_t>(sharers, 1)),
+                                           std::memory_order_relaxed);
 }
 
 // The fields every tile of the problem shares.
@@ -182,7 +194,7 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
                     static_cast<index_t>(b.panel_bytes())};
   const int nt = gemm_threads(threads, M, b.n, b.k, b.n * b.k);
   if (nt == 1) {
-    quantize_tiles(g, 0, g.m_tiles);
+    quantize_tiles_profiled(g, 0, g.m_tiles, 1);
     run_range(g, 0, g.m_tiles, 0, b.panels());
     return;
   }
@@ -202,14 +214,16 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
       for (index_t t = first; t < last; ++t) {
         index_t qb, qe;
         split_range(g.m_tiles, static_cast<int>(t), nt, qb, qe);
-        quantize_tiles(g, qb, qe);
+        quantize_tiles_profiled(g, qb, qe, nt);
         run_cell(g, static_cast<int>(t), tm, tn);
       }
     });
     return;
   }
   // Two regions (the end of the first is the barrier): every panel needs all of A.
-  parallel_chunks(nt, g.m_tiles, [&](index_t first, index_t last) { quantize_tiles(g, first, last); });
+  parallel_chunks(nt, g.m_tiles, [&](index_t first, index_t last) {
+    quantize_tiles_profiled(g, first, last, std::min<index_t>(nt, g.m_tiles));
+  });
   parallel_chunks(nt, tm * tn, [&](index_t first, index_t last) {
     for (index_t cell = first; cell < last; ++cell) run_cell(g, static_cast<int>(cell), tm, tn);
   });

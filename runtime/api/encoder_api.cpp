@@ -304,11 +304,12 @@ std::int64_t Encoder::tokens_processed() const { return state_->runner->counters
 
 std::vector<EncoderStepProfile> Encoder::profile() const {
   const auto seconds = state_->runner->step_seconds();
+  const auto costs = state_->runner->step_costs();
   const auto& steps = state_->runner->plan().steps();
   std::vector<EncoderStepProfile> out;
-  for (size_t i = 0; i < steps.size() && i < seconds.size(); ++i)
+  for (size_t i = 0; i < steps.size() && i < seconds.size() && i < costs.size(); ++i)
     out.push_back({runtime::encoder_phase_name(steps[i].phase), runtime::encoder_step_kind_name(steps[i].kind), steps[i].name,
-                   seconds[i]});
+                   seconds[i], costs[i].quantize_seconds, costs[i].multiply_adds});
   return out;
 }
 

@@ -33,7 +33,8 @@ EncoderLimits limits_of(const EncoderRunnerConfig& config, const EncoderConfig& 
 
 EncoderRunner::EncoderRunner(std::shared_ptr<const EncoderModel> model, const EncoderRunnerConfig& config)
     : config_(config), plan_(EncoderPlan::compile(model, limits_of(config, model->config()))),
-      step_seconds_(plan_->steps().size(), 0.0) {
+      step_seconds_(plan_->steps().size(), 0.0),
+      step_costs_(plan_->steps().size()) {
   if (config.inter_threads < 1 || config.inter_threads > 1024)
     throw error_of("inter_threads = ", config.inter_threads, ": must be in [1, 1024]");
   if (std::int64_t{config.inter_threads} * config.threads > 4096)
@@ -109,6 +110,11 @@ void EncoderRunner::collect_statistics(EncoderWorkspace& w) const {
   std::lock_guard lock(mutex_);
   const auto seconds = w.step_seconds();
   for (size_t i = 0; i < seconds.size() && i < step_seconds_.size(); ++i) step_seconds_[i] += seconds[i];
+  const auto costs = w.step_costs();
+  for (size_t i = 0; i < costs.size() && i < step_costs_.size(); ++i) {
+    step_costs_[i].quantize_seconds += costs[i].quantize_seconds;
+    step_costs_[i].multiply_adds += costs[i].multiply_adds;
+  }
   counters_.batches += w.counters().batches;
   counters_.sequences += w.counters().sequences;
   counters_.tokens += w.counters().tokens;
@@ -260,6 +266,11 @@ std::vector<double> EncoderRunner::step_seconds() const {
   return step_seconds_;
 }
 
+std::vector<EncoderStepCost> EncoderRunner::step_costs() const {
+  std::lock_guard lock(mutex_);
+  return step_costs_;
+}
+
 EncoderCounters EncoderRunner::counters() const {
   std::lock_guard lock(mutex_);
   return counters_;
@@ -268,6 +279,7 @@ EncoderCounters EncoderRunner::counters() const {
 void EncoderRunner::reset_statistics() const {
   std::lock_guard lock(mutex_);
   std::fill(step_seconds_.begin(), step_seconds_.end(), 0.0);
+  std::fill(step_costs_.begin(), step_costs_.end(), EncoderStepCost{});
   counters_ = {};
 }
 

@@ -76,6 +76,7 @@ class EncoderRunner {
   // Profile and counters summed over every call (safe while others run).
   void set_profiling(bool on) const { profiling_.store(on, std::memory_order_relaxed); }
   std::vector<double> step_seconds() const;
+  std::vector<EncoderStepCost> step_costs() const;  // one per plan step, as step_seconds
   EncoderCounters counters() const;
   void reset_statistics() const;
 
@@ -100,6 +101,7 @@ class EncoderRunner {
   mutable std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, int>, std::shared_ptr<const EncoderPlan>> plans_;
   mutable std::vector<std::unique_ptr<EncoderWorkspace>> idle_;
   mutable std::vector<double> step_seconds_;
+  mutable std::vector<EncoderStepCost> step_costs_;
   mutable EncoderCounters counters_;
   mutable std::atomic<bool> profiling_{false};
 };

@@ -1,15 +1,21 @@
 #include "encoder/encoder_workspace.hpp"
 
+#include <algorithm>
+
 #include "attend/error.hpp"
 #include "model/token_positions.hpp"
 
 namespace attend::runtime {
 
 EncoderWorkspace::EncoderWorkspace(std::shared_ptr<const EncoderPlan> plan)
-    : plan_(std::move(plan)), memory_(plan_->arena_bytes(), plan_->steps().size()), exec_(*plan_, memory_.arena()) {}
+    : plan_(std::move(plan)),
+      memory_(plan_->arena_bytes(), plan_->steps().size()),
+      exec_(*plan_, memory_.arena()),
+      step_costs_(plan_->steps().size()) {}
 
 void EncoderWorkspace::reset_statistics() {
   memory_.reset_step_seconds();
+  std::fill(step_costs_.begin(), step_costs_.end(), EncoderStepCost{});
   counters_ = {};
 }
 
@@ -80,11 +86,12 @@ void EncoderWorkspace::run(std::span<const SequenceRef> batch, const EncoderHead
   shape_.normalize = heads.normalize < 0 ? c.normalize : heads.normalize > 0;
   if (batch.empty()) return;
   double* clock = memory_.step_clock(profiling_);
-  exec_.run(EncoderPhase::body, shape_, clock);
+  EncoderStepCost* costs = profiling_ ? step_costs_.data() : nullptr;
+  exec_.run(EncoderPhase::body, shape_, clock, costs);
   const bool pooler = (heads.pooler || (heads.logits && c.classifier == ClassifierHead::pooled)) && c.pooler;
-  if (pooler) exec_.run(EncoderPhase::pooler, shape_, clock);
-  if (heads.embedding) exec_.run(EncoderPhase::embedding, shape_, clock);
-  if (heads.logits && c.classifier != ClassifierHead::none) exec_.run(EncoderPhase::classifier, shape_, clock);
+  if (pooler) exec_.run(EncoderPhase::pooler, shape_, clock, costs);
+  if (heads.embedding) exec_.run(EncoderPhase::embedding, shape_, clock, costs);
+  if (heads.logits && c.classifier != ClassifierHead::none) exec_.run(EncoderPhase::classifier, shape_, clock, costs);
   ++counters_.batches;
   counters_.sequences += shape_.sequences;
   counters_.tokens += shape_.tokens;

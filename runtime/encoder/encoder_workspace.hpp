@@ -58,6 +58,7 @@ class EncoderWorkspace {
 
   void set_profiling(bool on) { profiling_ = on; }
   std::span<const double> step_seconds() const { return memory_.step_seconds(); }
+  std::span<const EncoderStepCost> step_costs() const { return step_costs_; }
   const EncoderCounters& counters() const { return counters_; }
   void reset_statistics();
   std::size_t reserved_bytes() const { return memory_.arena_bytes(); }
@@ -72,6 +73,7 @@ class EncoderWorkspace {
   EncoderExecutor exec_;
   EncoderShape shape_;
   bool profiling_ = false;
+  std::vector<EncoderStepCost> step_costs_;  // one per plan step, added to while profiling
   EncoderCounters counters_;
 };
 

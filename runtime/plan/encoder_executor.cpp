@@ -59,12 +59,13 @@ ops::Matrix EncoderExecutor::matrix(const Operand& o, std::int64_t first, std::i
   return {plan_.holds_chunk(o.buffer) ? all.data : all.row(first), rows, all.cols, all.ld};
 }
 
-void EncoderExecutor::run(EncoderPhase phase, const EncoderShape& shape, double* step_seconds) const {
+void EncoderExecutor::run(EncoderPhase phase, const EncoderShape& shape, double* step_seconds,
+                          EncoderStepCost* costs) const {
   const auto& steps = plan_.steps();
   auto timed = [&](size_t i, std::int64_t first, std::int64_t rows) {
-    if (step_seconds == nullptr) return run_step(steps[i], shape, first, rows);
+    if (step_seconds == nullptr) return run_step(steps[i], shape, first, rows, costs ? costs + i : nullptr);
     const auto t0 = std::chrono::steady_clock::now();
-    run_step(steps[i], shape, first, rows);
+    run_step(steps[i], shape, first, rows, costs ? costs + i : nullptr);
     step_seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -94,8 +95,8 @@ void EncoderExecutor::run(EncoderPhase phase, const EncoderShape& shape, double*
   }
 }
 
-void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, std::int64_t first,
-                               std::int64_t rows) const {
+void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, std::int64_t first, std::int64_t rows,
+                               EncoderStepCost* cost) const {
   const EncoderModel& model = plan_.model();
   const EncoderConfig& c = model.config();
   const auto& io = plan_.io();
@@ -126,6 +127,19 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
       ep.activation = s.activation;
       if (s.residual.buffer >= 0) ep.residual = matrix(s.residual, first, rows);
       const ops::Matrix in = matrix(s.in, first, rows), out = matrix(s.out, first, rows);
+      ops::GemmProfile profile;
+      if (cost != nullptr) {
+        ep.profile = &profile;
+        cost->multiply_adds += static_cast<double>(rows) * static_cast<double>(out.cols) * static_cast<double>(in.cols);
+      }
+      // Adds what the GEMM reported when the step ends, however it ends.
+      const struct Report {
+        EncoderStepCost* cost;
+        const ops::GemmProfile& profile;
+        ~Report() {
+          if (cost != nullptr) cost->quantize_seconds += profile.quantize_seconds.load(std::memory_order_relaxed);
+        }
+      } report{cost, profile};
       if (s.outliers < 0) {
         ops::gemm(in, s.linear->weight, out, ep, s.threads);
         return;
@@ -154,6 +168,7 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
         a.v = {qkv.row(at) + 2 * D, 0, dh, qkv.ld};
         a.out = {out.row(at), 0, dh, out.ld};
         ops::attention(a, s.threads);
+        if (cost != nullptr) cost->multiply_adds += 2.0 * static_cast<double>(H * n * n * dh);  // QKᵀ and PV
         if (shape.capture != nullptr) ops::attention_weights(a, shape.capture->encoder_self.layer(s.layer), s.threads);
       }
       return;

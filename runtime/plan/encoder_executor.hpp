@@ -21,6 +21,14 @@ struct EncoderShape {
   AttentionCapture* capture = nullptr;
 };
 
+// What a profiled run adds to each plan step besides its wall time (attend bench's
+// breakdown): the part of it an int8 linear step spent quantizing its input, and the
+// multiply-adds it ran (a GEMM's M·N·K, attention's QKᵀ and PV over each sequence).
+struct EncoderStepCost {
+  double quantize_seconds = 0;
+  double multiply_adds = 0;
+};
+
 // Runs phases of an encoder plan over an arena (the workspace's PlanMemory).
 class EncoderExecutor {
  public:
@@ -32,12 +40,16 @@ class EncoderExecutor {
   }
   ops::Matrix matrix(int id, std::int64_t rows) const;
 
-  // With `step_seconds` (one entry per plan step), adds each step's wall time to it.
-  void run(EncoderPhase phase, const EncoderShape& shape, double* step_seconds = nullptr) const;
+  // With `step_seconds` (one entry per plan step), adds each step's wall time to it, and
+  // with `costs` (one per step too) what else the profile shows of it.
+  void run(EncoderPhase phase, const EncoderShape& shape, double* step_seconds = nullptr,
+           EncoderStepCost* costs = nullptr) const;
 
  private:
-  // Runs step s on `rows` rows from `first` (a chunk of a row group; else all of them).
-  void run_step(const EncoderStep& s, const EncoderShape& shape, std::int64_t first, std::int64_t rows) const;
+  // Runs step s on `rows` rows from `first` (a chunk of a row group; else all of them);
+  // with `cost`, adds to it.
+  void run_step(const EncoderStep& s, const EncoderShape& shape, std::int64_t first, std::int64_t rows,
+                EncoderStepCost* cost = nullptr) const;
   ops::Matrix matrix(const Operand& o, std::int64_t rows) const;
   // Rows [first, first + rows) of an operand; those of a chunk buffer from its row 0.
   ops::Matrix matrix(const Operand& o, std::int64_t first, std::int64_t rows) const;

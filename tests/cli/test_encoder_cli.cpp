@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 
 #include "cli_runner.hpp"
 
@@ -440,6 +441,101 @@ TEST_CASE("inspect, plan and bench take an encoder directory, an unknown command
   const auto unknown = run_attend({"frobnicate", "--help"});
   CHECK(unknown.status == 2);
   CHECK_THAT(unknown.err, Contains("unknown command 'frobnicate'"));
+}
+
+// Issue 34: where an encoder's time goes — tokenisation, activation quantisation, each
+// GEMM kind, attention, LayerNorm, pooling — each part measured (never negative), the
+// parts summing to the measured time, the GEMMs' multiply-adds those of the model's
+// shapes (its config.json), and the fraction of a --machine-limits peak that follows
+// from them. No speed is asserted.
+TEST_CASE("bench on an encoder says where the time goes and the fraction of the peak", "[cli][encoder]") {
+  const std::string model = kEncoders + "/bert";
+  std::string text;
+  for (int i = 0; i < 12; ++i) text += "the quick brown fox number " + std::to_string(i) + " jumps over the lazy dog\n";
+  const std::string input = write_scratch_file("bench-breakdown.txt", text);
+  const std::vector<std::string> args = {"bench", "-m", model, "--input", input, "--compute-type", "int8", "--batch", "4"};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const auto first = run_attend(json_args);
+  REQUIRE(first.status == 0);
+  const std::string isa = json::parse(first.out)["isa"];
+  const std::string limits = write_scratch_file(
+      "machine-limits.json", R"({"rates": [], "copy_gbytes_per_s": 10.0, "attend": {"isa": ")" + isa +
+                                 R"(", "float32": {"kernel": "k", "step": null, "gops_per_core": null},
+                                 "int8": {"kernel": "k", "step": "int8_dot_)" + isa + R"(", "gops_per_core": 100.0}}})");
+  json_args.insert(json_args.end(), {"--machine-limits", limits});
+  const auto r = run_attend(json_args);
+  REQUIRE(r.status == 0);
+  const json j = json::parse(r.out);
+  REQUIRE(j["compute_type"] == "int8");
+  const json& b = j["breakdown"];
+  const double total = b["total_seconds"];
+  CHECK(total == Approx(j["seconds"].get<double>()));
+  std::map<std::string, json> parts;
+  double sum = 0;
+  for (const json& p : b["parts"]) {
+    INFO(p.dump());
+    CHECK(p["seconds"].get<double>() >= 0);
+    sum += p["seconds"].get<double>();
+    parts[p["part"]] = p;
+  }
+  CHECK(sum >= total * 0.999);
+  CHECK(sum <= total * 1.02 + 1e-4);  // the profiled steps lie inside the measured time
+  // Every part this model runs is measured.
+  for (const char* part : {"tokenization", "embedding", "activation_quantization", "outlier_rows", "gemm_qkv",
+                           "gemm_attention_output", "gemm_ffn_up", "gemm_ffn_down", "attention", "layer_norm", "pooling"}) {
+    INFO(part);
+    REQUIRE(parts.count(part) == 1);
+    CHECK(parts[part]["seconds"].get<double>() > 0);
+  }
+  CHECK(parts.count("heads") == 1);
+  CHECK(parts.count("other") == 1);
+  CHECK(b["fused"][0]["part"] == "gelu");
+  CHECK(b["fused"][0]["into"] == "gemm_ffn_up");
+  // Multiply-adds from the model's shapes: tokens × N × K per layer, over the passes.
+  std::ifstream config_file(model + "/config.json");
+  const json config = json::parse(config_file);
+  const double D = config["hidden_size"], F = config["intermediate_size"], L = config["num_hidden_layers"];
+  const double tokens = j["workload"]["tokens"].get<double>() * j["workload"]["passes"].get<double>();
+  CHECK(parts["gemm_qkv"]["multiply_adds"].get<double>() == Approx(tokens * 3 * D * D * L));
+  CHECK(parts["gemm_attention_output"]["multiply_adds"].get<double>() == Approx(tokens * D * D * L));
+  CHECK(parts["gemm_ffn_up"]["multiply_adds"].get<double>() == Approx(tokens * F * D * L));
+  CHECK(parts["gemm_ffn_down"]["multiply_adds"].get<double>() == Approx(tokens * D * F * L));
+  CHECK(parts["attention"]["multiply_adds"].get<double>() > 0);
+  // The fraction of the peak: 2 operations per multiply-add over the time × threads × peak.
+  const json& peak = b["peak"];
+  const double threads = j["threads"];
+  REQUIRE(!peak["percent"].is_null());
+  CHECK(peak["gops_per_core"].get<double>() == 100.0);
+  CHECK(peak["percent"].get<double>() == Approx(100 * 2 * peak["multiply_adds"].get<double>() / total / (100e9 * threads)));
+  const json& qkv = parts["gemm_qkv"];
+  CHECK(qkv["peak_percent"].get<double>() ==
+        Approx(100 * 2 * qkv["multiply_adds"].get<double>() / qkv["seconds"].get<double>() / (100e9 * threads)));
+  CHECK(parts["layer_norm"]["peak_percent"].is_null());  // no multiply-adds counted
+  // The text report shows the same parts.
+  std::vector<std::string> text_args = args;
+  text_args.insert(text_args.end(), {"--machine-limits", limits});
+  const auto t = run_attend(text_args);
+  REQUIRE(t.status == 0);
+  for (const char* label : {"where the time goes", "tokenisation", "activation quantisation (int8)", "GEMM QKV",
+                            "GEMM attention output", "GEMM FFN up (+ GELU)", "GEMM FFN down", "attention", "LayerNorm",
+                            "pooling", "gelu: fused into gemm_ffn_up", "of the peak end to end"})
+    CHECK_THAT(t.out, Contains(label));
+  // A peak measured at other kernels is not used; no file says why there is no fraction.
+  const std::string other_isa = write_scratch_file(
+      "machine-limits-other.json", R"({"attend": {"isa": "not-)" + isa + R"(", "int8": {"gops_per_core": 100.0}}})");
+  const json other = json::parse(run_attend({"bench", "-m", model, "--sentences", "4", "--src-len", "2:12", "--compute-type",
+                                             "int8", "--json", "--machine-limits", other_isa})
+                                     .out)["breakdown"]["peak"];
+  CHECK(other["percent"].is_null());
+  CHECK_THAT(other["why_not"].get<std::string>(), Contains("these run at " + isa));
+  CHECK_THAT(run_attend({"bench", "-m", model, "--sentences", "4", "--src-len", "2:12"}).out,
+             Contains("fraction of peak n/a: no --machine-limits"));
+  // A file that is not machine_limits' JSON: exit 1, naming the flag and the file.
+  const std::string bad = write_scratch_file("machine-limits-bad.json", "GFLOP/s: many\n");
+  const auto b2 = run_attend({"bench", "-m", model, "--sentences", "4", "--machine-limits", bad});
+  CHECK(b2.status == 1);
+  CHECK_THAT(b2.err, Contains("--machine-limits " + bad));
 }
 
 }  // namespace

@@ -169,6 +169,53 @@ TEST_CASE("results do not depend on batching or threads", "[encoder]") {
   }
 }
 
+// attend bench's breakdown (issue 34) reads the runner's profile: profiling changes no
+// bit of the result; an int8 linear step reports the part of its time it spent quantizing
+// its input (float32 ones none), and every linear step the multiply-adds of its shape.
+TEST_CASE("the profile: same bits, int8's quantizing apart, each step's multiply-adds", "[encoder]") {
+  const json cases = cases_of("bert");
+  std::vector<std::vector<std::int32_t>> ids;
+  double tokens = 0;
+  for (const json& c : cases) {
+    ids.push_back(c["ids"].get<std::vector<std::int32_t>>());
+    tokens += static_cast<double>(ids.back().size());
+  }
+  EncoderRunOptions options;
+  options.hidden = true;
+  for (const char* type : {"float32", "int8"}) {
+    INFO(type);
+    EncoderRunnerConfig config;
+    config.threads = 2;
+    const EncoderRunner runner(load("bert", type), config);
+    const auto plain = runner.run(ids, {}, options);
+    runner.set_profiling(true);
+    const auto profiled = runner.run(ids, {}, options);
+    runner.set_profiling(false);
+    for (size_t i = 0; i < plain.size(); ++i) CHECK(plain[i].hidden == profiled[i].hidden);
+    const auto seconds = runner.step_seconds();
+    const auto costs = runner.step_costs();
+    const auto& steps = runner.plan().steps();
+    REQUIRE(costs.size() == steps.size());
+    bool any_quantized = false;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      INFO(steps[i].name);
+      CHECK(costs[i].quantize_seconds >= 0);
+      CHECK(costs[i].quantize_seconds <= seconds[i]);
+      any_quantized = any_quantized || costs[i].quantize_seconds > 0;
+      if (steps[i].kind == EncoderStepKind::linear && steps[i].phase == EncoderPhase::body) {
+        const ops::PackedWeightView w = steps[i].linear->weight.view();
+        CHECK(costs[i].multiply_adds == tokens * static_cast<double>(w.n) * static_cast<double>(w.k));
+      } else if (steps[i].kind != EncoderStepKind::linear && steps[i].kind != EncoderStepKind::attention) {
+        CHECK(costs[i].multiply_adds == 0);
+      }
+      if (steps[i].kind == EncoderStepKind::attention) CHECK(costs[i].multiply_adds > 0);
+    }
+    CHECK(any_quantized == (std::string(type) == "int8"));
+    runner.reset_statistics();
+    for (const auto& c : runner.step_costs()) CHECK((c.quantize_seconds == 0 && c.multiply_adds == 0));
+  }
+}
+
 // The rule (docs/model-format.md#compute-types) through the encoder loader, on CPUs
 // described to it (LoadOptions::described_cpu): none needs to be this one. bfloat16 is
 // faster than float32 only where vdpbf16ps reaches 3/4 of the FMA's rate (AMD Zen 4);

@@ -14,6 +14,7 @@
 
 #include "bench_workload.hpp"
 #include "commands.hpp"
+#include "encoder_breakdown.hpp"
 #include "flag_checks.hpp"
 #include "model_choice.hpp"
 #include "process_stats.hpp"
@@ -27,7 +28,7 @@ namespace {
 
 struct BenchArgs {
   ModelChoice model;
-  std::string input, input_format, src_len = "10:50";
+  std::string input, input_format, src_len = "10:50", machine_limits;
   std::int64_t sentences = 256, batch = 32, tgt_len = 48, beam = 1, warmup = 1, repeat = 1;
   int threads = 0, inter_threads = 0, intra_threads = 0;
   bool json = false, sentences_given = false;
@@ -70,6 +71,7 @@ std::vector<Share> time_shares(const std::vector<attend::StepProfile>& profile) 
 
 // An encoder-only model (attend::Encoder): sentences embedded in batches formed by
 // tokens (packed, sorted by length), sentences/s and tokens/s, where the time goes.
+// With --input, each timed pass tokenizes the lines too (as `attend embed` does).
 int run_encoder_bench(const BenchArgs& args) {
   const LengthRange lengths = parse_length_range(args.src_len);
   attend::EncoderOptions o;
@@ -82,6 +84,7 @@ int run_encoder_bench(const BenchArgs& args) {
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   const attend::EncoderInfo info = encoder.encoder_info();
   Sentences sentences;
+  std::vector<std::string> lines;  // --input: tokenized again in each timed pass
   if (args.input.empty()) {
     if (lengths.max > info.max_length)
       throw UsageError("--src-len " + args.src_len + ": at most the model's " + std::to_string(info.max_length) + " tokens");
@@ -95,10 +98,17 @@ int run_encoder_bench(const BenchArgs& args) {
     }
   } else {
     LineReader reader(args.input, "input");
-    for (std::vector<std::string> lines; !(lines = reader.read(4096)).empty();)
-      for (const std::string& line : lines)
-        if (!args.sentences_given || static_cast<std::int64_t>(sentences.size()) < args.sentences)
-          sentences.push_back(encoder.tokenize(line).ids);
+    for (std::vector<std::string> read; !(read = reader.read(4096)).empty();)
+      for (std::string& line : read)
+        if (!args.sentences_given || static_cast<std::int64_t>(lines.size()) < args.sentences)
+          lines.push_back(std::move(line));
+    for (const std::string& line : lines) sentences.push_back(encoder.tokenize(line).ids);
+  }
+  std::string no_peak_why = "no --machine-limits (the JSON of bench/machine_limits --json)";
+  std::optional<ArithmeticPeak> peak;
+  if (!args.machine_limits.empty()) {
+    const attend::ModelInfo m = encoder.info();
+    peak = read_machine_limits(args.machine_limits, m.isa, m.compute_type, no_peak_why);
   }
   std::int64_t tokens = 0;
   for (const auto& s : sentences) tokens += static_cast<std::int64_t>(s.size());
@@ -106,14 +116,27 @@ int run_encoder_bench(const BenchArgs& args) {
     encoder.embed_ids(Sentences(sentences.begin(), sentences.begin() + std::min<std::ptrdiff_t>(args.batch, sentences.size())));
   encoder.reset_profile();
   encoder.set_profiling(true);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (std::int64_t pass = 0; pass < args.repeat; ++pass) encoder.embed_ids(sentences);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double tokenize_seconds = 0, model_seconds = 0;
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  for (std::int64_t pass = 0; pass < args.repeat; ++pass) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (!lines.empty()) {
+      for (size_t i = 0; i < lines.size(); ++i) sentences[i] = encoder.tokenize(lines[i]).ids;
+      tokenize_seconds += since(t0);
+      t0 = std::chrono::steady_clock::now();
+    }
+    encoder.embed_ids(sentences);
+    model_seconds += since(t0);
+  }
+  const double seconds = tokenize_seconds + model_seconds;
   encoder.set_profiling(false);
+  const auto steps = encoder.profile();
   std::vector<attend::StepProfile> profile;
-  for (const auto& p : encoder.profile()) profile.push_back({p.phase, p.kind, p.name, p.seconds});
+  for (const auto& p : steps) profile.push_back({p.phase, p.kind, p.name, p.seconds});
   const auto shares = time_shares(profile);
-  const double passes = static_cast<double>(args.repeat), worker_seconds = seconds * encoder.inter_threads();
+  const double passes = static_cast<double>(args.repeat), worker_seconds = model_seconds * encoder.inter_threads();
   const attend::ModelInfo model = encoder.info();
 
   nlohmann::ordered_json j;
@@ -138,8 +161,11 @@ int run_encoder_bench(const BenchArgs& args) {
                          {"percent", 100 * s.seconds / worker_seconds}});
   }
   const double other = std::max(0.0, worker_seconds - profiled);
-  breakdown.push_back({{"phase", "other"}, {"kind", "other"}, {"name", "tokenizing ids, batching and API overhead"},
+  breakdown.push_back({{"phase", "other"}, {"kind", "other"}, {"name", "batching and API overhead"},
                        {"steps", 0}, {"seconds", other}, {"percent", 100 * other / worker_seconds}});
+  const int threads = encoder.inter_threads() * encoder.intra_threads();
+  j["breakdown"] = breakdown_json(encoder_breakdown(steps, tokenize_seconds, model_seconds, encoder.inter_threads()), peak,
+                                  no_peak_why, threads);
   if (args.json) {
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -157,13 +183,15 @@ int run_encoder_bench(const BenchArgs& args) {
   std::printf("  tokens/s            %10.0f\n", j["tokens_per_second"].get<double>());
   std::printf("  peak RSS (MiB)      %10.1f\n", peak_rss_mib());
   print_huge_pages(huge_page_rss_mib(), transparent_huge_pages_mode());
-  std::printf("  measured time (s)   %10.2f\n\ntime by plan step (summed over layers, %% of measured time × batches at once):\n", seconds);
+  std::printf("  measured time (s)   %10.2f\n\ntime by plan step (summed over layers, %% of the model's time × batches at once):\n",
+              seconds);
   for (const auto& b : breakdown) {
     const double percent = b["percent"].get<double>();
     if (percent < 0.1) continue;
     std::printf("  %5.1f%%  %-10s %-17s %s\n", percent, b["phase"].get<std::string>().c_str(), b["kind"].get<std::string>().c_str(),
                 b["name"].get<std::string>().c_str());
   }
+  print_breakdown(j["breakdown"]);
   return 0;
 }
 
@@ -366,6 +394,8 @@ Command add_bench_command(CLI::App& parent) {
   app->add_option("--intra-threads", args->intra_threads, "Compute threads per batch (0: threads / inter-threads)")->check(threads_each_range())->capture_default_str();
   app->add_option("--warmup", args->warmup, "Untimed batches before measuring")->check(at_least(0))->capture_default_str();
   app->add_option("--repeat", args->repeat, "Timed passes over the workload")->check(at_least(1))->capture_default_str();
+  app->add_option("--machine-limits", args->machine_limits,
+                  "Encoders: the JSON of bench/machine_limits --json, for the fraction of the arithmetic's peak");
   app->add_flag("--json", args->json, "Print the results as one JSON object");
   return {app, [args] { return run_bench(*args); }};
 }

@@ -20,6 +20,7 @@
 // with that table, so weights and kernels cannot mismatch. One gemm() serves all types.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -115,12 +116,22 @@ PackedWeightView pack_weight_into(ConstMatrix w, bool w_is_kn, Isa isa, std::spa
 // q·scales[j]. For tests and inspection.
 void unpack_weight(const PackedWeightView& b, Matrix w);
 
+// Where a profiled GEMM reports the part of its time a profile shows apart (attend
+// bench's breakdown): an s8 GEMM's quantizing of A — each quantizing thread's seconds
+// divided by the threads quantizing at once (their mean: a share of the call's wall
+// time). The epilogue (bias, activation, residual) runs in the kernels' registers, so it
+// has no time of its own to report.
+struct GemmProfile {
+  std::atomic<double> quantize_seconds{0};
+};
+
 struct GemmEpilogue {
   float alpha = 1.0f;                         // scales A·Bᵀ before the bias
   const float* bias = nullptr;                // [N], or none
   Activation activation = Activation::none;   // applied after the bias
   ConstMatrix residual{};                     // [M, N] added last, or none (data == nullptr);
                                               // may be C itself when activation is none
+  GemmProfile* profile = nullptr;             // profiled: its parts' seconds are added there
 };
 
 // C[M, N] = act(alpha·A·Bᵀ + bias) + residual, for B of any type. `threads` ≥ 1 is an
