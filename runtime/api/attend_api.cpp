@@ -16,6 +16,7 @@
 #include "formats/hf/seq2seq.hpp"
 #include "formats/model_conversion.hpp"
 #include "formats/model_io.hpp"
+#include "formats/model_kind.hpp"
 #include "model/random_model.hpp"
 #include "text/blank_text.hpp"
 #include "text/tokenizers.hpp"
@@ -247,7 +248,8 @@ Model Model::load_files(const runtime::ModelFiles& files, const LoadOptions& opt
   state->directory = files.name();
   if (options.decoding_rules != "auto" && options.decoding_rules != "transformers" && options.decoding_rules != "ctranslate2")
     throw OptionError("decoding_rules", "'" + options.decoding_rules + "'", "must be auto, transformers or ctranslate2");
-  if (runtime::detect_model_format(files) == runtime::ModelFormat::hf_seq2seq) {
+  const runtime::ModelKind kind = runtime::detect_model(files);
+  if (kind == runtime::ModelKind::hf_seq2seq) {
     const std::string& directory = files.name();
     runtime::HfSeq2SeqFiles f = runtime::read_hf_seq2seq(directory);
     state->generation = runtime::read_generation_defaults(directory, f.config.tgt_vocab_size);
@@ -270,7 +272,7 @@ Model Model::load_files(const runtime::ModelFiles& files, const LoadOptions& opt
     state->rules_reason = "transformers generate() (asked for; transformers' defaults, no generation_config.json)";
   }
   std::string unk = "<unk>";
-  if (runtime::detect_model_format(files) == runtime::ModelFormat::ctranslate2) unk = runtime::read_ct2_model(files).unk_token;
+  if (kind == runtime::ModelKind::ct2_translator) unk = runtime::read_ct2_model(files).unk_token;
   state->tokenizers = runtime::Tokenizers::from_files(files, state->model->config(), unk);
   state->vocabulary_map = read_vocabulary_map(files, state->tokenizers, state->model->config());
   Model m;

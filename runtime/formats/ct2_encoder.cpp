@@ -1,7 +1,6 @@
 #include "formats/ct2_encoder.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -13,35 +12,11 @@
 
 namespace attend::runtime {
 namespace fs = std::filesystem;
-namespace {
-
-constexpr const char* kSpec = "TransformerEncoderSpec";
-
-// The spec name of a model.bin (version ≥ 2): u32 version, then a string (u16 length
-// with its NUL, the bytes).
-std::string spec_name(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::uint32_t version = 0;
-  std::uint16_t length = 0;
-  if (!in.read(reinterpret_cast<char*>(&version), 4) || version < 2 || !in.read(reinterpret_cast<char*>(&length), 2)) return {};
-  std::string name(length, '\0');
-  if (!in.read(name.data(), length)) return {};
-  if (!name.empty() && name.back() == '\0') name.pop_back();
-  return name;
-}
-
-}  // namespace
-
-bool is_ct2_encoder_directory(const std::string& dir) {
-  const fs::path bin = fs::path(dir) / "model.bin";
-  return fs::exists(bin) && spec_name(bin.string()) == kSpec;
-}
-
 HfEncoderFiles read_ct2_encoder(const std::string& dir) {
   const std::string path = (fs::path(dir) / "model.bin").string();
   auto file = std::make_shared<MappedFile>(path);
   Ct2ModelFile m = parse_ct2_model({file->data(), file->size()}, path);
-  if (m.spec != kSpec) throw error_of(path, ": spec '", m.spec, "' is not ", kSpec);
+  if (m.spec != kCt2EncoderSpec) throw error_of(path, ": spec '", m.spec, "' is not ", kCt2EncoderSpec);
   auto required = [&](const std::string& name) -> const Ct2Variable& {
     const Ct2Variable* v = m.find(name);
     if (v == nullptr) throw error_of(path, ": missing variable '", name, "'");
@@ -60,7 +35,7 @@ HfEncoderFiles read_ct2_encoder(const std::string& dir) {
   if (number("encoder/scale_embeddings", 1) != 0) throw error_of(path, ": variable 'encoder/scale_embeddings' is set — attend's encoders add unscaled embeddings (as BERT)");
 
   EncoderConfig c;
-  c.architecture = kSpec;
+  c.architecture = kCt2EncoderSpec;
   c.family = "ctranslate2";
   c.name = fs::path(dir).filename().string();
   const Ct2Variable& tokens = required("encoder/embeddings_0/weight");
@@ -140,7 +115,7 @@ HfEncoderFiles read_ct2_encoder(const std::string& dir) {
   HfEncoderFiles out;
   out.config = c;
   out.report.origin = dir;
-  out.report.format = "CTranslate2 model.bin v" + std::to_string(m.version) + " (spec " + kSpec + ")";
+  out.report.format = "CTranslate2 model.bin v" + std::to_string(m.version) + " (spec " + kCt2EncoderSpec + ")";
   out.report.file_bytes = file->size();
   for (const std::string& name : tensors->names()) {
     const TensorRecord* t = tensors->find(name);

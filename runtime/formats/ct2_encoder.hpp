@@ -7,12 +7,12 @@
 
 #include <string>
 
-#include "formats/hf_encoder.hpp"
+#include "formats/hf/encoder.hpp"
 
 namespace attend::runtime {
 
-// Whether dir's model.bin holds a TransformerEncoderSpec (reads its header only).
-bool is_ct2_encoder_directory(const std::string& dir);
+// The spec of the model.bin files read here (formats/model_kind.hpp tells them by it).
+inline constexpr const char* kCt2EncoderSpec = "TransformerEncoderSpec";
 
 // Throws attend::Error naming the file and the variable at fault.
 HfEncoderFiles read_ct2_encoder(const std::string& dir);

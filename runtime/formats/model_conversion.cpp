@@ -8,6 +8,7 @@
 #include "attend/options.hpp"
 #include "formats/ct2_model.hpp"
 #include "formats/model_io.hpp"
+#include "formats/model_kind.hpp"
 #include "formats/typed_tensor_source.hpp"
 
 namespace attend::runtime {
@@ -39,7 +40,7 @@ struct ConversionInput {
 
 ConversionInput read_input(const std::string& input_dir, const std::string& compute_type) {
   ConversionInput in;
-  if (detect_model_format(input_dir) == ModelFormat::attend) {
+  if (detect_model(input_dir) == ModelKind::attend) {
     if (compute_type == "default")
       throw error_of(input_dir, ": already in attend's format (config.json + model.safetensors); give a compute type "
                                 "(int8, bfloat16, float32) to rewrite its weights");

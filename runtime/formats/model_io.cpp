@@ -10,6 +10,7 @@
 #include "attend/error.hpp"
 #include "formats/ct2_model.hpp"
 #include "formats/hf/seq2seq.hpp"
+#include "formats/model_kind.hpp"
 #include "formats/safetensors.hpp"
 
 namespace attend::runtime {
@@ -34,46 +35,6 @@ void require_model_directory(const std::string& dir) {
   if (fs::exists(dir) && !fs::is_directory(dir))
     throw error_of(dir, ": not a directory (a model is a directory: give the one that holds this file)");
   if (!fs::is_directory(dir)) throw error_of(dir, ": model directory does not exist");
-}
-
-namespace {
-
-// Hugging Face encoder-decoders are read from their directory (memory-mapped weights,
-// tokenizer files beside them): given as files in memory, one is named as such rather
-// than misread as attend's format or reported as having no weights.
-void refuse_hf_seq2seq_in_memory(const ModelFiles& files) {
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(files.read("config.json"));
-  } catch (const std::exception&) {
-    return;  // not JSON: the format's own reader says what is wrong
-  }
-  if (!config.is_object() || !config.contains("model_type") || !config["model_type"].is_string()) return;
-  if (is_hf_seq2seq_config(JsonFile(files.path("config.json"), config)))
-    throw error_of(files.path("config.json"), ": a Hugging Face ", config["model_type"].get<std::string>(),
-                   " model — attend reads these from their directory (Model::load(dir)), not from files in memory");
-}
-
-}  // namespace
-
-ModelFormat detect_model_format(const std::string& dir) { return detect_model_format(ModelFiles::directory(dir)); }
-
-ModelFormat detect_model_format(const ModelFiles& files) {
-  files.require_directory();
-  const std::string& dir = files.name();
-  const char* held = files.in_memory() ? "the files given" : "the directory";
-  // A Hugging Face directory by its config.json's model_type (it may hold a
-  // model.safetensors too); then by the weights file: CTranslate2 directories carry a
-  // config.json too (format ≥ 5).
-  if (!files.in_memory() && is_hf_seq2seq_directory(dir)) return ModelFormat::hf_seq2seq;
-  if (files.in_memory() && files.has("config.json")) refuse_hf_seq2seq_in_memory(files);
-  if (files.has("model.safetensors")) return ModelFormat::attend;
-  if (files.has("model.bin")) return ModelFormat::ctranslate2;
-  if (files.has("config.json"))  // attend's or CTranslate2's: either way the weights are missing
-    throw error_of(dir, ": no weights: neither model.safetensors (attend's format, beside config.json) nor model.bin "
-                        "(CTranslate2's) is in ", held);
-  throw error_of(dir, files.in_memory() ? ": the files given hold no model" : ": not a model directory",
-                 " (expected config.json + model.safetensors, or a CTranslate2 model.bin)");
 }
 
 AttendModelFiles read_attend_model(const std::string& dir) { return read_attend_model(ModelFiles::directory(dir)); }
@@ -103,13 +64,12 @@ std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOption
 }
 
 std::shared_ptr<const Model> load_model(const ModelFiles& files, const LoadOptions& options) {
-  switch (detect_model_format(files)) {
-    case ModelFormat::ctranslate2: return load_ct2_model(files, options);
-    case ModelFormat::hf_seq2seq: {
-      HfSeq2SeqFiles m = read_hf_seq2seq(files.name());
-      return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);
-    }
-    case ModelFormat::attend: break;
+  const ModelKind kind = detect_model(files);
+  require_model_kind(files, kind, /*encoder=*/false);
+  if (kind == ModelKind::ct2_translator) return load_ct2_model(files, options);
+  if (kind == ModelKind::hf_seq2seq) {
+    HfSeq2SeqFiles m = read_hf_seq2seq(files.name());
+    return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);
   }
   AttendModelFiles m = read_attend_model(files);
   return Model::build(std::move(m.config), std::move(m.tensors), std::move(m.report), options);

@@ -1,4 +1,5 @@
-// Reading and writing model directories.
+// Reading and writing encoder-decoder model directories; which kind a directory holds is
+// decided by formats/model_kind.hpp:
 //
 //   attend format:  config.json + model.safetensors (+ tokenizer files)
 //   CTranslate2:    model.bin (+ vocabulary files), read directly (ct2_model.hpp)
@@ -14,21 +15,12 @@
 
 namespace attend::runtime {
 
-enum class ModelFormat { attend, ctranslate2, hf_seq2seq };
-
-// Throws attend::Error naming `dir` unless it is a directory: a file is told apart from
-// a missing path (a user who gives model.bin is told to give the directory holding it).
-void require_model_directory(const std::string& dir);
-
-// Which format `dir` holds; throws attend::Error naming the directory if neither.
-ModelFormat detect_model_format(const std::string& dir);
-ModelFormat detect_model_format(const ModelFiles& files);
-
 // Throws attend::Error unless `dir` is a directory, saying what it is instead: a file
 // ("not a directory", naming it) or nothing ("does not exist"). Every model loader
 // starts here, so the CLI, the C/C++ API and Python say the same.
 void require_model_directory(const std::string& dir);
 
+// An encoder-decoder of any kind; an encoder-only directory is named as one.
 std::shared_ptr<const Model> load_model(const std::string& dir, const LoadOptions& options = {});
 std::shared_ptr<const Model> load_model(const ModelFiles& files, const LoadOptions& options = {});
 

@@ -3,7 +3,7 @@
 // 2_Dense/config.json, sentence_bert_config.json (max_seq_length) and
 // config_sentence_transformers.json (prompts, default_prompt_name, similarity_fn_name),
 // read as sentence-transformers reads them into attend's EncoderConfig. The Dense
-// modules' weights are read with the encoder's (hf_encoder.cpp).
+// modules' weights are read with the encoder's (hf/encoder.cpp).
 #pragma once
 
 #include <filesystem>

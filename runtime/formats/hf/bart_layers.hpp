@@ -6,7 +6,8 @@
 
 #include <string>
 
-#include "formats/hf/json_file.hpp"
+#include "formats/json_file.hpp"
+#include "formats/hf/activation.hpp"
 #include "formats/hf/tensor_map.hpp"
 #include "model/model_config.hpp"
 
@@ -16,9 +17,6 @@ namespace attend::runtime {
 // equal heads and feed-forward size), activation_function, vocab_size,
 // max_position_embeddings, the special token ids, scale_embedding.
 void read_bart_stacks(const JsonFile& config, ModelConfig& c);
-
-// activation_function / feed_forward_proj names as transformers' ACT2FN reads them.
-ops::Activation hf_activation(const JsonFile& config, const std::string& field, const std::string& name);
 
 // Every layer of both stacks; `prefix` is "model." (the stored names' prefix).
 void map_bart_layers(TensorMap& map, const ModelConfig& c, const std::string& prefix);

@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "attend/error.hpp"
-#include "formats/hf/json_file.hpp"
+#include "formats/json_file.hpp"
 
 namespace attend::runtime {
 namespace fs = std::filesystem;

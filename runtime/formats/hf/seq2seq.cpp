@@ -46,28 +46,18 @@ void refuse_unsupported(const JsonFile& config) {
 
 bool is_hf_seq2seq_config(const JsonFile& config) { return family_of(config) != nullptr; }
 
-bool is_hf_seq2seq_directory(const std::string& dir) {
-  const fs::path path = fs::path(dir) / "config.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return false;
-  try {
-    const JsonFile config(path.string());
-    return config.value().is_object() && config.value().contains("model_type") && config.value()["model_type"].is_string() &&
-           is_hf_seq2seq_config(config);
-  } catch (const Error&) {
-    return false;
-  }
+std::string hf_seq2seq_model_types() {
+  std::string known;
+  for (const Seq2SeqFamily* f : families()) known += (known.empty() ? "" : ", ") + std::string(f->model_type);
+  return known;
 }
 
 HfSeq2SeqFiles read_hf_seq2seq(const std::string& dir) {
   require_model_directory(dir);
   const JsonFile config((fs::path(dir) / "config.json").string());
   const Seq2SeqFamily* family = family_of(config);
-  if (family == nullptr) {
-    std::string known;
-    for (const Seq2SeqFamily* f : families()) known += (known.empty() ? "" : ", ") + std::string(f->model_type);
-    config.bad("model_type", "is '" + config.text_or("model_type", "") + "' — attend translates with " + known);
-  }
+  if (family == nullptr)
+    config.bad("model_type", "is '" + config.text_or("model_type", "") + "' — attend translates with " + hf_seq2seq_model_types());
   refuse_unsupported(config);
   HfSeq2SeqFiles out;
   out.family = family->model_type;

@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "formats/hf/json_file.hpp"
+#include "formats/json_file.hpp"
 #include "formats/hf/tensor_map.hpp"
 #include "model/model.hpp"
 
@@ -50,8 +50,8 @@ const Seq2SeqFamily& mt5_family();
 
 // Whether config.json names a model_type one of the families reads.
 bool is_hf_seq2seq_config(const JsonFile& config);
-// Whether `dir` has a config.json that does (never throws: a broken file is not one).
-bool is_hf_seq2seq_directory(const std::string& dir);
+// The model_types read here, for messages: "marian, m2m100, …".
+std::string hf_seq2seq_model_types();
 
 // Reads and validates; throws attend::Error naming the file and the field or tensor.
 HfSeq2SeqFiles read_hf_seq2seq(const std::string& dir);

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "attend/error.hpp"
-#include "formats/hf/json_file.hpp"
+#include "formats/json_file.hpp"
 #include "formats/hf/torch_bin.hpp"
 #include "formats/safetensors.hpp"
 

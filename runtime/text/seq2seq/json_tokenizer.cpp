@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "attend/error.hpp"
-#include "formats/hf/json_file.hpp"
+#include "formats/json_file.hpp"
 #include "text/hf_tokenizer.hpp"
 #include "text/seq2seq/seq2seq_tokenizer.hpp"
 #include "text/seq2seq/spm_vocab.hpp"

@@ -1,7 +1,7 @@
 #include "text/seq2seq/spm_vocab.hpp"
 
 #include "attend/error.hpp"
-#include "formats/hf/json_file.hpp"
+#include "formats/json_file.hpp"
 
 namespace attend::runtime {
 namespace fs = std::filesystem;

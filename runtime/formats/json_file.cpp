@@ -1,4 +1,4 @@
-#include "formats/hf/json_file.hpp"
+#include "formats/json_file.hpp"
 
 #include <filesystem>
 
@@ -42,6 +42,18 @@ std::optional<std::int64_t> JsonFile::optional_integer(const std::string& key) c
   const json& v = json_[key];
   if (!v.is_number_integer()) bad(key, "must be an integer, got " + v.dump());
   return v.get<std::int64_t>();
+}
+
+std::int64_t JsonFile::integer_in(const std::string& key, std::int64_t low, std::int64_t high) const {
+  if (!has(key)) bad(key, "is missing");
+  return integer_in_or(key, 0, low, high);
+}
+
+std::int64_t JsonFile::integer_in_or(const std::string& key, std::int64_t fallback, std::int64_t low, std::int64_t high) const {
+  const std::int64_t v = integer_or(key, fallback);
+  if (has(key) && (v < low || v > high))
+    bad(key, "must be in [" + std::to_string(low) + ", " + std::to_string(high) + "], got " + std::to_string(v));
+  return v;
 }
 
 double JsonFile::number_or(const std::string& key, double fallback) const {

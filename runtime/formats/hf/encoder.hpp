@@ -2,14 +2,19 @@
 // sentence-transformers write them, read with no conversion step:
 //
 //   config.json              the architecture (BertModel, RobertaModel, XLMRobertaModel,
-//                            DistilBertModel, their *ForSequenceClassification, …)
+//                            CamembertModel, DistilBertModel, their
+//                            *ForSequenceClassification, the encoder of *ForMaskedLM)
 //   model.safetensors        the weights (F32, F16, BF16), memory-mapped
 //   tokenizer.json           the tokenizer (text/hf_tokenizer.hpp)
 //   modules.json             sentence-transformers' pipeline: Transformer, Pooling
 //   1_Pooling/config.json    (its modes), Dense (2_Dense/config.json + model.safetensors),
-//   sentence_bert_config.json  Normalize; max_seq_length
+//   sentence_bert_config.json  Normalize; max_seq_length (formats/sentence_transformers.hpp)
 //
-// Their tensor names (with or without the bert./roberta./distilbert. prefix, LayerNorm
+// One reader per family (formats/hf/{bert,roberta,distilbert}.cpp, registered in
+// encoder.cpp; encoder_family.hpp says what a family provides) reads the fields and the
+// layer names it spells its own way; what they share — embeddings, pooler, classifier
+// heads, id2label, sentence-transformers' modules, the report — is read here once. Their
+// tensor names (with or without the bert./roberta./distilbert. prefix, LayerNorm
 // gamma/beta or weight/bias) are presented under attend's encoder names
 // (model/encoder_config.hpp: expected_encoder_tensors), the query, key and value
 // projections fused into one QKV weight as the model reads it. What attend does not run
@@ -19,12 +24,15 @@
 #include <memory>
 #include <string>
 
+#include "formats/json_file.hpp"
 #include "formats/tensor_source.hpp"
 #include "model/encoder_config.hpp"
 #include "model/model.hpp"
 
 namespace attend::runtime {
 
+// An encoder-only model read and validated, not yet built: from a Hugging Face directory
+// (here) or a CTranslate2 converted encoder (formats/ct2_encoder.hpp).
 struct HfEncoderFiles {
   EncoderConfig config;
   std::shared_ptr<const TensorSource> tensors;  // attend names
@@ -33,9 +41,10 @@ struct HfEncoderFiles {
   std::string vocabulary; // CTranslate2: vocabulary.{json,txt} (tokens for forward_batch), or empty
 };
 
-// Whether `dir` holds a Hugging Face encoder: a config.json with a model_type and a
-// model.safetensors (or sentence-transformers' modules.json).
-bool is_hf_encoder_directory(const std::string& dir);
+// Whether config.json's model_type names a family read here (never throws).
+bool is_hf_encoder_config(const JsonFile& config);
+// The model_types read here, for messages: "bert, roberta, …".
+std::string hf_encoder_model_types();
 
 // Reads and validates; throws attend::Error naming the file and the field or tensor.
 HfEncoderFiles read_hf_encoder(const std::string& dir);
