@@ -40,7 +40,11 @@ struct ConversionInput {
 
 ConversionInput read_input(const std::string& input_dir, const std::string& compute_type) {
   ConversionInput in;
-  if (detect_model(input_dir) == ModelKind::attend) {
+  const ModelKind kind = detect_model(input_dir);
+  if (kind != ModelKind::attend && kind != ModelKind::ct2_translator)
+    throw error_of(input_dir, ": ", model_kind_name(kind),
+                   " — attend convert rewrites attend's and CTranslate2's encoder-decoders; this one loads as it is");
+  if (kind == ModelKind::attend) {
     if (compute_type == "default")
       throw error_of(input_dir, ": already in attend's format (config.json + model.safetensors); give a compute type "
                                 "(int8, bfloat16, float32) to rewrite its weights");

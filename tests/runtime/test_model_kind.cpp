@@ -11,6 +11,7 @@
 
 #include "attend/error.hpp"
 #include "formats/encoder_io.hpp"
+#include "formats/model_conversion.hpp"
 #include "formats/model_io.hpp"
 #include "formats/model_kind.hpp"
 #include "model/random_model.hpp"
@@ -65,6 +66,8 @@ TEST_CASE("model kind: each kind of directory is told apart and read by its read
     CHECK_THAT(read_encoder(c.dir.string()).report.format, Contains(c.format));
     // The encoder-decoder face names what the directory holds instead of misreading it.
     CHECK_THROWS_WITH(load_model(c.dir.string()), Contains(model_kind_name(c.kind)) && Contains("not an encoder-decoder"));
+    CHECK_THROWS_WITH(convert_model(c.dir.string(), (fs::temp_directory_path() / "attend-model-kind-never").string()),
+                      Contains(model_kind_name(c.kind)) && Contains("attend convert rewrites"));
   }
 
   ScratchDirectory attend;
@@ -86,6 +89,9 @@ TEST_CASE("model kind: each kind of directory is told apart and read by its read
     INFO(family);
     CHECK(detect_model((kData / "hf-seq2seq" / family).string()) == ModelKind::hf_seq2seq);
   }
+  // Read where they are: attend convert names the kind rather than looking for model.bin.
+  CHECK_THROWS_WITH(convert_model((kData / "hf-seq2seq" / "marian").string(), (fs::temp_directory_path() / "attend-model-kind-never").string()),
+                    Contains("a Hugging Face encoder-decoder (config.json) — attend convert rewrites"));
 }
 
 // The message `load` throws (empty if it throws none).
