@@ -1,6 +1,6 @@
 // The architecture of an encoder-only transformer (the BERT family): what a Hugging Face
 // directory's config.json (and sentence-transformers' module files) or a CTranslate2
-// TransformerEncoderSpec says, in attend's terms. formats/hf_encoder.hpp and
+// TransformerEncoderSpec says, in attend's terms. formats/hf/encoder.hpp and
 // formats/ct2_encoder.hpp fill it; docs/model-format.md maps every field.
 //
 // The layers are the encoder-decoder's encoder layers (model.hpp: EncoderLayer):
