@@ -7,6 +7,7 @@
 #include "encoder_internals.hpp"
 #include "server/api_error.hpp"
 #include "text/hf_tokenizer.hpp"
+#include "thread_split.hpp"
 
 namespace attend::server {
 namespace {
@@ -32,7 +33,14 @@ void read_prompts(const std::string& directory, std::map<std::string, std::strin
 }  // namespace
 
 EncoderService::EncoderService(const ServedModel& spec, const runtime::RequestBatchLimits& limits)
-    : ModelService(spec.name, spec.directory, limits), spec_(spec), normalize_(spec.normalize) {}
+    : ModelService(spec.name, spec.directory, limits), spec_(spec), normalize_(spec.normalize) {
+  // The model's split (as `attend embed` chooses it) becomes lanes: each runs its own
+  // batches on an engine made with the threads of one (model_service.hpp says why).
+  const ThreadSplit split = split_threads(spec.encoder.threads, spec.encoder.inter_threads, spec.encoder.intra_threads);
+  set_lanes(split.inter, split.intra);
+  spec_.encoder.threads = spec_.encoder.intra_threads = split.intra;
+  spec_.encoder.inter_threads = 1;
+}
 
 EncoderService::~EncoderService() { stop(); }
 
@@ -123,7 +131,7 @@ std::string EncoderService::decode(const std::vector<std::int32_t>& ids, bool sk
   }
 }
 
-void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs) {
+void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) {
   const auto& lead = static_cast<const EncoderJob&>(*jobs.front());
   std::vector<std::vector<std::int32_t>> ids, types;
   std::int64_t tokens = 0;
@@ -153,7 +161,7 @@ void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto sequences = static_cast<std::int64_t>(ids.size());
-  const auto timing = timings(jobs, started, seconds, sequences);
+  const auto timing = timings(jobs, started, seconds, sequences, lane);
   if (metrics()) {
     BatchRecord r;
     r.sequences = sequences, r.tokens = tokens, r.inference_seconds = seconds;
