@@ -44,6 +44,11 @@ std::size_t RequestQueue::depth() const {
   return queue_.size();
 }
 
+void RequestQueue::set_lanes(int lanes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  lanes_ = std::max(1, lanes);
+}
+
 int RequestQueue::free_lanes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return free_lanes_;
@@ -51,9 +56,9 @@ int RequestQueue::free_lanes() const {
 
 bool RequestQueue::expecting_company(const RequestLane& lane, std::size_t picked) const {
   if (announced_ > 0) return true;
-  // The lane's last clients coming back: only if the queue filled right after the lane
-  // freed (a lane idle for a while has no one coming back).
-  return picked < lane.last_batch_requests && queue_.front()->queued - lane.free_since < limits_.wait;
+  // The lane's last clients coming back: only with one lane, and only if the queue
+  // filled right after the lane freed (a lane idle for a while has no one coming back).
+  return lanes_ == 1 && picked < lane.last_batch_requests && queue_.front()->queued - lane.free_since < limits_.wait;
 }
 
 std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(std::vector<std::shared_ptr<QueuedRequest>>* dropped) {

@@ -10,12 +10,16 @@
 //     batch stays within max_tokens and max_requests — a request larger than max_tokens
 //     still goes, alone;
 //   - the batch leaves at once when it is full, or when no company is expected; it is
-//     expected while requests are announced (being read or tokenized), and while the
-//     batch has fewer requests than the lane's last one had and the lane freed up only
-//     just before they came (the clients its last batch answered are sending their next
-//     requests: without this wait, load splits into a large batch and a trail of tiny
-//     ones). It waits at most `wait` from when both the lane was free and a request was
-//     there, so a lone client never waits and no request waits longer than that;
+//     expected while requests are announced (being read or tokenized), and — with one
+//     lane only — while the batch has fewer requests than the last one had and the lane
+//     freed up only just before they came (the clients its last batch answered are
+//     sending their next requests: without this wait, load on one lane splits into a
+//     large batch and a trail of tiny ones, each holding up all the threads). With
+//     several lanes a free lane does not wait for them: the requests that come while it
+//     runs go to the next lane that frees up, and a lane waiting idle was measured to
+//     cost more than the larger batch gains (docs/performance.md). A batch waits at most
+//     `wait` from when both the lane was free and a request was there, so a lone client
+//     never waits and no request waits longer than that;
 //   - when it leaves while other lanes are free too, it takes its share only (the
 //     batch's tokens over the free lanes, at least one request) and the other lanes
 //     take the rest at once: work queued while every lane was busy runs on all of them
@@ -79,6 +83,8 @@ class RequestQueue {
   // The same for a queue with one consumer (its lane kept here).
   std::vector<std::shared_ptr<QueuedRequest>> next_batch(std::vector<std::shared_ptr<QueuedRequest>>* dropped = nullptr);
 
+  // How many lanes take batches (1 unless said; before the first next_batch).
+  void set_lanes(int lanes);
   // No more requests: next_batch hands out what is queued, then returns empty.
   void close();
   std::size_t depth() const;
@@ -94,7 +100,7 @@ class RequestQueue {
   std::deque<std::shared_ptr<QueuedRequest>> queue_;
   std::int64_t announced_ = 0;
   bool closed_ = false;
-  int free_lanes_ = 0;
+  int lanes_ = 1, free_lanes_ = 0;
   RequestLane only_lane_;  // next_batch without a lane
 };
 
