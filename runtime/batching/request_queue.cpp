@@ -20,12 +20,21 @@ void RequestQueue::withdraw() {
 }
 
 bool RequestQueue::push(std::shared_ptr<QueuedRequest> request, bool announced) {
+  std::vector<std::shared_ptr<QueuedRequest>> one;
+  one.push_back(std::move(request));
+  return push_all(std::move(one), announced);
+}
+
+bool RequestQueue::push_all(std::vector<std::shared_ptr<QueuedRequest>> requests, bool announced) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (announced) announced_ = std::max<std::int64_t>(0, announced_ - 1);
     if (closed_) return false;
-    request->queued = std::chrono::steady_clock::now();
-    queue_.push_back(std::move(request));
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& r : requests) {
+      r->queued = now;
+      queue_.push_back(std::move(r));
+    }
   }
   changed_.notify_all();
   return true;
@@ -114,9 +123,11 @@ std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(RequestLane
     if (full || closed_ || !expecting_company(lane, picked.size()) || now >= deadline) {
       // Other lanes free as well: this one takes its share of the tokens, they the rest.
       if (free_lanes_ > 1) {
+        // The next request joins while at least half of it fits in the share: two halves
+        // of one request go to two lanes, not both to the first.
         const std::int64_t share = (tokens + free_lanes_ - 1) / free_lanes_;
         std::size_t n = 1;
-        while (n < picked.size() && tokens_so_far[n - 1] < share) ++n;
+        while (n < picked.size() && 2 * tokens_so_far[n - 1] + queue_[picked[n]]->tokens <= 2 * share) ++n;
         picked.resize(n);
       }
       lane.last_batch_requests = picked.size();

@@ -21,8 +21,8 @@
 //     `wait` from when both the lane was free and a request was there, so a lone client
 //     never waits and no request waits longer than that;
 //   - when it leaves while other lanes are free too, it takes its share only (the
-//     batch's tokens over the free lanes, at least one request) and the other lanes
-//     take the rest at once: work queued while every lane was busy runs on all of them
+//     batch's tokens over the free lanes: requests while at least half of the next one
+//     fits, at least one) and the other lanes take the rest at once: work queued while every lane was busy runs on all of them
 //     rather than on one while the others idle;
 //   - requests whose client has gone (abandoned) are dropped, never run.
 // Requests of other groups keep their place: the next batch is led by the oldest left.
@@ -72,6 +72,9 @@ class RequestQueue {
   // Queues a request (push withdraws one announcement when `announced`). Returns false,
   // queuing nothing, once the queue is closed.
   bool push(std::shared_ptr<QueuedRequest> request, bool announced = true);
+  // Several at once, in order (one announcement withdrawn when `announced`): no lane sees
+  // some of them without the others.
+  bool push_all(std::vector<std::shared_ptr<QueuedRequest>> requests, bool announced = true);
 
   // Blocks until a batch is ready for `lane`, by the policy above; empty once the queue
   // is closed and drained. The abandoned requests it skips go to `dropped` (when given),

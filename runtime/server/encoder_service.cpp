@@ -1,7 +1,9 @@
 #include "server/encoder_service.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "encoder_internals.hpp"
@@ -129,6 +131,80 @@ std::string EncoderService::decode(const std::vector<std::int32_t>& ids, bool sk
   } catch (const Error& e) {
     throw ApiError(422, "Tokenizer", e.what());
   }
+}
+
+namespace {
+
+// The parts of one job coming back, each on some HTTP thread: the whole job's outcome,
+// in order, once all are in.
+class PartsJoin {
+ public:
+  PartsJoin(std::size_t parts, std::size_t inputs, bool embed, std::function<void(EncoderOutcome&&)> done)
+      : left_(parts), done_(std::move(done)) {
+    if (embed) whole_.embeddings.resize(inputs);
+    else whole_.classes.resize(inputs);
+  }
+
+  void arrive(std::size_t first, EncoderOutcome&& part) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!part.error.empty()) whole_.error = part.error;
+    for (std::size_t k = 0; k < part.embeddings.size(); ++k) whole_.embeddings[first + k] = std::move(part.embeddings[k]);
+    for (std::size_t k = 0; k < part.classes.size(); ++k) whole_.classes[first + k] = std::move(part.classes[k]);
+    // The log's timing: the longest wait and engine call of the parts, their batches summed.
+    whole_.timing.queue_seconds = std::max(whole_.timing.queue_seconds, part.timing.queue_seconds);
+    whole_.timing.inference_seconds = std::max(whole_.timing.inference_seconds, part.timing.inference_seconds);
+    whole_.timing.batch_sequences += part.timing.batch_sequences;
+    whole_.timing.batch_requests += part.timing.batch_requests;
+    whole_.timing.lane = part.timing.lane;
+    if (--left_ > 0) return;
+    if (!whole_.error.empty()) whole_.embeddings.clear(), whole_.classes.clear();
+    lock.unlock();
+    done_(std::move(whole_));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::size_t left_;
+  EncoderOutcome whole_;
+  std::function<void(EncoderOutcome&&)> done_;
+};
+
+}  // namespace
+
+bool EncoderService::submit(std::shared_ptr<Job> job) {
+  auto whole = std::static_pointer_cast<EncoderJob>(job);
+  const std::size_t inputs = whole->ids.size();
+  const std::size_t parts = std::min<std::size_t>(static_cast<std::size_t>(lanes()), inputs);
+  if (parts <= 1) return ModelService::submit(std::move(job));
+  std::int64_t total = 0;
+  for (const auto& s : whole->ids) total += std::max<std::int64_t>(1, static_cast<std::int64_t>(s.size()));
+  auto join = std::make_shared<PartsJoin>(parts, inputs, whole->task == EncoderJob::Task::embed, std::move(whole->done));
+  std::vector<std::shared_ptr<runtime::QueuedRequest>> queued;
+  std::size_t at = 0;
+  std::int64_t so_far = 0;
+  for (std::size_t p = 0; p < parts; ++p) {
+    auto part = std::make_shared<EncoderJob>();
+    part->task = whole->task, part->normalize = whole->normalize, part->group = whole->group;
+    part->exchange = whole->exchange, part->on_dropped = whole->on_dropped;
+    const std::size_t first = at;
+    // Contiguous inputs: the last part takes what is left; the others, one at least,
+    // then the next while at least half of it fits under the p+1-th share of the tokens
+    // (leaving an input for each part after).
+    const std::int64_t bound = total * static_cast<std::int64_t>(p + 1) / static_cast<std::int64_t>(parts);
+    const std::size_t end = p + 1 == parts ? inputs : inputs - (parts - 1 - p);
+    while (at < end) {
+      const std::int64_t t = std::max<std::int64_t>(1, static_cast<std::int64_t>(whole->ids[at].size()));
+      if (at > first && p + 1 < parts && 2 * so_far + t > 2 * bound) break;
+      part->ids.push_back(std::move(whole->ids[at]));
+      if (at < whole->types.size()) part->types.push_back(std::move(whole->types[at]));
+      part->tokens += static_cast<std::int64_t>(part->ids.back().size());
+      so_far += t;
+      ++at;
+    }
+    part->done = [join, first](EncoderOutcome&& o) { join->arrive(first, std::move(o)); };
+    queued.push_back(std::move(part));
+  }
+  return queue().push_all(std::move(queued));
 }
 
 void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) {

@@ -69,7 +69,7 @@ class ModelService {
 
   // Queues a job; false if the model is stopping. The route announced it first
   // (queue().announce()) when it began reading the request.
-  bool submit(std::shared_ptr<Job> job);
+  virtual bool submit(std::shared_ptr<Job> job);
   runtime::RequestQueue& queue() { return queue_; }
 
  protected:

@@ -298,6 +298,39 @@ TEST_CASE("64 concurrent clients with mixed lengths: every answer is its own req
   CHECK(lanes == std::set<int>{0, 1});
 }
 
+TEST_CASE("a request of several inputs is cut in a part per lane, answered once, its rows in order", "[server][load]") {
+  for (const int lanes : {2, 1}) {
+    ServerOptions o = test_options(false);
+    o.models.resize(1);  // bert, 2 threads
+    if (lanes == 1) o.models[0].encoder.inter_threads = 1, o.models[0].encoder.intra_threads = 2;
+    TestServer s(o);
+    const std::vector<std::string> texts = {text_for(1, 0, 0), text_for(1, 0, 1), text_for(1, 0, 2), text_for(1, 0, 3),
+                                            text_for(1, 0, 4)};
+    const Reply reply = s.post("/embed", {{"inputs", texts}});
+    REQUIRE_STATUS(reply, 200);
+    const json rows = json::parse(reply.body);
+    REQUIRE(rows.size() == texts.size());
+    const Encoder encoder(encoder_dir("bert"));
+    EmbedOptions unit;
+    unit.normalize = 1;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      const auto expected = encoder.embed({texts[i]}, unit)[0];
+      for (std::size_t k = 0; k < expected.size(); ++k) REQUIRE(std::abs(rows[i][k].get<double>() - expected[k]) <= 1e-5);
+    }
+    // One access-log line for the request, counting the queue entries its parts were:
+    // one per lane.
+    int lines = 0;
+    for (const std::string& line : s.log())
+      if (line.find("path=/embed") != std::string::npos) {
+        ++lines;
+        CAPTURE(line);
+        CHECK(line.find(" batch_requests=" + std::to_string(lanes) + " ") != std::string::npos);
+        CHECK(line.find(" inputs=5 ") != std::string::npos);
+      }
+    CHECK(lines == 1);
+  }
+}
+
 TEST_CASE("over --max-concurrent-requests a request is a 429 at once, and the server recovers", "[server][load]") {
   ServerOptions o = test_options(false);
   o.models.resize(1);
