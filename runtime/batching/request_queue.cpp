@@ -4,7 +4,7 @@
 
 namespace attend::runtime {
 
-RequestQueue::RequestQueue(const RequestBatchLimits& limits) : limits_(limits) {}
+RequestQueue::RequestQueue(const RequestBatchLimits& limits) : limits_(limits), max_tokens_(limits.max_tokens) {}
 
 void RequestQueue::announce() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -53,9 +53,10 @@ std::size_t RequestQueue::depth() const {
   return queue_.size();
 }
 
-void RequestQueue::set_lanes(int lanes) {
+void RequestQueue::set_lanes(int lanes, std::int64_t lane_max_tokens) {
   std::lock_guard<std::mutex> lock(mutex_);
   lanes_ = std::max(1, lanes);
+  max_tokens_ = lanes_ > 1 && lane_max_tokens > 0 ? std::min(limits_.max_tokens, lane_max_tokens) : limits_.max_tokens;
 }
 
 int RequestQueue::free_lanes() const {
@@ -108,7 +109,7 @@ std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(RequestLane
     for (std::size_t i = 1; i < queue_.size(); ++i) {
       if (limits_.max_requests > 0 && static_cast<std::int64_t>(picked.size()) >= limits_.max_requests) break;
       if (queue_[i]->group != group) continue;
-      if (tokens_so_far.back() + queue_[i]->tokens > limits_.max_tokens) {
+      if (tokens_so_far.back() + queue_[i]->tokens > max_tokens_) {
         full = true;
         break;
       }
@@ -116,7 +117,7 @@ std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(RequestLane
       picked.push_back(i);
     }
     const std::int64_t tokens = tokens_so_far.back();
-    full = full || tokens >= limits_.max_tokens ||
+    full = full || tokens >= max_tokens_ ||
            (limits_.max_requests > 0 && static_cast<std::int64_t>(picked.size()) >= limits_.max_requests);
     const auto now = std::chrono::steady_clock::now();
     const auto deadline = std::max(queue_.front()->queued, lane.free_since) + limits_.wait;

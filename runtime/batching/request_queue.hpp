@@ -86,8 +86,11 @@ class RequestQueue {
   // The same for a queue with one consumer (its lane kept here).
   std::vector<std::shared_ptr<QueuedRequest>> next_batch(std::vector<std::shared_ptr<QueuedRequest>>* dropped = nullptr);
 
-  // How many lanes take batches (1 unless said; before the first next_batch).
-  void set_lanes(int lanes);
+  // How many lanes take batches (1 unless said; before the first next_batch), and with
+  // several, the most tokens of one lane's batch (0: max_tokens) — beyond what the engine
+  // runs at full speed a larger batch only keeps its clients waiting while other lanes,
+  // done with theirs, idle.
+  void set_lanes(int lanes, std::int64_t lane_max_tokens = 0);
   // No more requests: next_batch hands out what is queued, then returns empty.
   void close();
   std::size_t depth() const;
@@ -104,6 +107,7 @@ class RequestQueue {
   std::int64_t announced_ = 0;
   bool closed_ = false;
   int lanes_ = 1, free_lanes_ = 0;
+  std::int64_t max_tokens_ = 0;  // of one batch: limits_.max_tokens, or less with several lanes
   RequestLane only_lane_;  // next_batch without a lane
 };
 

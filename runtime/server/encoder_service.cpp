@@ -39,7 +39,10 @@ EncoderService::EncoderService(const ServedModel& spec, const runtime::RequestBa
   // The model's split (as `attend embed` chooses it) becomes lanes: each runs its own
   // batches on an engine made with the threads of one (model_service.hpp says why).
   const ThreadSplit split = split_threads(spec.encoder.threads, spec.encoder.inter_threads, spec.encoder.intra_threads);
-  set_lanes(split.inter, split.intra);
+  // A lane's batch: at most four of the engine's own batches (512 tokens per thread,
+  // encoder_runner.cpp: beyond that a batch runs no faster), so that lanes take turns
+  // often and none idles long while another works through a large batch.
+  set_lanes(split.inter, split.intra, std::int64_t{4} * 512 * split.intra);
   spec_.encoder.threads = spec_.encoder.intra_threads = split.intra;
   spec_.encoder.inter_threads = 1;
 }

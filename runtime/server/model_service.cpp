@@ -12,7 +12,7 @@ void ModelService::load_and_start(Post post, Metrics* metrics) {
   metrics_ = metrics;
   load();
   ready_.store(true);
-  queue_.set_lanes(lanes_);
+  queue_.set_lanes(lanes_, lane_max_tokens_);
   for (int lane = 0; lane < lanes_; ++lane) lane_threads_.emplace_back([this, lane] { take_batches(lane); });
 }
 

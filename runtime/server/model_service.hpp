@@ -79,7 +79,10 @@ class ModelService {
   virtual void run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) = 0;
   // The model's thread split, set by the derived constructor: `lanes` batches at once,
   // each on `threads_per_lane` threads.
-  void set_lanes(int lanes, int threads_per_lane) { lanes_ = lanes, threads_per_lane_ = threads_per_lane; }
+  // With several lanes, a lane's batch holds at most lane_max_tokens (0: --max-batch-tokens).
+  void set_lanes(int lanes, int threads_per_lane, std::int64_t lane_max_tokens = 0) {
+    lanes_ = lanes, threads_per_lane_ = threads_per_lane, lane_max_tokens_ = lane_max_tokens;
+  }
   void post(std::function<void()> task) const { post_(std::move(task)); }
   // Timing of each job of a batch that started at `started` and took `seconds`.
   static std::vector<JobTiming> timings(const std::vector<std::shared_ptr<Job>>& jobs, std::chrono::steady_clock::time_point started,
@@ -95,6 +98,7 @@ class ModelService {
   Post post_;
   Metrics* metrics_ = nullptr;
   int lanes_ = 1, threads_per_lane_ = 1;
+  std::int64_t lane_max_tokens_ = 0;
   std::vector<std::thread> lane_threads_;
 };
 
