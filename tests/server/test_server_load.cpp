@@ -183,6 +183,18 @@ TEST_CASE("the request queue with several lanes: work queued while all are busy 
   for (int i = 1; i <= 5; ++i) q.push(fake(i, 1), false);
   CHECK(ids_of(q.next_batch(a)) == std::vector<int>{1, 2, 3, 4, 5});
   CHECK(a.last_batch_requests == 5);
+  // With a lane's cap (set_lanes' lane_max_tokens), a lane takes no more than that; the
+  // rest waits for the next free lane.
+  runtime::RequestQueue capped({100, 0, std::chrono::hours(1)});
+  capped.set_lanes(2, 25);
+  for (int i = 1; i <= 5; ++i) capped.push(fake(i, 10), false);
+  CHECK(ids_of(capped.next_batch(a)) == std::vector<int>{1, 2});
+  CHECK(ids_of(capped.next_batch(b)) == std::vector<int>{3, 4});
+  // One lane: no cap but max_tokens.
+  runtime::RequestQueue one({100, 0, std::chrono::hours(1)});
+  one.set_lanes(1, 25);
+  for (int i = 1; i <= 5; ++i) one.push(fake(i, 10), false);
+  CHECK(ids_of(one.next_batch(a)) == std::vector<int>{1, 2, 3, 4, 5});
 }
 
 TEST_CASE("the request queue with several lanes: work that comes while two lanes are free is split between them", "[server][queue]") {
