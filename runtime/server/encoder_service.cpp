@@ -143,7 +143,7 @@ namespace {
 class PartsJoin {
  public:
   PartsJoin(std::size_t parts, std::size_t inputs, bool embed, std::function<void(EncoderOutcome&&)> done)
-      : left_(parts), done_(std::move(done)) {
+      : parts_(static_cast<int>(parts)), left_(parts), done_(std::move(done)) {
     if (embed) whole_.embeddings.resize(inputs);
     else whole_.classes.resize(inputs);
   }
@@ -153,12 +153,13 @@ class PartsJoin {
     if (!part.error.empty()) whole_.error = part.error;
     for (std::size_t k = 0; k < part.embeddings.size(); ++k) whole_.embeddings[first + k] = std::move(part.embeddings[k]);
     for (std::size_t k = 0; k < part.classes.size(); ++k) whole_.classes[first + k] = std::move(part.classes[k]);
-    // The log's timing: the longest wait and engine call of the parts, their batches summed.
+    // The log's timing: the part that waited and computed longest, the largest batch.
     whole_.timing.queue_seconds = std::max(whole_.timing.queue_seconds, part.timing.queue_seconds);
     whole_.timing.inference_seconds = std::max(whole_.timing.inference_seconds, part.timing.inference_seconds);
-    whole_.timing.batch_sequences += part.timing.batch_sequences;
-    whole_.timing.batch_requests += part.timing.batch_requests;
+    whole_.timing.batch_sequences = std::max(whole_.timing.batch_sequences, part.timing.batch_sequences);
+    whole_.timing.batch_requests = std::max(whole_.timing.batch_requests, part.timing.batch_requests);
     whole_.timing.lane = part.timing.lane;
+    whole_.timing.parts = parts_;
     if (--left_ > 0) return;
     if (!whole_.error.empty()) whole_.embeddings.clear(), whole_.classes.clear();
     lock.unlock();
@@ -167,6 +168,7 @@ class PartsJoin {
 
  private:
   std::mutex mutex_;
+  const int parts_;
   std::size_t left_;
   EncoderOutcome whole_;
   std::function<void(EncoderOutcome&&)> done_;

@@ -34,7 +34,8 @@ using Post = std::function<void(std::function<void()>)>;
 struct JobTiming {
   double queue_seconds = 0, inference_seconds = 0;
   std::int64_t batch_sequences = 0, batch_requests = 0;
-  int lane = 0;  // which lane ran the batch
+  int lane = 0;   // which lane ran the batch
+  int parts = 1;  // queue entries the request was cut into (one per lane: encoder_service.hpp)
 };
 
 // A request's work in a model's queue. Its client may go (exchange abandoned): the queue
