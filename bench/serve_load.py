@@ -11,6 +11,18 @@ machine's drift falls on each alike. With --translation-model, 16
 concurrent one-sentence clients of attend serve's /translate against `attend translate`'s
 offline generated tokens/s.
 
+The load generator shares the machine with the server (on 2 cores, a large share), so
+every run reports the client's own CPU seconds beside the server's: what each side took
+from the machine. --load-generator wrk drives the same requests from wrk (Debian's
+`wrk`, one thread, a Lua script cycling through the workload's bodies, keep-alive) —
+a C client costing a fraction of aiohttp's CPU — for every server alike.
+
+Translation (--translation-model DIR, or `base`: Transformer-base with random weights,
+made once by bench/make_base_model.py, as `attend bench`'s preset, with a vocabulary of
+placeholder tokens so that /translate can take it; every output exactly
+--translation-length tokens long, offline and served alike): 16 (--translation-clients)
+one-sentence clients against `attend translate` offline.
+
 Targets (issue 32, on 2 cores): attend serve with 64 single-sentence clients ≥ 80% of
 `attend embed`'s offline sentences/s; ≥ 3× Infinity's throughput at its best CPU setting
 at equal or better p99; translation with 16 clients ≥ 70% of `attend translate`'s tokens/s.
@@ -22,8 +34,11 @@ quiet machine (docs/performance.md records them).
 
 usage: serve_load.py --model MINILM_DIR [--compute-type int8] [--threads 2]
                      [--clients 1,8,64] [--batches 1,32] [--sentences 1024] [--rounds 3]
-                     [--servers attend,infinity,sentence-transformers] [--peers-venv DIR]
-                     [--translation-model DIR] [--out results.json] [--setup] [--quick]
+                     [--servers attend,infinity,sentence-transformers,attend-old] [--peers-venv DIR]
+                     [--attend-old OLD_BINARY]
+                     [--load-generator aiohttp|wrk] [--wrk-seconds 10]
+                     [--translation-model DIR|base] [--translation-clients 16]
+                     [--out results.json] [--setup] [--quick]
 """
 
 from __future__ import annotations
@@ -33,6 +48,7 @@ import asyncio
 import json
 import os
 import shutil
+import resource
 import signal
 import socket
 import statistics
@@ -94,6 +110,29 @@ def peak_rss_mib(pid: int) -> float:
     return total / 1024
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of the process and its children (uvicorn, Infinity's
+    workers) so far."""
+    total = 0.0
+    pids = [pid]
+    try:
+        pids += [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def own_cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
+    u = resource.getrusage(who)
+    return u.ru_utime + u.ru_stime
+
+
 class Server:
     """A server process, its base URL and the path and body shape of its embedding route."""
 
@@ -102,8 +141,12 @@ class Server:
         self.name, self.port, self.route, self.body = name, port, route, body
         self.url = f"http://127.0.0.1:{port}"
         self.log = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                                        start_new_session=True)
+        # A process group of its own (stopped as a whole: uvicorn's and Infinity's workers),
+        # but this session: Linux's autogroup scheduling weighs sessions against each other,
+        # and a server in a session of its own would get another share of the CPU than
+        # the offline run and the load generator, which stay in this one.
+        group = {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=cwd, **group)
         deadline = time.time() + 600
         import urllib.request
         while time.time() < deadline:
@@ -130,7 +173,74 @@ class Server:
                 self.process.wait()
 
 
-async def load(url: str, body, batches: List[List[str]], clients: int) -> Dict:
+def load(url: str, body, batches: List[List[str]], clients: int, args=None, server_pid: Optional[int] = None) -> Dict:
+    """`clients` connections sending `batches` back to back, by the load generator asked
+    for; with the client's CPU seconds and (given its pid) the server's."""
+    server_before = cpu_seconds(server_pid) if server_pid else 0.0
+    if args is not None and args.load_generator == "wrk":
+        result = load_wrk(url, body, batches, clients, args.wrk_seconds)
+    else:
+        before = own_cpu_seconds()
+        result = asyncio.run(load_aiohttp(url, body, batches, clients))
+        result["client_cpu_seconds"] = own_cpu_seconds() - before
+    if server_pid:
+        result["server_cpu_seconds"] = cpu_seconds(server_pid) - server_before
+    return result
+
+
+WRK_SCRIPT = r"""
+-- One JSON body a line (args[1]); each connection's requests cycle through them.
+local bodies, at = {}, 0
+function init(args)
+  for line in io.lines(args[1]) do bodies[#bodies + 1] = line end
+  at = math.random(#bodies)
+end
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+function request()
+  at = at % #bodies + 1
+  return wrk.format(nil, nil, nil, bodies[at])
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK {"requests": %d, "seconds": %.6f, "p50_us": %d, "p99_us": %d, ' ..
+    '"errors": %d}\n', summary.requests, summary.duration / 1e6, latency:percentile(50),
+    latency:percentile(99), e.connect + e.read + e.write + e.status + e.timeout))
+end
+"""
+
+
+def load_wrk(url: str, body, batches: List[List[str]], clients: int, seconds: float) -> Dict:
+    """wrk (one thread, `clients` keep-alive connections) for `seconds`, cycling through
+    the bodies of `batches` (full ones only, so every request has the same size)."""
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        raise RuntimeError("--load-generator wrk needs wrk (apt-get install wrk; tools/bootstrap.sh has it)")
+    size = len(batches[0])
+    full = [b for b in batches if len(b) == size]
+    with tempfile.TemporaryDirectory() as tmp:
+        bodies, script = Path(tmp) / "bodies.jsonl", Path(tmp) / "load.lua"
+        bodies.write_text("".join(json.dumps(body(b), ensure_ascii=False) + "\n" for b in full), encoding="utf-8")
+        script.write_text(WRK_SCRIPT)
+        before = own_cpu_seconds(resource.RUSAGE_CHILDREN)
+        run = subprocess.run([wrk, "-t1", f"-c{clients}", f"-d{max(1, round(seconds))}s", "--timeout", "600s", "-s",
+                              str(script), url, "--", str(bodies)], capture_output=True, text=True)
+        out = run.stdout
+        if run.returncode != 0:
+            raise RuntimeError(f"wrk failed ({run.returncode}): {(run.stdout + run.stderr)[-2000:]}")
+        client_cpu = own_cpu_seconds(resource.RUSAGE_CHILDREN) - before
+    line = next((l for l in out.splitlines() if l.startswith("WRK ")), None)
+    if line is None:
+        raise RuntimeError(f"wrk gave no summary: {out[-2000:]}")
+    w = json.loads(line[4:])
+    if w["errors"] or not w["requests"]:
+        raise RuntimeError(f"{url}: wrk saw {w['errors']} errors in {w['requests']} requests: {out[-1000:]}")
+    # wrk keeps its percentiles, not every latency: p50 and p99 stand for the whole run.
+    return {"sentences_per_s": w["requests"] * size / w["seconds"], "seconds": w["seconds"], "requests": w["requests"],
+            "latencies": [], "p50_ms": w["p50_us"] / 1000, "p99_ms": w["p99_us"] / 1000, "client_cpu_seconds": client_cpu}
+
+
+async def load_aiohttp(url: str, body, batches: List[List[str]], clients: int) -> Dict:
     """`clients` connections, each sending its share of `batches` back to back."""
     import aiohttp
 
@@ -152,7 +262,7 @@ async def load(url: str, body, batches: List[List[str]], clients: int) -> Dict:
         await asyncio.gather(*(client() for _ in range(clients)))
         seconds = time.perf_counter() - start
     sentences = sum(len(b) for b in batches)
-    return {"sentences_per_s": sentences / seconds, "seconds": seconds, "latencies": latencies}
+    return {"sentences_per_s": sentences / seconds, "seconds": seconds, "requests": len(batches), "latencies": latencies}
 
 
 def offline_embed(attend: Path, model: Path, workload: Path, compute_type: str, threads: int) -> float:
@@ -208,11 +318,15 @@ def onnx_model(args) -> Path:
 
 
 def start_server(kind: str, args, port: int) -> Server:
-    if kind == "attend":
-        command = [str(args.attend), "serve", "-m", f"model={args.model}", "--port", str(port), "--no-access-log",
+    if kind in ("attend", "attend-old"):
+        if kind == "attend-old" and args.attend_old is None:
+            raise RuntimeError("--servers attend-old needs --attend-old BINARY")
+        binary = args.attend if kind == "attend" else args.attend_old
+        command = [str(binary), "serve", "-m", f"model={args.model}", "--port", str(port), "--no-access-log",
                    "--compute-type", args.compute_type, "-t", str(args.threads),
                    "--max-concurrent-requests", "4096", "--max-client-batch-size", "64"]
-        return Server("attend serve", command, port, "/embed", lambda b: {"inputs": b, "normalize": False})
+        return Server("attend serve" if kind == "attend" else f"attend serve ({binary})", command, port, "/embed",
+                      lambda b: {"inputs": b, "normalize": False})
     python = Path(args.peers_venv) / "bin/python"
     if not python.exists():
         raise RuntimeError(f"no peers venv at {args.peers_venv} (run with --setup)")
@@ -263,14 +377,15 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
         for batch in args.batches if servers else []:
             groups = [sentences[i:i + batch] for i in range(0, len(sentences), batch)]
             for server in servers.values():  # warm-up
-                asyncio.run(load(server.url + server.route, server.body, groups[:4], 1))
+                asyncio.run(load_aiohttp(server.url + server.route, server.body, groups[:4], 1))
             for clients in args.clients:
                 rounds: Dict[str, List[Dict]] = {kind: [] for kind in servers}
                 kinds = list(servers)
                 for r in range(args.rounds):
                     for kind in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
                         server = servers[kind]
-                        rounds[kind].append(asyncio.run(load(server.url + server.route, server.body, groups, clients)))
+                        rounds[kind].append(load(server.url + server.route, server.body, groups, clients, args,
+                                                 server.process.pid))
                 for kind, measured in rounds.items():
                     run = summarise(measured)
                     run.update(clients=clients, batch=batch)
@@ -278,7 +393,9 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
                     print(f"{servers[kind].name}: {clients:3d} clients × {batch:2d} sentences/request: "
                           f"{run['sentences_per_s']:8.1f} sentences/s (rounds: "
                           f"{', '.join(f'{m:.0f}' for m in run['rounds_sentences_per_s'])}), "
-                          f"p50 {run['p50_ms']:8.1f} ms, p99 {run['p99_ms']:8.1f} ms", flush=True)
+                          f"p50 {run['p50_ms']:8.1f} ms, p99 {run['p99_ms']:8.1f} ms; CPU s per 1000 sentences: "
+                          f"server {run['server_cpu_per_1000']:.2f}, client {run['client_cpu_per_1000']:.2f} "
+                          f"({args.load_generator}: {100 * run['client_machine_share']:.0f}% of the machine)", flush=True)
         for kind, server in servers.items():
             results[kind] = {"runs": runs[kind], "peak_rss_mib": peak_rss_mib(server.process.pid)}
             print(f"{server.name}: peak RSS {results[kind]['peak_rss_mib']:.0f} MiB", flush=True)
@@ -289,64 +406,128 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
 
 
 def summarise(measured: List[Dict]) -> Dict:
-    """Rounds of one configuration: the median throughput, percentiles over all requests."""
+    """Rounds of one configuration: the median throughput, percentiles over all requests
+    (wrk's: the median round's), CPU seconds of each side per 1000 sentences, and the
+    share of the machine's cores the load generator took."""
     latencies = sorted(x for m in measured for x in m["latencies"])
+    median = sorted(measured, key=lambda m: m["sentences_per_s"])[len(measured) // 2]
+    sentences = sum(m["sentences_per_s"] * m["seconds"] for m in measured)
+    wall = sum(m["seconds"] for m in measured)
+    client = sum(m["client_cpu_seconds"] for m in measured)
     return {"sentences_per_s": statistics.median(m["sentences_per_s"] for m in measured),
             "rounds_sentences_per_s": [m["sentences_per_s"] for m in measured],
-            "p50_ms": 1000 * statistics.median(latencies),
-            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}
+            "p50_ms": 1000 * statistics.median(latencies) if latencies else median["p50_ms"],
+            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else median["p99_ms"],
+            "client_cpu_seconds": client, "server_cpu_seconds": sum(m.get("server_cpu_seconds", 0) for m in measured),
+            "client_cpu_per_1000": 1000 * client / sentences,
+            "server_cpu_per_1000": 1000 * sum(m.get("server_cpu_seconds", 0) for m in measured) / sentences,
+            "client_machine_share": client / (wall * (os.cpu_count() or 1))}
+
+
+def base_model(args) -> Path:
+    """Transformer-base with random weights (bench/make_base_model.py, `attend bench`'s
+    preset: d 512, 6 + 6 layers, 32000 tokens), made once beside the peers' venv, with a
+    shared_vocabulary.txt of placeholder tokens (w4 … w31999 after the specials) so that
+    /translate, which reads text or tokens, can take it; its 256 sources (10–50 tokens)
+    as those tokens, one sentence a line (sources.tokens)."""
+    out = Path(args.peers_venv).parent / "bench-base-model"
+    if not (out / "model/model.safetensors").exists() or not (out / "sources.ids").exists():
+        maker = SOURCE / "bench/make_base_model.py"
+        pythons = [sys.executable, "/usr/bin/python3"]
+        python = next((p for p in pythons if subprocess.run([p, "-c", "import torch"], capture_output=True).returncode == 0),
+                      None)
+        if python is None:
+            raise RuntimeError("--translation-model base needs PyTorch (python3-torch, tools/bootstrap.sh) to make the model")
+        subprocess.run([python, str(maker), str(out)], check=True)
+    if not (out / "sources.tokens").exists():
+        config = json.loads((out / "model/config.json").read_text())
+        specials = {config["unk_id"]: "<unk>", config["pad_id"]: "<blank>", config["bos_id"]: "<s>", config["eos_id"]: "</s>"}
+        vocabulary = [specials.get(i, f"w{i}") for i in range(config["src_vocab_size"])]
+        (out / "model/shared_vocabulary.txt").write_text("\n".join(vocabulary) + "\n")
+        ids = (out / "sources.ids").read_text().splitlines()
+        (out / "sources.tokens").write_text("".join(" ".join(vocabulary[int(t)] for t in line.split()) + "\n" for line in ids))
+    return out
 
 
 def run_translation(args) -> Dict:
-    """16 one-sentence clients on /translate against `attend translate` offline."""
+    """--translation-clients one-sentence clients on /translate against `attend translate`
+    offline, same compute type, threads and (with --translation-length) output lengths."""
+    model, length = args.translation_model, args.translation_length
+    if str(model) == "base":
+        made = base_model(args)
+        model, args.translation_input = made / "model", made / "sources.tokens"
+        length = length or 32  # random weights: no end token to stop at; fixed, as attend bench's --tgt-len
+    model = Path(model)
+    if args.translation_input is None:
+        args.translation_input = SOURCE / "build/release/tests/cli_fixture/corpus.txt"
     lines = [line for line in Path(args.translation_input).read_text(encoding="utf-8").splitlines()][: args.sentences]
-    tokens_mode = not (Path(args.translation_model) / "source.spm").exists() and not (
-        Path(args.translation_model) / "vocab.spm").exists()
+    tokens_mode = not (model / "source.spm").exists() and not (model / "vocab.spm").exists()
+    fixed = ["--max-length", str(length), "--min-length", str(length)] if length else []
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
         f.write("".join(line + "\n" for line in lines))
-    offline = subprocess.run([str(args.attend), "translate", "-m", str(args.translation_model), "-i", f.name, "-o",
-                              os.devnull, "--compute-type", args.compute_type, "-t", str(args.threads)]
+    offline = subprocess.run([str(args.attend), "translate", "-m", str(model), "-i", f.name, "-o", os.devnull,
+                              "--compute-type", args.compute_type, "-t", str(args.threads)] + fixed
                              + (["--input-format", "tokens"] if tokens_mode else []), capture_output=True, text=True,
                              check=True).stderr
     # "… generated tokens (N/s) …" in the summary line
     generated_per_s = float(offline.rsplit("generated tokens (", 1)[1].split("/s")[0])
     port = free_port()
-    command = [str(args.attend), "serve", "-m", f"translator={args.translation_model}", "--port", str(port),
+    command = [str(args.attend), "serve", "-m", f"translator={model}", "--port", str(port),
                "--no-access-log", "--compute-type", args.compute_type, "-t", str(args.threads)]
     server = Server("attend serve /translate", command, port, "/translate", None)
+    clients = args.translation_clients
+    extra = {"max_length": length, "min_length": length} if length else {}
+    body = (lambda line: {"tokens": line.split(), **extra}) if tokens_mode else (lambda line: {"text": line, **extra})
     try:
-        generated = 0
-        body = (lambda line: {"tokens": line.split()}) if tokens_mode else (lambda line: {"text": line})
+        # Warm-up: each lane's first batches make its plans.
+        asyncio.run(load_aiohttp(server.url + "/translate", lambda b: body(b[0]), [[line] for line in lines[:2 * clients]],
+                                 clients))
+        server_before = cpu_seconds(server.process.pid)
+        if length and args.load_generator == "wrk":  # every answer `length` tokens: wrk need not read them
+            w = load_wrk(server.url + "/translate", lambda b: body(b[0]), [[line] for line in lines], clients,
+                         args.wrk_seconds)
+            seconds, generated, client_cpu = w["seconds"], w["requests"] * length, w["client_cpu_seconds"]
+            p50, p99 = w["p50_ms"], w["p99_ms"]
+        else:
+            generated = 0
 
-        async def run():
-            import aiohttp
-            nonlocal generated
-            queue = list(lines)
-            latencies = []
-            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=16)) as session:
-                async def client():
-                    nonlocal generated
-                    while queue:
-                        line = queue.pop()
-                        start = time.perf_counter()
-                        async with session.post(server.url + "/translate", json=body(line)) as r:
-                            payload = await r.json()
-                            if r.status != 200:
-                                raise RuntimeError(f"/translate: {r.status} {payload}")
-                        generated += payload["usage"]["generated_tokens"]
-                        latencies.append(time.perf_counter() - start)
-                start = time.perf_counter()
-                await asyncio.gather(*(client() for _ in range(16)))
-                return time.perf_counter() - start, sorted(latencies)
+            async def run():
+                import aiohttp
+                nonlocal generated
+                queue = list(lines)
+                latencies = []
+                async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients)) as session:
+                    async def client():
+                        nonlocal generated
+                        while queue:
+                            line = queue.pop()
+                            start = time.perf_counter()
+                            async with session.post(server.url + "/translate", json=body(line)) as r:
+                                payload = await r.json()
+                                if r.status != 200:
+                                    raise RuntimeError(f"/translate: {r.status} {payload}")
+                            generated += payload["usage"]["generated_tokens"]
+                            latencies.append(time.perf_counter() - start)
+                    start = time.perf_counter()
+                    await asyncio.gather(*(client() for _ in range(clients)))
+                    return time.perf_counter() - start, sorted(latencies)
 
-        seconds, latencies = asyncio.run(run())
-        result = {"offline_generated_tokens_per_s": generated_per_s, "served_generated_tokens_per_s": generated / seconds,
-                  "p50_ms": 1000 * statistics.median(latencies), "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
+            before = own_cpu_seconds()
+            seconds, latencies = asyncio.run(run())
+            client_cpu = own_cpu_seconds() - before
+            p50, p99 = 1000 * statistics.median(latencies), 1000 * latencies[int(0.99 * (len(latencies) - 1))]
+        server_cpu = cpu_seconds(server.process.pid) - server_before
+        result = {"model": str(model), "clients": clients, "output_length": length or None,
+                  "offline_generated_tokens_per_s": generated_per_s, "served_generated_tokens_per_s": generated / seconds,
+                  "p50_ms": p50, "p99_ms": p99, "client_cpu_seconds": client_cpu, "server_cpu_seconds": server_cpu,
+                  "client_machine_share": client_cpu / (seconds * (os.cpu_count() or 1)),
                   "peak_rss_mib": peak_rss_mib(server.process.pid)}
-        print(f"translation: attend translate {generated_per_s:.0f} generated tokens/s offline; attend serve, 16 clients "
-              f"× 1 sentence: {result['served_generated_tokens_per_s']:.0f} tokens/s "
-              f"({100 * result['served_generated_tokens_per_s'] / generated_per_s:.0f}%), p99 {result['p99_ms']:.1f} ms",
-              flush=True)
+        print(f"translation ({model.name if model.name != 'model' else model.parent.name}): attend translate "
+              f"{generated_per_s:.0f} generated tokens/s offline; attend serve, {clients} clients × 1 sentence: "
+              f"{result['served_generated_tokens_per_s']:.0f} tokens/s "
+              f"({100 * result['served_generated_tokens_per_s'] / generated_per_s:.0f}%), p50 {p50:.1f} ms, p99 {p99:.1f} ms; "
+              f"CPU s: server {server_cpu:.2f}, client {client_cpu:.2f} ({args.load_generator if length else 'aiohttp'}: "
+              f"{100 * result['client_machine_share']:.0f}% of the machine)", flush=True)
         return result
     finally:
         server.stop()
@@ -375,8 +556,8 @@ def verdicts(results: Dict) -> List[str]:
     t = results.get("translation")
     if t:
         share = t["served_generated_tokens_per_s"] / t["offline_generated_tokens_per_s"]
-        out.append(f"{'PASS' if share >= 0.7 else 'MISS'}: translation, 16 clients: {100 * share:.0f}% of attend translate "
-                   "offline tokens/s (target ≥ 70%)")
+        out.append(f"{'PASS' if share >= 0.7 else 'MISS'}: translation, {t['clients']} clients: {100 * share:.0f}% of "
+                   "attend translate offline tokens/s (target ≥ 70%)")
     return out
 
 
@@ -392,6 +573,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, type=Path, help="all-MiniLM-L6-v2 (a sentence-transformers directory)")
     p.add_argument("--attend", type=Path, default=SOURCE / "build/release/bin/attend")
+    p.add_argument("--attend-old", type=Path, help="another attend binary, served as 'attend-old' (--servers attend,attend-old): "
+                   "old and new in turns, in one run")
     p.add_argument("--compute-type", default="int8")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--clients", default="1,8,64")
@@ -400,8 +583,14 @@ def main() -> int:
     p.add_argument("--servers", default="attend,infinity,sentence-transformers")
     p.add_argument("--rounds", type=int, default=3, help="turns each server takes per configuration (alternating)")
     p.add_argument("--peers-venv", default=str(SOURCE / "build/bench-peers-venv"))
-    p.add_argument("--translation-model", type=Path)
+    p.add_argument("--translation-model", help="a translation model directory, or 'base': Transformer-base, random weights")
     p.add_argument("--translation-input", type=Path, help="one source sentence per line (default: the CLI fixture corpus)")
+    p.add_argument("--translation-clients", type=int, default=16)
+    p.add_argument("--translation-length", type=int, default=0,
+                   help="every output exactly this many tokens, offline and served (0: as the model decodes; base: 32)")
+    p.add_argument("--load-generator", choices=["aiohttp", "wrk"], default="aiohttp",
+                   help="the client: aiohttp (Python, every latency kept) or wrk (C, far less CPU; its percentiles)")
+    p.add_argument("--wrk-seconds", type=float, default=10, help="how long each wrk run lasts")
     p.add_argument("--out", type=Path)
     p.add_argument("--setup", action="store_true", help="make the peers' venv first")
     p.add_argument("--quick", action="store_true", help="a tiny run that checks the script (64 sentences, 1 and 8 clients)")
@@ -411,6 +600,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.quick:
         args.sentences, args.clients, args.rounds = min(args.sentences, 64), "1,8", 2
+        args.wrk_seconds = min(args.wrk_seconds, 1)
     args.clients = [int(c) for c in args.clients.split(",")]
     args.batches = [int(b) for b in args.batches.split(",")]
     args.servers = [s for s in args.servers.split(",") if s]
@@ -426,11 +616,10 @@ def main() -> int:
         subprocess.run([sys.executable, str(WORKLOAD), str(args.model), str(workload), "--sentences", str(args.sentences)],
                        check=True)
         sentences = workload.read_text(encoding="utf-8").splitlines()
-        results = {"machine": {"cpus": os.cpu_count(), "threads": args.threads, "compute_type": args.compute_type},
+        results = {"machine": {"cpus": os.cpu_count(), "threads": args.threads, "compute_type": args.compute_type,
+                               "load_generator": args.load_generator},
                    "embeddings": run_embeddings(args, sentences, workload)}
     if args.translation_model:
-        if args.translation_input is None:
-            args.translation_input = SOURCE / "build/release/tests/cli_fixture/corpus.txt"
         results["translation"] = run_translation(args)
     results["verdicts"] = verdicts(results)
     for v in results["verdicts"]:

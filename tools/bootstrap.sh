@@ -18,6 +18,7 @@ packages=(
   libcli11-dev               # CLI flags
   libboost-dev               # Boost.Beast/Asio (header-only): attend serve's HTTP (docs/server.md)
   curl                       # attend serve's tests: a real client
+  wrk                        # bench/serve_load.py --load-generator wrk: a light HTTP load generator
   clang libclang-rt-14-dev   # libFuzzer target for the model-file parsers
   python3 python3-numpy      # fixtures, independent reference implementation
   python3-matplotlib         # tools/plot_attention.py (attention heat maps; its CLI test)

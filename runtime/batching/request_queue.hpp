@@ -2,18 +2,28 @@
 // wait here and leave in batches by tokens, so that an engine runs one large call
 // instead of many tiny ones (the server's reason to be: attend serve).
 //
-// The policy, each time the engine is free (next_batch):
+// The engine may run several batches at once, each on its own threads (lanes: the
+// server's --inter-threads); each lane that is free asks for its next batch
+// (next_batch), and the policy is, for that lane:
 //   - the oldest request leads the batch; requests of its group (those that can share
 //     an engine call: the same task and options) join it in arrival order while the
 //     batch stays within max_tokens and max_requests — a request larger than max_tokens
 //     still goes, alone;
 //   - the batch leaves at once when it is full, or when no company is expected; it is
-//     expected while requests are announced (being read or tokenized), and while the
-//     batch has fewer requests than the last one had and the engine freed up only just
-//     before they came (the clients the last batch answered are sending their next
-//     requests: without this wait, load splits into a large batch and a trail of tiny
-//     ones). It waits at most `wait` from when both the engine was free and a request
-//     was there, so a lone client never waits and no request waits longer than that;
+//     expected while requests are announced (being read or tokenized), and — with one
+//     lane only — while the batch has fewer requests than the last one had and the lane
+//     freed up only just before they came (the clients its last batch answered are
+//     sending their next requests: without this wait, load on one lane splits into a
+//     large batch and a trail of tiny ones, each holding up all the threads). With
+//     several lanes a free lane does not wait for them: the requests that come while it
+//     runs go to the next lane that frees up, and a lane waiting idle was measured to
+//     cost more than the larger batch gains (docs/performance.md). A batch waits at most
+//     `wait` from when both the lane was free and a request was there, so a lone client
+//     never waits and no request waits longer than that;
+//   - when it leaves while other lanes are free too, it takes its share only (the
+//     batch's tokens over the free lanes: requests while at least half of the next one
+//     fits, at least one) and the other lanes take the rest at once: work queued while every lane was busy runs on all of them
+//     rather than on one while the others idle;
 //   - requests whose client has gone (abandoned) are dropped, never run.
 // Requests of other groups keep their place: the next batch is led by the oldest left.
 #pragma once
@@ -45,6 +55,12 @@ struct RequestBatchLimits {
   std::chrono::microseconds wait{2000};      // the longest a batch waits for company
 };
 
+// What the policy remembers of one lane: its last batch, and since when it is free.
+struct RequestLane {
+  std::size_t last_batch_requests = 0;
+  std::chrono::steady_clock::time_point free_since;
+};
+
 class RequestQueue {
  public:
   explicit RequestQueue(const RequestBatchLimits& limits);
@@ -56,19 +72,33 @@ class RequestQueue {
   // Queues a request (push withdraws one announcement when `announced`). Returns false,
   // queuing nothing, once the queue is closed.
   bool push(std::shared_ptr<QueuedRequest> request, bool announced = true);
+  // Several at once, in order (one announcement withdrawn when `announced`): no lane sees
+  // some of them without the others.
+  bool push_all(std::vector<std::shared_ptr<QueuedRequest>> requests, bool announced = true);
 
-  // Blocks until a batch is ready, by the policy above; empty once the queue is closed
-  // and drained. The abandoned requests it skips go to `dropped` (when given), so that
-  // their callers can be told — at once: with nothing else queued it returns an empty
-  // batch rather than wait holding them.
+  // Blocks until a batch is ready for `lane`, by the policy above; empty once the queue
+  // is closed and drained. The abandoned requests it skips go to `dropped` (when given),
+  // so that their callers can be told — at once: with nothing else queued it returns an
+  // empty batch rather than wait holding them. Several lanes may wait at once, each on
+  // its own thread with its own RequestLane.
+  std::vector<std::shared_ptr<QueuedRequest>> next_batch(RequestLane& lane,
+                                                         std::vector<std::shared_ptr<QueuedRequest>>* dropped = nullptr);
+  // The same for a queue with one consumer (its lane kept here).
   std::vector<std::shared_ptr<QueuedRequest>> next_batch(std::vector<std::shared_ptr<QueuedRequest>>* dropped = nullptr);
 
+  // How many lanes take batches (1 unless said; before the first next_batch), and with
+  // several, the most tokens of one lane's batch (0: max_tokens) — beyond what the engine
+  // runs at full speed a larger batch only keeps its clients waiting while other lanes,
+  // done with theirs, idle.
+  void set_lanes(int lanes, std::int64_t lane_max_tokens = 0);
   // No more requests: next_batch hands out what is queued, then returns empty.
   void close();
   std::size_t depth() const;
+  // Lanes inside next_batch now (free, waiting for work or company).
+  int free_lanes() const;
 
  private:
-  bool expecting_company(std::size_t picked) const;
+  bool expecting_company(const RequestLane& lane, std::size_t picked) const;
 
   RequestBatchLimits limits_;
   mutable std::mutex mutex_;
@@ -76,8 +106,9 @@ class RequestQueue {
   std::deque<std::shared_ptr<QueuedRequest>> queue_;
   std::int64_t announced_ = 0;
   bool closed_ = false;
-  std::size_t last_batch_requests_ = 0;
-  std::chrono::steady_clock::time_point free_since_;  // when next_batch was last called
+  int lanes_ = 1, free_lanes_ = 0;
+  std::int64_t max_tokens_ = 0;  // of one batch: limits_.max_tokens, or less with several lanes
+  RequestLane only_lane_;  // next_batch without a lane
 };
 
 }  // namespace attend::runtime

@@ -1,12 +1,15 @@
 #include "server/encoder_service.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "encoder_internals.hpp"
 #include "server/api_error.hpp"
 #include "text/hf_tokenizer.hpp"
+#include "thread_split.hpp"
 
 namespace attend::server {
 namespace {
@@ -32,7 +35,17 @@ void read_prompts(const std::string& directory, std::map<std::string, std::strin
 }  // namespace
 
 EncoderService::EncoderService(const ServedModel& spec, const runtime::RequestBatchLimits& limits)
-    : ModelService(spec.name, spec.directory, limits), spec_(spec), normalize_(spec.normalize) {}
+    : ModelService(spec.name, spec.directory, limits), spec_(spec), normalize_(spec.normalize) {
+  // The model's split (as `attend embed` chooses it) becomes lanes: each runs its own
+  // batches on an engine made with the threads of one (model_service.hpp says why).
+  const ThreadSplit split = split_threads(spec.encoder.threads, spec.encoder.inter_threads, spec.encoder.intra_threads);
+  // A lane's batch: at most four of the engine's own batches (512 tokens per thread,
+  // encoder_runner.cpp: beyond that a batch runs no faster), so that lanes take turns
+  // often and none idles long while another works through a large batch.
+  set_lanes(split.inter, split.intra, std::int64_t{4} * 512 * split.intra);
+  spec_.encoder.threads = spec_.encoder.intra_threads = split.intra;
+  spec_.encoder.inter_threads = 1;
+}
 
 EncoderService::~EncoderService() { stop(); }
 
@@ -123,7 +136,83 @@ std::string EncoderService::decode(const std::vector<std::int32_t>& ids, bool sk
   }
 }
 
-void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs) {
+namespace {
+
+// The parts of one job coming back, each on some HTTP thread: the whole job's outcome,
+// in order, once all are in.
+class PartsJoin {
+ public:
+  PartsJoin(std::size_t parts, std::size_t inputs, bool embed, std::function<void(EncoderOutcome&&)> done)
+      : parts_(static_cast<int>(parts)), left_(parts), done_(std::move(done)) {
+    if (embed) whole_.embeddings.resize(inputs);
+    else whole_.classes.resize(inputs);
+  }
+
+  void arrive(std::size_t first, EncoderOutcome&& part) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!part.error.empty()) whole_.error = part.error;
+    for (std::size_t k = 0; k < part.embeddings.size(); ++k) whole_.embeddings[first + k] = std::move(part.embeddings[k]);
+    for (std::size_t k = 0; k < part.classes.size(); ++k) whole_.classes[first + k] = std::move(part.classes[k]);
+    // The log's timing: the part that waited and computed longest, the largest batch.
+    whole_.timing.queue_seconds = std::max(whole_.timing.queue_seconds, part.timing.queue_seconds);
+    whole_.timing.inference_seconds = std::max(whole_.timing.inference_seconds, part.timing.inference_seconds);
+    whole_.timing.batch_sequences = std::max(whole_.timing.batch_sequences, part.timing.batch_sequences);
+    whole_.timing.batch_requests = std::max(whole_.timing.batch_requests, part.timing.batch_requests);
+    whole_.timing.lane = part.timing.lane;
+    whole_.timing.parts = parts_;
+    if (--left_ > 0) return;
+    if (!whole_.error.empty()) whole_.embeddings.clear(), whole_.classes.clear();
+    lock.unlock();
+    done_(std::move(whole_));
+  }
+
+ private:
+  std::mutex mutex_;
+  const int parts_;
+  std::size_t left_;
+  EncoderOutcome whole_;
+  std::function<void(EncoderOutcome&&)> done_;
+};
+
+}  // namespace
+
+bool EncoderService::submit(std::shared_ptr<Job> job) {
+  auto whole = std::static_pointer_cast<EncoderJob>(job);
+  const std::size_t inputs = whole->ids.size();
+  const std::size_t parts = std::min<std::size_t>(static_cast<std::size_t>(lanes()), inputs);
+  if (parts <= 1) return ModelService::submit(std::move(job));
+  std::int64_t total = 0;
+  for (const auto& s : whole->ids) total += std::max<std::int64_t>(1, static_cast<std::int64_t>(s.size()));
+  auto join = std::make_shared<PartsJoin>(parts, inputs, whole->task == EncoderJob::Task::embed, std::move(whole->done));
+  std::vector<std::shared_ptr<runtime::QueuedRequest>> queued;
+  std::size_t at = 0;
+  std::int64_t so_far = 0;
+  for (std::size_t p = 0; p < parts; ++p) {
+    auto part = std::make_shared<EncoderJob>();
+    part->task = whole->task, part->normalize = whole->normalize, part->group = whole->group;
+    part->exchange = whole->exchange, part->on_dropped = whole->on_dropped;
+    const std::size_t first = at;
+    // Contiguous inputs: the last part takes what is left; the others, one at least,
+    // then the next while at least half of it fits under the p+1-th share of the tokens
+    // (leaving an input for each part after).
+    const std::int64_t bound = total * static_cast<std::int64_t>(p + 1) / static_cast<std::int64_t>(parts);
+    const std::size_t end = p + 1 == parts ? inputs : inputs - (parts - 1 - p);
+    while (at < end) {
+      const std::int64_t t = std::max<std::int64_t>(1, static_cast<std::int64_t>(whole->ids[at].size()));
+      if (at > first && p + 1 < parts && 2 * so_far + t > 2 * bound) break;
+      part->ids.push_back(std::move(whole->ids[at]));
+      if (at < whole->types.size()) part->types.push_back(std::move(whole->types[at]));
+      part->tokens += static_cast<std::int64_t>(part->ids.back().size());
+      so_far += t;
+      ++at;
+    }
+    part->done = [join, first](EncoderOutcome&& o) { join->arrive(first, std::move(o)); };
+    queued.push_back(std::move(part));
+  }
+  return queue().push_all(std::move(queued));
+}
+
+void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) {
   const auto& lead = static_cast<const EncoderJob&>(*jobs.front());
   std::vector<std::vector<std::int32_t>> ids, types;
   std::int64_t tokens = 0;
@@ -153,7 +242,7 @@ void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto sequences = static_cast<std::int64_t>(ids.size());
-  const auto timing = timings(jobs, started, seconds, sequences);
+  const auto timing = timings(jobs, started, seconds, sequences, lane);
   if (metrics()) {
     BatchRecord r;
     r.sequences = sequences, r.tokens = tokens, r.inference_seconds = seconds;

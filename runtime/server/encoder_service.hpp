@@ -73,9 +73,15 @@ class EncoderService final : public ModelService {
   // a 400 naming `what`.
   std::string decode(const std::vector<std::int32_t>& ids, bool skip_special_tokens, const std::string& what) const;
 
+  // Queues a job — cut, when it has several inputs and the model several lanes, into a
+  // part per lane of about equal tokens (queued together), so that a lone request of 32
+  // texts computes on every lane rather than one; its caller hears once, when every
+  // part is done, with the results in order.
+  bool submit(std::shared_ptr<Job> job) override;
+
  private:
   void load() override;
-  void run_batch(const std::vector<std::shared_ptr<Job>>& jobs) override;
+  void run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) override;
   EncodedInput encoded(runtime::Encoding&& e, bool truncate, const std::string& what) const;
   void tokenize_options(bool truncate, bool from_left, runtime::TokenizeOptions& o) const;
 

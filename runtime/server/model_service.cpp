@@ -12,19 +12,21 @@ void ModelService::load_and_start(Post post, Metrics* metrics) {
   metrics_ = metrics;
   load();
   ready_.store(true);
-  batcher_ = std::thread([this] { take_batches(); });
+  queue_.set_lanes(lanes_, lane_max_tokens_);
+  for (int lane = 0; lane < lanes_; ++lane) lane_threads_.emplace_back([this, lane] { take_batches(lane); });
 }
 
 void ModelService::stop() {
   queue_.close();
-  if (batcher_.joinable()) batcher_.join();
+  for (auto& t : lane_threads_)
+    if (t.joinable()) t.join();
 }
 
 bool ModelService::submit(std::shared_ptr<Job> job) { return queue_.push(std::move(job)); }
 
 std::vector<JobTiming> ModelService::timings(const std::vector<std::shared_ptr<Job>>& jobs,
                                              std::chrono::steady_clock::time_point started, double seconds,
-                                             std::int64_t sequences) {
+                                             std::int64_t sequences, int lane) {
   std::vector<JobTiming> out;
   for (const auto& job : jobs) {
     JobTiming t;
@@ -32,15 +34,17 @@ std::vector<JobTiming> ModelService::timings(const std::vector<std::shared_ptr<J
     t.inference_seconds = seconds;
     t.batch_sequences = sequences;
     t.batch_requests = static_cast<std::int64_t>(jobs.size());
+    t.lane = lane;
     out.push_back(t);
   }
   return out;
 }
 
-void ModelService::take_batches() {
+void ModelService::take_batches(int lane) {
+  runtime::RequestLane state;
   for (;;) {
     std::vector<std::shared_ptr<runtime::QueuedRequest>> dropped;
-    auto batch = queue_.next_batch(&dropped);
+    auto batch = queue_.next_batch(state, &dropped);
     if (!dropped.empty()) {
       if (metrics_) metrics_->dropped(name_, static_cast<std::int64_t>(dropped.size()));
       for (auto& d : dropped) {
@@ -55,7 +59,7 @@ void ModelService::take_batches() {
     std::vector<std::shared_ptr<Job>> jobs;
     jobs.reserve(batch.size());
     for (auto& r : batch) jobs.push_back(std::static_pointer_cast<Job>(std::move(r)));
-    run_batch(jobs);
+    run_batch(jobs, lane);
   }
 }
 

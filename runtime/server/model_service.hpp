@@ -1,8 +1,15 @@
-// One served model: loaded in the background, then fed by its request queue — a thread
-// per model takes the batches the queue forms (runtime/batching/request_queue.hpp) and
-// runs each as one engine call, with the engine's own packing and thread split (the ones
-// `attend embed` and `attend translate` use), then hands every request its results on
-// an HTTP thread.
+// One served model: loaded in the background, then fed by its request queue — lanes
+// (threads; as many as the model's thread split runs batches at once: --inter-threads)
+// take the batches the queue forms (runtime/batching/request_queue.hpp), each lane
+// running its batch as one engine call on its own intra-op threads, then hand every
+// request its results on an HTTP thread.
+//
+// Why lanes rather than one engine call at a time with every thread: a call whose work
+// fits in one of the engine's batches (any request alone, or a few short ones) runs
+// that batch on all the threads at once, and on few cores small batches split poorly
+// over threads — all-MiniLM-L6-v2 int8 on 2 cores runs at ~330 sentences/s with one
+// batch over 2 threads against ~580 with two batches of 1 thread each — so a server
+// fed one request at a time ran at the worse rate (docs/performance.md).
 #pragma once
 
 #include <atomic>
@@ -27,6 +34,8 @@ using Post = std::function<void(std::function<void()>)>;
 struct JobTiming {
   double queue_seconds = 0, inference_seconds = 0;
   std::int64_t batch_sequences = 0, batch_requests = 0;
+  int lane = 0;   // which lane ran the batch
+  int parts = 1;  // queue entries the request was cut into (one per lane: encoder_service.hpp)
 };
 
 // A request's work in a model's queue. Its client may go (exchange abandoned): the queue
@@ -49,6 +58,9 @@ class ModelService {
   // "embedding", "classifier", "reranker" or "translation" (known once loaded).
   virtual std::string kind() const = 0;
   bool ready() const { return ready_.load(); }
+  // Batches run at once (threads taking batches), and threads of each engine call.
+  int lanes() const { return lanes_; }
+  int threads_per_lane() const { return threads_per_lane_; }
 
   // Loads the model (on the caller's thread), then starts taking batches. Throws the
   // load error.
@@ -58,28 +70,37 @@ class ModelService {
 
   // Queues a job; false if the model is stopping. The route announced it first
   // (queue().announce()) when it began reading the request.
-  bool submit(std::shared_ptr<Job> job);
+  virtual bool submit(std::shared_ptr<Job> job);
   runtime::RequestQueue& queue() { return queue_; }
 
  protected:
   virtual void load() = 0;
-  // Runs one batch (jobs of one group) and hands each job its outcome through post().
-  virtual void run_batch(const std::vector<std::shared_ptr<Job>>& jobs) = 0;
+  // Runs one batch (jobs of one group) on `lane`'s thread and hands each job its outcome
+  // through post(). Lanes call it at once: it must be thread-safe.
+  virtual void run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) = 0;
+  // The model's thread split, set by the derived constructor: `lanes` batches at once,
+  // each on `threads_per_lane` threads.
+  // With several lanes, a lane's batch holds at most lane_max_tokens (0: --max-batch-tokens).
+  void set_lanes(int lanes, int threads_per_lane, std::int64_t lane_max_tokens = 0) {
+    lanes_ = lanes, threads_per_lane_ = threads_per_lane, lane_max_tokens_ = lane_max_tokens;
+  }
   void post(std::function<void()> task) const { post_(std::move(task)); }
   // Timing of each job of a batch that started at `started` and took `seconds`.
   static std::vector<JobTiming> timings(const std::vector<std::shared_ptr<Job>>& jobs, std::chrono::steady_clock::time_point started,
-                                        double seconds, std::int64_t sequences);
+                                        double seconds, std::int64_t sequences, int lane);
   Metrics* metrics() const { return metrics_; }
 
  private:
-  void take_batches();
+  void take_batches(int lane);
 
   std::string name_, directory_;
   runtime::RequestQueue queue_;
   std::atomic<bool> ready_{false};
   Post post_;
   Metrics* metrics_ = nullptr;
-  std::thread batcher_;
+  int lanes_ = 1, threads_per_lane_ = 1;
+  std::int64_t lane_max_tokens_ = 0;
+  std::vector<std::thread> lane_threads_;
 };
 
 }  // namespace attend::server

@@ -90,6 +90,9 @@ nlohmann::ordered_json model_info_json(const ModelService& model, const ServerOp
   j["max_client_batch_size"] = options.max_client_batch_size;
   j["auto_truncate"] = options.auto_truncate;
   j["tokenization_workers"] = options.http_threads;
+  // attend's own: batches the model runs at once (lanes), and the threads of each.
+  j["batches_at_once"] = model.lanes();
+  j["threads_per_batch"] = model.threads_per_lane();
   j["version"] = version();
   j["sha"] = nullptr;
   j["docker_label"] = nullptr;

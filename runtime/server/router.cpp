@@ -231,6 +231,8 @@ void Router::access_log(const Call& call, int status, double seconds, std::size_
     f["inference_ms"] = std::round(call.timing.inference_seconds * 1e5) / 100;
     f["batch_inputs"] = call.timing.batch_sequences;
     f["batch_requests"] = call.timing.batch_requests;
+    f["lane"] = call.timing.lane;
+    if (call.timing.parts > 1) f["parts"] = call.timing.parts;
   }
   f["bytes_in"] = call.request.body.size();
   f["bytes_out"] = bytes_out;

@@ -2,10 +2,27 @@
 
 #include <sstream>
 
+#include "thread_split.hpp"
+
 namespace attend::server {
 
 TranslationService::TranslationService(const ServedModel& spec, const runtime::RequestBatchLimits& limits)
-    : ModelService(spec.name, spec.directory, limits), spec_(spec) {}
+    : ModelService(spec.name, spec.directory, limits), spec_(spec) {
+  // --inter-threads given: that many lanes (as the encoder's, encoder_service.cpp), each
+  // with its intra threads. Not given: one lane and the translator's own split, which
+  // follows each call's work (a batch alone gets every thread) — with 16 one-sentence
+  // clients of a Transformer-base int8 on 2 cores, two lanes of one thread left one idle
+  // while the other decoded the batch of all 16 (1,900 generated tokens/s against 3,000–
+  // 3,400 with one lane of two threads: docs/performance.md).
+  const ThreadSplit split = split_threads(spec.translator.threads, spec.translator.inter_threads, spec.translator.intra_threads);
+  if (spec.translator.inter_threads > 0) {
+    set_lanes(split.inter, split.intra);
+    spec_.translator.threads = spec_.translator.intra_threads = split.intra;
+    spec_.translator.inter_threads = 1;
+  } else {
+    set_lanes(1, split.inter * split.intra);
+  }
+}
 
 TranslationService::~TranslationService() { stop(); }
 
@@ -34,7 +51,7 @@ std::string TranslationService::group_of(const TranslationOptions& o, bool prefi
   return key.str();
 }
 
-void TranslationService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs) {
+void TranslationService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) {
   const auto& lead = static_cast<const TranslationJob&>(*jobs.front());
   std::vector<std::vector<std::int32_t>> sources, prefixes;
   std::int64_t tokens = 0;
@@ -56,7 +73,7 @@ void TranslationService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto sequences = static_cast<std::int64_t>(sources.size());
-  const auto timing = timings(jobs, started, seconds, sequences);
+  const auto timing = timings(jobs, started, seconds, sequences, lane);
   if (metrics()) {
     BatchRecord r;
     r.sequences = sequences, r.tokens = tokens, r.inference_seconds = seconds;

@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <fstream>
+#include <future>
 #include <random>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "../../runtime/batching/request_queue.hpp"
@@ -151,6 +153,101 @@ TEST_CASE("the request queue expects the last batch's clients back, right after 
   late.join();
 }
 
+namespace {
+
+// next_batch(lane) on a thread of its own, so that several lanes wait at once.
+std::future<std::vector<int>> lane_asks(runtime::RequestQueue& q, runtime::RequestLane& lane) {
+  return std::async(std::launch::async, [&q, &lane] { return ids_of(q.next_batch(lane)); });
+}
+
+// Until `lanes` lanes are inside next_batch (they only ever wait there for work).
+void until_free(const runtime::RequestQueue& q, int lanes) {
+  while (q.free_lanes() < lanes) std::this_thread::yield();
+}
+
+// Whether `f` is ready within a minute: a call that should return at once and instead
+// waited out a batch_wait of an hour fails here, rather than hanging the suite.
+template <class T>
+bool returns(std::future<T>& f) {
+  return f.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+}
+
+}  // namespace
+
+TEST_CASE("the request queue with several lanes: work queued while all are busy goes to the next free one whole", "[server][queue]") {
+  runtime::RequestQueue q({100, 0, std::chrono::hours(1)});
+  q.set_lanes(2);
+  runtime::RequestLane a, b;
+  // Both lanes busy (neither asking) while five requests come: the first lane to free
+  // up takes them all, as one batch — nothing waits for company, nothing is split off.
+  for (int i = 1; i <= 5; ++i) q.push(fake(i, 1), false);
+  CHECK(ids_of(q.next_batch(a)) == std::vector<int>{1, 2, 3, 4, 5});
+  CHECK(a.last_batch_requests == 5);
+  // With a lane's cap (set_lanes' lane_max_tokens), a lane takes no more than that; the
+  // rest waits for the next free lane.
+  runtime::RequestQueue capped({100, 0, std::chrono::hours(1)});
+  capped.set_lanes(2, 25);
+  for (int i = 1; i <= 5; ++i) capped.push(fake(i, 10), false);
+  CHECK(ids_of(capped.next_batch(a)) == std::vector<int>{1, 2});
+  CHECK(ids_of(capped.next_batch(b)) == std::vector<int>{3, 4});
+  // One lane: no cap but max_tokens.
+  runtime::RequestQueue one({100, 0, std::chrono::hours(1)});
+  one.set_lanes(1, 25);
+  for (int i = 1; i <= 5; ++i) one.push(fake(i, 10), false);
+  CHECK(ids_of(one.next_batch(a)) == std::vector<int>{1, 2, 3, 4, 5});
+}
+
+TEST_CASE("the request queue with several lanes: work that comes while two lanes are free is split between them", "[server][queue]") {
+  runtime::RequestQueue q({100, 0, std::chrono::hours(1)});
+  q.set_lanes(2);
+  runtime::RequestLane a, b;
+  // Four requests announced (being read): the free lanes wait for them, then each takes
+  // half — two batches at once on the two lanes, rather than one batch and an idle lane.
+  for (int i = 0; i < 4; ++i) q.announce();
+  auto first = lane_asks(q, a);
+  auto second = lane_asks(q, b);
+  until_free(q, 2);
+  for (int i = 1; i <= 4; ++i) q.push(fake(i, 10 * i));
+  REQUIRE(returns(first));
+  REQUIRE(returns(second));
+  std::vector<int> x = first.get(), y = second.get();
+  if (x.front() != 1) std::swap(x, y);
+  // By tokens: 10 + 20 + 30 = 60 of 100 is the first lane's share (50, rounded up to a
+  // whole request); the second takes the rest.
+  CHECK(x == std::vector<int>{1, 2, 3});
+  CHECK(y == std::vector<int>{4});
+}
+
+TEST_CASE("the request queue with several lanes: a free lane does not wait for its last clients to come back", "[server][queue]") {
+  runtime::RequestQueue q({100, 0, std::chrono::hours(1)});
+  q.set_lanes(2);
+  runtime::RequestLane a;
+  for (int i = 1; i <= 3; ++i) q.push(fake(i, 1), false);
+  CHECK(ids_of(q.next_batch(a)) == std::vector<int>{1, 2, 3});
+  // Lane a's three clients send again; the first is here: with another lane to take the
+  // others, it goes at once (with one lane, it would wait for the other two — the next
+  // test — up to batch_wait, an hour here).
+  auto batch = lane_asks(q, a);
+  q.push(fake(4, 1), false);
+  const bool at_once = returns(batch);
+  if (!at_once) q.close();  // (a failure: end the wait so the test can end)
+  REQUIRE(at_once);
+  CHECK(batch.get() == std::vector<int>{4});
+}
+
+TEST_CASE("the request queue with one lane still waits for its last clients, and no longer than batch_wait", "[server][queue]") {
+  runtime::RequestQueue q({100, 0, std::chrono::hours(1)});  // one lane: the default
+  runtime::RequestLane a;
+  for (int i = 1; i <= 3; ++i) q.push(fake(i, 1), false);
+  CHECK(ids_of(q.next_batch(a)) == std::vector<int>{1, 2, 3});
+  auto batch = lane_asks(q, a);
+  q.push(fake(4, 1), false), q.push(fake(5, 1), false);
+  CHECK(batch.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout);  // waiting for the third
+  q.push(fake(6, 1), false);
+  REQUIRE(returns(batch));
+  CHECK(batch.get() == std::vector<int>{4, 5, 6});
+}
+
 TEST_CASE("64 concurrent clients with mixed lengths: every answer is its own request's, rows in order, batched together", "[server][load]") {
   ServerOptions o = test_options(false);
   o.models.resize(1);  // bert
@@ -205,6 +302,46 @@ TEST_CASE("64 concurrent clients with mixed lengths: every answer is its own req
   CHECK(requests == kClients * kRequests);
   INFO("batches " << batches << " for " << requests << " requests");
   CHECK(batches < requests);  // requests shared batches
+  // Two threads: two lanes, and both ran batches (while one runs, the other takes what
+  // comes).
+  std::set<int> lanes;
+  for (const std::string& line : s.log())
+    if (const auto at = line.find(" lane="); at != std::string::npos) lanes.insert(std::stoi(line.substr(at + 6)));
+  CHECK(lanes == std::set<int>{0, 1});
+}
+
+TEST_CASE("a request of several inputs is cut in a part per lane, answered once, its rows in order", "[server][load]") {
+  for (const int lanes : {2, 1}) {
+    ServerOptions o = test_options(false);
+    o.models.resize(1);  // bert, 2 threads
+    if (lanes == 1) o.models[0].encoder.inter_threads = 1, o.models[0].encoder.intra_threads = 2;
+    TestServer s(o);
+    const std::vector<std::string> texts = {text_for(1, 0, 0), text_for(1, 0, 1), text_for(1, 0, 2), text_for(1, 0, 3),
+                                            text_for(1, 0, 4)};
+    const Reply reply = s.post("/embed", {{"inputs", texts}});
+    REQUIRE_STATUS(reply, 200);
+    const json rows = json::parse(reply.body);
+    REQUIRE(rows.size() == texts.size());
+    const Encoder encoder(encoder_dir("bert"));
+    EmbedOptions unit;
+    unit.normalize = 1;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      const auto expected = encoder.embed({texts[i]}, unit)[0];
+      for (std::size_t k = 0; k < expected.size(); ++k) REQUIRE(std::abs(rows[i][k].get<double>() - expected[k]) <= 1e-5);
+    }
+    // One access-log line for the request, naming the parts it was cut into: one per
+    // lane (none with one lane).
+    int lines = 0;
+    for (const std::string& line : s.log())
+      if (line.find("path=/embed") != std::string::npos) {
+        ++lines;
+        CAPTURE(line);
+        CHECK((line.find(" parts=2 ") != std::string::npos) == (lanes == 2));
+        CHECK(line.find(" parts=") == (lanes == 2 ? line.find(" parts=2 ") : std::string::npos));
+        CHECK(line.find(" inputs=5 ") != std::string::npos);
+      }
+    CHECK(lines == 1);
+  }
 }
 
 TEST_CASE("over --max-concurrent-requests a request is a 429 at once, and the server recovers", "[server][load]") {

@@ -77,6 +77,9 @@ TEST_CASE("/health, /info, /v1/models and /metrics once the models are loaded", 
   CHECK(i["max_client_batch_size"] == 32);
   CHECK(i["max_batch_tokens"] == 16384);
   CHECK(i["max_input_length"] == 64);
+  // 2 threads, split as `attend embed` splits them: two batches at once, one thread each.
+  CHECK(i["batches_at_once"] == 2);
+  CHECK(i["threads_per_batch"] == 1);
   REQUIRE(i["models"].size() >= 4);
   CHECK(i["models"][2]["model_type"]["classifier"]["id2label"]["2"] == "positive");
   CHECK(i["models"][3]["model_type"].contains("reranker"));
