@@ -223,6 +223,71 @@ inline vfloat<A> sum_each(const vfloat<A>* rows) {
   return vfloat<A>::load_aligned(out);
 }
 
+// Transposes the W×W block whose row i is r[i] (W = lanes), in registers: unpacks, then
+// shuffles within 128-bit lanes, then moves of whole 128-bit lanes (64 shuffles for
+// AVX-512's 16×16, 24 for AVX2's 8×8, SSE2's 4×4 by its macro). Moves values, computes
+// nothing: the same bits on every ISA.
+template <class A>
+ATTEND_VECTOR_MATH void transpose_block(vfloat<A> (&r)[kLanes<A>]) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes<A> == 16) {
+    __m512 t[16], u[16];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {  // lane L of t[2k]: rows 2k, 2k+1 at columns 4L, 4L+1; t[2k+1]: 4L+2, 4L+3
+      t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+      t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {  // lane L of u[4k+m]: column 4L+m of rows 4k … 4k+3
+      u[4 * k] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * k + 1] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+      u[4 * k + 2] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * k + 3] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {  // column 4L+m = lane L of u[m], u[4+m], u[8+m], u[12+m]
+      const __m512 x0 = _mm512_shuffle_f32x4(u[m], u[4 + m], _MM_SHUFFLE(2, 0, 2, 0));
+      const __m512 x1 = _mm512_shuffle_f32x4(u[m], u[4 + m], _MM_SHUFFLE(3, 1, 3, 1));
+      const __m512 y0 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], _MM_SHUFFLE(2, 0, 2, 0));
+      const __m512 y1 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], _MM_SHUFFLE(3, 1, 3, 1));
+      r[m] = _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(2, 0, 2, 0));
+      r[8 + m] = _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(3, 1, 3, 1));
+      r[4 + m] = _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(2, 0, 2, 0));
+      r[12 + m] = _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+    return;
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (kLanes<A> == 8) {
+    __m256 t[8], u[8];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      t[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+      t[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+    }
+#pragma GCC unroll 2
+    for (int k = 0; k < 2; ++k) {
+      u[4 * k] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * k + 1] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+      u[4 * k + 2] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * k + 3] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      r[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20);
+      r[4 + m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
+    }
+    return;
+  }
+#endif
+  if constexpr (kLanes<A> == 4) {
+    __m128 r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3];
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    r[0] = r0, r[1] = r1, r[2] = r2, r[3] = r3;
+  }
+}
+
 // Partial vectors use the ISA's masked loads and stores where it has them: building a
 // vector from scalar stores and reloading it stalls on store forwarding (~15 cycles),
 // which made a head_dim-4 decode attention spend most of its time there.
