@@ -1,6 +1,8 @@
 // Fused attention driver: splits the work in (batch, head, query tile) items and hands
-// each to the ISA's tile kernel (kernels/attention_tile.hpp). Items go round-robin to
-// threads because under a causal mask later query tiles see more keys.
+// each to the ISA's tile kernel (kernels/attention_tile.hpp) — a one-vector kernel for
+// a last tile of at most a vector's queries, which short sequences (BERT's ~50 tokens in
+// 32-query tiles) often end on. Items go round-robin to threads because under a causal
+// mask later query tiles see more keys.
 #include "attend/ops/attention.hpp"
 
 #include <algorithm>
@@ -48,7 +50,7 @@ void attention(const AttentionArgs& x, int threads) {
     t.scale = scale;
     t.out = x.out.at(b, h, t0);
     t.out_stride = x.out.seq_stride;
-    if (!x.positions.active()) return kt.attention_tile(t);
+    if (!x.positions.active()) return t.q_rows <= kt.float_lanes ? kt.attention_short_tile(t) : kt.attention_tile(t);
     t.positions = &x.positions;
     t.position_bias = x.positions.bias ? x.positions.bias + h * x.positions.bias_head_stride : nullptr;
     t.q_position = t0 + x.kv_len - x.q_len;

@@ -157,6 +157,10 @@ struct KernelTable {
 
   int attention_query_tile;         // queries per tile (vector lanes × vectors)
   void (*attention_tile)(const AttentionTile&);
+  // The same for a tile of at most float_lanes queries (one vector): a sequence's last
+  // tile, when that short, computes one vector of queries instead of attention_query_tile
+  // / float_lanes. Every query's lane is computed alone, so its bits do not change.
+  void (*attention_short_tile)(const AttentionTile&);
   void (*attention_decode)(const DecodeQuery&);
   // The same with relative-position terms (T5 bias, Shaw keys/values): separate entry
   // points so the plain kernels stay exactly as fast as without them.

@@ -243,6 +243,10 @@ std::vector<OpCase> attention_cases(Rng& rng, CaseScale scale) {
   if (scale == CaseScale::perf) {
     for (index_t T : {64, 256, 1024})
       for (bool causal : {false, true}) out.push_back(attention_case(rng, {1, 8, T, T, 64, causal, false, Layout::separate}));
+    // all-MiniLM-L6-v2's encoder: 32 sentences of ~54 tokens, 12 heads of 32, fused QKV.
+    // Its lengths vary (1024 sentences: 54 tokens on average); at 40 the last tile holds 8.
+    out.push_back(attention_case(rng, {32, 12, 54, 54, 32, false, false, Layout::fused_qkv}));
+    out.push_back(attention_case(rng, {32, 12, 40, 40, 32, false, false, Layout::fused_qkv}));
     for (index_t L : {16, 128, 1024})
       for (ops::KvType cache : {ops::KvType::f32, ops::KvType::bf16})
         out.push_back(decode_case(rng, 32, 8, 64, L, RowTable::none, Relative::none, 0, false, cache));

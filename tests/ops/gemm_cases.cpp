@@ -2,6 +2,7 @@
 #include <cmath>
 #include <iterator>
 #include <sstream>
+#include <tuple>
 
 #include "attend/ops/gemm.hpp"
 #include "attend/ops/reference.hpp"
@@ -221,6 +222,20 @@ std::vector<OpCase> gemm_cases(Rng& rng, CaseScale scale, ops::Isa isa) {
           v.type = type;
           out.push_back(gemm_case(rng, M, N, K, v, isa));
         }
+    // all-MiniLM-L6-v2's int8 encoder GEMMs as its plan runs them on one thread: QKV and
+    // attention output on 256-token chunks, FFN up (with its bias + GeLU, and without)
+    // and FFN down on 128-row chunks.
+    for (auto [M, N, K, act] : {std::tuple<index_t, index_t, index_t, ops::Activation>{256, 1152, 384, ops::Activation::none},
+                                {256, 384, 384, ops::Activation::none},
+                                {128, 1536, 384, ops::Activation::gelu},
+                                {128, 1536, 384, ops::Activation::none},
+                                {128, 384, 1536, ops::Activation::none}}) {
+      GemmVariant v;
+      v.type = ops::WeightType::s8;
+      v.bias = true;
+      v.act = act;
+      out.push_back(gemm_case(rng, M, N, K, v, isa));
+    }
     return out;
   }
   if (own_kernel(isa, ops::WeightType::f32)) {

@@ -25,6 +25,7 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   t.f32 = f32_gemm_kernels<A, MR, NV>(gemm_kernel_name);
   t.attention_query_tile = QV * kLanes<A>;
   t.attention_tile = &attention_tile<A, QV, R>;
+  t.attention_short_tile = &attention_tile<A, 1, R>;
   t.attention_decode = &attention_decode<A>;
   t.attention_tile_positions = &attention_tile<A, QV, R, true>;
   t.attention_decode_positions = &attention_decode_positions<A>;
