@@ -133,6 +133,7 @@ ModelConfig ModelConfig::from_json(std::string_view text, const std::string& ori
       {"name", [&](const json& v, const std::string& k) { c.name = get_string(v, origin, k); }},
       {"d_model", integer(c.d_model)},
       {"num_heads", integer(c.num_heads)},
+      {"attention_dim", integer(c.attention_dim)},
       {"ffn_dim", integer(c.ffn_dim)},
       {"encoder_layers", integer(c.encoder_layers)},
       {"decoder_layers", integer(c.decoder_layers)},
@@ -208,8 +209,11 @@ void ModelConfig::validate(const std::string& origin) const {
   positive(src_vocab_size, "src_vocab_size", 1 << 24);
   positive(tgt_vocab_size, "tgt_vocab_size", 1 << 24);
   positive(max_positions, "max_positions", 1 << 20);
-  if (d_model % num_heads != 0)
-    bad(origin, "num_heads", std::to_string(num_heads) + " does not divide d_model " + std::to_string(d_model));
+  if (attention_dim < 0 || attention_dim > (1 << 16))
+    bad(origin, "attention_dim", "must be in [0, 65536] (0: d_model), got " + std::to_string(attention_dim));
+  const char* width = attention_dim > 0 ? "attention_dim" : "d_model";
+  if (attention_width() % num_heads != 0)
+    bad(origin, "num_heads", std::to_string(num_heads) + " does not divide " + width + " " + std::to_string(attention_width()));
   if (head_dim() > kMaxHeadDim)
     bad(origin, "num_heads", "gives head dimension " + std::to_string(head_dim()) + " > " + std::to_string(kMaxHeadDim));
   // ε = 0 divides by zero on a constant row (a padded or degenerate input): NaN out.
@@ -269,6 +273,7 @@ std::string ModelConfig::to_json() const {
   if (!name.empty()) j["name"] = name;
   j["d_model"] = d_model;
   j["num_heads"] = num_heads;
+  if (attention_width() != d_model) j["attention_dim"] = attention_dim;  // else d_model: written only where it differs
   j["ffn_dim"] = ffn_dim;
   j["encoder_layers"] = encoder_layers;
   j["decoder_layers"] = decoder_layers;
