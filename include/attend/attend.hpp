@@ -94,7 +94,8 @@ class ATTEND_API Model {
   std::int64_t target_vocabulary_size() const;
 
   struct SpecialIds {
-    std::int32_t pad = 0, bos = 0, eos = 0, unk = 0, decoder_start = 0;  // unk: the target vocabulary's
+    std::int32_t pad = 0, bos = 0, eos = 0, unk = 0, decoder_start = 0;  // unk: the target vocabulary's;
+                                                                          // bos −1: none (a CTranslate2 Marian)
     std::int32_t source_unk = 0;  // the source vocabulary's unknown token (what bad source ids are read as)
   };
   SpecialIds special_ids() const;

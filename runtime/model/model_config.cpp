@@ -172,7 +172,11 @@ ModelConfig ModelConfig::from_json(std::string_view text, const std::string& ori
       {"tie_output_projection", boolean(c.tie_output_projection)},
       {"output_bias", boolean(c.output_bias)},
       {"pad_id", id(c.pad_id)},
-      {"bos_id", id(c.bos_id)},
+      {"bos_id", [&](const json& v, const std::string& k) {  // −1: none
+         const std::int64_t x = get_int(v, origin, k);
+         if (x < kNoToken || x > INT32_MAX) bad(origin, k, "must be a token id ≥ 0, or −1 for none, got " + v.dump());
+         c.bos_id = static_cast<std::int32_t>(x);
+       }},
       {"eos_id", id(c.eos_id)},
       {"unk_id", id(c.unk_id)},
       {"decoder_start_id", id(c.decoder_start_id)},
@@ -254,6 +258,8 @@ void ModelConfig::validate(const std::string& origin) const {
                                                     std::to_string(tgt_vocab_size) + ")");
   };
   target_id(bos_id, "bos_id");
+  if (bos_id < kNoToken) bad(origin, "bos_id", "must be a token id ≥ 0, or −1 for none");
+  if (bos_id == kNoToken && add_source_bos) bad(origin, "add_source_bos", "needs a bos_id (it is −1: none)");
   target_id(eos_id, "eos_id");
   target_id(decoder_start_id, "decoder_start_id");
   if (pad_id >= src_vocab_size) bad(origin, "pad_id", "is outside the source vocabulary");

@@ -31,6 +31,8 @@ enum class RelativeAttention {
             // 2018; OpenNMT-py's max_relative_positions)
 };
 
+constexpr std::int32_t kNoToken = -1;  // a special token the model does not have
+
 struct ModelConfig {
   std::int64_t d_model = 0;
   std::int64_t num_heads = 0;
@@ -78,7 +80,7 @@ struct ModelConfig {
   bool output_bias = false;
 
   std::int32_t pad_id = 0;
-  std::int32_t bos_id = 1;
+  std::int32_t bos_id = 1;   // kNoToken: the model has none (CTranslate2's Marian conversion)
   std::int32_t eos_id = 2;
   std::int32_t unk_id = 3;  // in the target vocabulary
   std::int32_t decoder_start_id = 1;

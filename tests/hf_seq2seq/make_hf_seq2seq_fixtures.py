@@ -480,6 +480,31 @@ def mt5_inner(out_dir, seed):
                                  [{"num_beams": 1}, {"num_beams": 4}])
 
 
+def marian_ct2(out_dir, seed):
+    """The marian fixture (made first) converted by CTranslate2's own TransformersConverter:
+    its vocabulary has neither <s> nor <pad> (Marian has no BOS; the decoder starts from a
+    zero embedding) while config.json names bos_token "<s>". ct2_cases.jsonl: the tokens
+    CTranslate2's Translator gives, greedy and beam 4, for token sources (some only <unk>)."""
+    import ctranslate2
+    hf_dir = os.path.join(os.path.dirname(out_dir), "marian")
+    ctranslate2.converters.TransformersConverter(hf_dir).convert(out_dir, force=True)
+    with open(os.path.join(out_dir, "shared_vocabulary.json")) as f:
+        vocabulary = json.load(f)
+    assert "<s>" not in vocabulary and "<pad>" not in vocabulary
+    tokenizer = transformers.MarianTokenizer.from_pretrained(hf_dir)
+    sources = [tokenizer.convert_ids_to_tokens(tokenizer(s)["input_ids"]) for s in SOURCES]
+    sources += [["<unk>"], ["<unk>", "</s>"], [">>fra<<", "<unk>", "</s>"], ["\u2581Hello", "<unk>", "</s>"]]
+    translator = ctranslate2.Translator(out_dir, device="cpu", intra_threads=1)
+    cases = []
+    for beams in (1, 4):
+        results = translator.translate_batch(sources, beam_size=beams, max_decoding_length=24, return_scores=True)
+        for source, r in zip(sources, results):
+            cases.append({"source": source, "beam_size": beams, "tokens": r.hypotheses[0], "score": r.scores[0],
+                          "ctranslate2": ctranslate2.__version__})
+    write_jsonl(os.path.join(out_dir, "ct2_cases.jsonl"), cases)
+    return None, []
+
+
 def bart(out_dir, seed):
     """BartForConditionalGeneration (bart-large-cnn shape) with BartTokenizer: a byte-level BPE
     trained here (vocab.json + merges.txt, saved by transformers as tokenizer.json); post-norm,
@@ -546,7 +571,7 @@ class Hostile:
 
 FAMILIES = {"marian": marian, "m2m100": m2m100, "nllb": nllb, "mbart50": mbart50, "t5": t5,
             "bart": bart, "t5-relu-untied": lambda d, seed: t5(d, seed + 1, gated=False, tied=False),
-            "mt5-inner-width": mt5_inner}
+            "mt5-inner-width": mt5_inner, "marian-ct2": marian_ct2}
 
 
 def main():
@@ -563,6 +588,9 @@ def main():
         model, cases = FAMILIES[name](d, args.seed)
         if name == "marian":
             weight_variants(model, os.path.join(args.out, "marian-weights"))
+        if not cases:
+            print(name, "->", d)
+            continue
         with open(os.path.join(d, "cases.jsonl"), "w") as f:
             for c in cases:
                 f.write(json.dumps(c, ensure_ascii=False) + "\n")

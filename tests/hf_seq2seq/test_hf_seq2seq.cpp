@@ -521,3 +521,49 @@ TEST_CASE("BART (bart-large-cnn shape): ids, greedy and beam 4 as generate() —
   CHECK(config["output_bias"] == true);
   CHECK(model.forced_target_prefix("") == std::vector<std::int32_t>{0});  // forced_bos_token_id <s>
 }
+
+// CTranslate2 4.8.1's own TransformersConverter on the marian fixture (made by
+// make_hf_seq2seq_fixtures.py --families marian-ct2): the vocabulary has neither <s> nor
+// <pad> while config.json names bos_token "<s>". ct2_cases.jsonl holds what
+// ctranslate2.Translator gives on it (greedy and beam 4, max_decoding_length 24), sources of
+// only <unk> among them (content for CTranslate2, not an empty source).
+TEST_CASE("A Marian model converted by CTranslate2's own converter (no <s> in its vocabulary) translates as CTranslate2", "[hf-seq2seq]") {
+  const fs::path dir = kData / "marian-ct2";
+  const attend::Model model = attend::Model::load(dir.string());
+  CHECK_FALSE(model.transformers_rules());
+  CHECK(model.special_ids().bos == -1);  // none
+  const attend::Translator translator(model, {.threads = 1});
+  std::size_t checked = 0, empty = 0, unknown = 0;
+  std::ifstream in(dir / "ct2_cases.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const json c = json::parse(line);
+    const auto source = c["source"].get<std::vector<std::string>>();
+    INFO(c["source"].dump() << " beam " << c["beam_size"]);
+    attend::TranslationOptions o;
+    o.beam_size = c["beam_size"].get<std::int64_t>(), o.max_length = 24;
+    const auto r = translator.translate_tokens({source}, o);
+    CHECK(r[0].hypotheses[0].tokens == c["tokens"].get<std::vector<std::string>>());
+    CHECK(r[0].hypotheses[0].score == Approx(c["score"].get<double>()).margin(1e-4));
+    empty += c["tokens"].empty();
+    unknown += source[0] == "<unk>";
+    ++checked;
+  }
+  CHECK(checked == 24);
+  CHECK(empty >= 2);    // the empty line, [</s>]: no content
+  CHECK(unknown >= 4);  // [<unk>] and [<unk>, </s>]: content, translated
+}
+
+TEST_CASE("CTranslate2 directories: a missing end token, or a missing BOS the sources are to get, is still refused", "[hf-seq2seq]") {
+  const fs::path dir = fs::temp_directory_path() / ("attend-ct2-specials-" + std::to_string(::getpid()));
+  for (const auto& [field, value, named] : {std::tuple{"eos_token", json("<eos>"), "eos_token"},
+                                            {"add_source_bos", json(true), "bos_token"},
+                                            {"decoder_start_token", json("<s>"), "decoder_start_token"}}) {
+    fs::remove_all(dir);
+    fs::copy(kData / "marian-ct2", dir);
+    json config = json::parse(std::ifstream(dir / "config.json"));
+    config[field] = value;
+    std::ofstream(dir / "config.json") << config.dump();
+    CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains(named) && Catch::Contains("is not in the vocabulary"));
+  }
+  fs::remove_all(dir);
+}

@@ -60,7 +60,7 @@ void bind_model(nb::module_& m) {
 
   nb::class_<attend::Model::SpecialIds>(m, "SpecialIds", "The model's special token ids.")
       .def_ro("pad", &attend::Model::SpecialIds::pad, "Padding.")
-      .def_ro("bos", &attend::Model::SpecialIds::bos, "Beginning of sequence.")
+      .def_ro("bos", &attend::Model::SpecialIds::bos, "Beginning of sequence (-1: the model has none).")
       .def_ro("eos", &attend::Model::SpecialIds::eos, "End of sequence.")
       .def_ro("unk", &attend::Model::SpecialIds::unk, "Unknown token.")
       .def_ro("decoder_start", &attend::Model::SpecialIds::decoder_start, "The decoder's first input.");
