@@ -147,6 +147,9 @@ class ATTEND_API Model {
   // directory (generation_config.json: num_beams, max_length, bad_words_ids, …, in
   // attend's terms), TranslationOptions{} for the others. Set a field to override it.
   TranslationOptions default_options() const;
+  // default_options() are generate()'s (a Hugging Face directory), not TranslationOptions{}:
+  // faces with defaults of their own (Python's CTranslate2 keywords) take these instead.
+  bool has_generation_defaults() const;
   bool transformers_rules() const;  // decoding follows transformers' generate()
 
  private:

@@ -318,6 +318,7 @@ ModelInfo Model::info() const {
 }
 
 bool Model::transformers_rules() const { return state_->transformers_rules; }
+bool Model::has_generation_defaults() const { return state_->generation.has_value(); }
 
 std::vector<std::int32_t> Model::encode_source(const std::string& text, const std::string& source_lang,
                                                const std::string& target_lang) const {
