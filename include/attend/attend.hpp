@@ -94,7 +94,8 @@ class ATTEND_API Model {
   std::int64_t target_vocabulary_size() const;
 
   struct SpecialIds {
-    std::int32_t pad = 0, bos = 0, eos = 0, unk = 0, decoder_start = 0;  // unk: the target vocabulary's
+    std::int32_t pad = 0, bos = 0, eos = 0, unk = 0, decoder_start = 0;  // unk: the target vocabulary's;
+                                                                          // bos −1: none (a CTranslate2 Marian)
     std::int32_t source_unk = 0;  // the source vocabulary's unknown token (what bad source ids are read as)
   };
   SpecialIds special_ids() const;
@@ -146,6 +147,9 @@ class ATTEND_API Model {
   // directory (generation_config.json: num_beams, max_length, bad_words_ids, …, in
   // attend's terms), TranslationOptions{} for the others. Set a field to override it.
   TranslationOptions default_options() const;
+  // default_options() are generate()'s (a Hugging Face directory), not TranslationOptions{}:
+  // faces with defaults of their own (Python's CTranslate2 keywords) take these instead.
+  bool has_generation_defaults() const;
   bool transformers_rules() const;  // decoding follows transformers' generate()
 
  private:

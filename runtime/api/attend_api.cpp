@@ -214,7 +214,9 @@ std::optional<runtime::VocabularyMap> read_vocabulary_map(const runtime::ModelFi
   if (!tokens.has_vocabulary())
     throw error_of(files.path("vmap.txt"), ": a vocabulary map needs the model's target vocabulary, and it has none");
   auto id = [&](const std::string& token) { return tokens.find_token(token, runtime::Side::target).value_or(c.unk_id); };
-  return runtime::VocabularyMap(files.read("vmap.txt"), id, {c.unk_id, c.bos_id, c.eos_id, c.decoder_start_id});
+  std::vector<std::int32_t> always = {c.unk_id, c.eos_id, c.decoder_start_id};
+  if (c.bos_id != runtime::kNoToken) always.push_back(c.bos_id);
+  return runtime::VocabularyMap(files.read("vmap.txt"), id, std::move(always));
 }
 
 // What loading found and chose, at level info (CTranslate2 logs its load the same way).
@@ -318,6 +320,7 @@ ModelInfo Model::info() const {
 }
 
 bool Model::transformers_rules() const { return state_->transformers_rules; }
+bool Model::has_generation_defaults() const { return state_->generation.has_value(); }
 
 std::vector<std::int32_t> Model::encode_source(const std::string& text, const std::string& source_lang,
                                                const std::string& target_lang) const {

@@ -461,14 +461,21 @@ Ct2Model read_ct2_model(const ModelFiles& files) {
                      extra.has(field) ? "" : ", by default", ") is not in the vocabulary");
     return *id;
   };
-  c.bos_id = special("bos_token", "<s>");
+  c.add_source_bos = extra.flag("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
+  c.add_source_eos = extra.flag("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;
+  // BOS may be absent where no source gets one: CTranslate2 4.8's own Marian conversion
+  // drops it (Marian has no BOS; its decoder starts from a zero embedding) yet config.json
+  // names "<s>". CTranslate2 reads such a model: the only use of BOS left is its
+  // empty-source rule, which compares source tokens with the BOS token's text, which no
+  // vocabulary token matches — so the model has no BOS id (−1). A missing end or start
+  // token, or a BOS the sources are to get, still refuses the model.
+  const bool bos_present = target.find(text("bos_token", "<s>")).has_value();
+  c.bos_id = bos_present || c.add_source_bos ? special("bos_token", "<s>") : kNoToken;
   c.eos_id = special("eos_token", "</s>");
   c.unk_id = target.unk_id();
   const bool with_target_bos = r.number("decoder", "with_target_bos", 1) != 0;
   c.decoder_start_id = special("decoder_start_token", with_target_bos ? "<s>" : "</s>");
   c.pad_id = source.find("<blank>").value_or(0);
-  c.add_source_bos = extra.flag("add_source_bos", false) || r.number("encoder", "with_source_bos", 0) != 0;
-  c.add_source_eos = extra.flag("add_source_eos", false) || r.number("encoder", "with_source_eos", 0) != 0;
   c.alignment_layer = r.integer("decoder", "alignment_layer", -1, -1024, 1024);
   c.alignment_heads = r.integer("decoder", "alignment_heads", 1, 0, 1024);
   c.validate(path);

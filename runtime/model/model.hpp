@@ -111,7 +111,7 @@ class Model {
   std::vector<EncoderLayer> encoder;
   LayerNormWeights encoder_norm;
   std::vector<DecoderLayer> decoder;
-  Linear cross_kv;  // every decoder layer's K and V projections, stacked: [L·2D, D]
+  Linear cross_kv;  // every decoder layer's K and V projections, stacked: [L·2A, D] (A: attention_width())
   LayerNormWeights decoder_norm;
   Linear output;    // [tgt_vocab, D]
 

@@ -28,31 +28,32 @@ Table sinusoidal_table(const ModelConfig& c) {
   return Table(std::move(t), rows, c.d_model);
 }
 
-// The decoder's K and V projections for all layers as one [L·2D, D] weight, so one
-// GEMM computes every layer's cross-attention keys and values from the encoder output.
-// int8 stored and int8 asked: the stored rows and scales, stacked as they are.
+// The decoder's K and V projections for all layers as one [L·2A, D] weight (A: the
+// attention width), so one GEMM computes every layer's cross-attention keys and values
+// from the encoder output. int8 stored and int8 asked: the stored rows and scales,
+// stacked as they are.
 Linear stacked_cross_kv(WeightReader& r, const ModelConfig& c, const Packing& p) {
-  const std::int64_t D = c.d_model, L = c.decoder_layers;
+  const std::int64_t D = c.d_model, A = c.attention_width(), L = c.decoder_layers;
   auto name = [](std::int64_t l) { return tensor_names::decoder_layer(l) + "cross_attn.kv_proj"; };
   bool stored_int8 = p.type == ops::WeightType::s8;
   for (std::int64_t l = 0; l < L; ++l) stored_int8 = stored_int8 && r.stored_dtype(name(l) + ".weight") == DType::i8;
   Linear out;
   if (stored_int8) {
-    std::vector<std::int8_t> q(static_cast<size_t>(L * 2 * D * D));
-    std::vector<float> scales(static_cast<size_t>(L * 2 * D));
+    std::vector<std::int8_t> q(static_cast<size_t>(L * 2 * A * D));
+    std::vector<float> scales(static_cast<size_t>(L * 2 * A));
     for (std::int64_t l = 0; l < L; ++l) {
       const TensorRecord& t = r.record(name(l) + ".weight");
-      std::memcpy(q.data() + l * 2 * D * D, t.data, static_cast<size_t>(2 * D * D));
-      std::copy(t.scales, t.scales + 2 * D, scales.begin() + l * 2 * D);
+      std::memcpy(q.data() + l * 2 * A * D, t.data, static_cast<size_t>(2 * A * D));
+      std::copy(t.scales, t.scales + 2 * A, scales.begin() + l * 2 * A);
     }
-    out.weight = ops::pack_weight_s8({q.data(), L * 2 * D, D}, scales.data(), p.isa);
+    out.weight = ops::pack_weight_s8({q.data(), L * 2 * A, D}, scales.data(), p.isa);
   } else {
-    std::vector<float> w(static_cast<size_t>(L * 2 * D * D));
+    std::vector<float> w(static_cast<size_t>(L * 2 * A * D));
     for (std::int64_t l = 0; l < L; ++l) {
       const std::vector<float> wl = r.floats(name(l) + ".weight");
-      std::copy(wl.begin(), wl.end(), w.begin() + l * 2 * D * D);
+      std::copy(wl.begin(), wl.end(), w.begin() + l * 2 * A * D);
     }
-    out.weight = ops::pack_weight(ops::ConstMatrix(w.data(), L * 2 * D, D), p.type, p.isa);
+    out.weight = ops::pack_weight(ops::ConstMatrix(w.data(), L * 2 * A, D), p.type, p.isa);
   }
   if (c.linear_bias)
     for (std::int64_t l = 0; l < L; ++l) {

@@ -133,6 +133,7 @@ ModelConfig ModelConfig::from_json(std::string_view text, const std::string& ori
       {"name", [&](const json& v, const std::string& k) { c.name = get_string(v, origin, k); }},
       {"d_model", integer(c.d_model)},
       {"num_heads", integer(c.num_heads)},
+      {"attention_dim", integer(c.attention_dim)},
       {"ffn_dim", integer(c.ffn_dim)},
       {"encoder_layers", integer(c.encoder_layers)},
       {"decoder_layers", integer(c.decoder_layers)},
@@ -171,7 +172,11 @@ ModelConfig ModelConfig::from_json(std::string_view text, const std::string& ori
       {"tie_output_projection", boolean(c.tie_output_projection)},
       {"output_bias", boolean(c.output_bias)},
       {"pad_id", id(c.pad_id)},
-      {"bos_id", id(c.bos_id)},
+      {"bos_id", [&](const json& v, const std::string& k) {  // −1: none
+         const std::int64_t x = get_int(v, origin, k);
+         if (x < kNoToken || x > INT32_MAX) bad(origin, k, "must be a token id ≥ 0, or −1 for none, got " + v.dump());
+         c.bos_id = static_cast<std::int32_t>(x);
+       }},
       {"eos_id", id(c.eos_id)},
       {"unk_id", id(c.unk_id)},
       {"decoder_start_id", id(c.decoder_start_id)},
@@ -208,8 +213,11 @@ void ModelConfig::validate(const std::string& origin) const {
   positive(src_vocab_size, "src_vocab_size", 1 << 24);
   positive(tgt_vocab_size, "tgt_vocab_size", 1 << 24);
   positive(max_positions, "max_positions", 1 << 20);
-  if (d_model % num_heads != 0)
-    bad(origin, "num_heads", std::to_string(num_heads) + " does not divide d_model " + std::to_string(d_model));
+  if (attention_dim < 0 || attention_dim > (1 << 16))
+    bad(origin, "attention_dim", "must be in [0, 65536] (0: d_model), got " + std::to_string(attention_dim));
+  const char* width = attention_dim > 0 ? "attention_dim" : "d_model";
+  if (attention_width() % num_heads != 0)
+    bad(origin, "num_heads", std::to_string(num_heads) + " does not divide " + width + " " + std::to_string(attention_width()));
   if (head_dim() > kMaxHeadDim)
     bad(origin, "num_heads", "gives head dimension " + std::to_string(head_dim()) + " > " + std::to_string(kMaxHeadDim));
   // ε = 0 divides by zero on a constant row (a padded or degenerate input): NaN out.
@@ -250,6 +258,8 @@ void ModelConfig::validate(const std::string& origin) const {
                                                     std::to_string(tgt_vocab_size) + ")");
   };
   target_id(bos_id, "bos_id");
+  if (bos_id < kNoToken) bad(origin, "bos_id", "must be a token id ≥ 0, or −1 for none");
+  if (bos_id == kNoToken && add_source_bos) bad(origin, "add_source_bos", "needs a bos_id (it is −1: none)");
   target_id(eos_id, "eos_id");
   target_id(decoder_start_id, "decoder_start_id");
   if (pad_id >= src_vocab_size) bad(origin, "pad_id", "is outside the source vocabulary");
@@ -269,6 +279,7 @@ std::string ModelConfig::to_json() const {
   if (!name.empty()) j["name"] = name;
   j["d_model"] = d_model;
   j["num_heads"] = num_heads;
+  if (attention_width() != d_model) j["attention_dim"] = attention_dim;  // else d_model: written only where it differs
   j["ffn_dim"] = ffn_dim;
   j["encoder_layers"] = encoder_layers;
   j["decoder_layers"] = decoder_layers;

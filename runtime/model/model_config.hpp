@@ -31,9 +31,15 @@ enum class RelativeAttention {
             // 2018; OpenNMT-py's max_relative_positions)
 };
 
+constexpr std::int32_t kNoToken = -1;  // a special token the model does not have
+
 struct ModelConfig {
   std::int64_t d_model = 0;
   std::int64_t num_heads = 0;
+  // heads × head dimension: the width of the Q, K and V projections and of the input of
+  // out_proj. 0: d_model (every CTranslate2 model); T5's d_kv × num_heads may differ
+  // (mT5-small: 6 × 64 = 384 ≠ 512).
+  std::int64_t attention_dim = 0;
   std::int64_t ffn_dim = 0;
   std::int64_t encoder_layers = 0;
   std::int64_t decoder_layers = 0;
@@ -74,7 +80,7 @@ struct ModelConfig {
   bool output_bias = false;
 
   std::int32_t pad_id = 0;
-  std::int32_t bos_id = 1;
+  std::int32_t bos_id = 1;   // kNoToken: the model has none (CTranslate2's Marian conversion)
   std::int32_t eos_id = 2;
   std::int32_t unk_id = 3;  // in the target vocabulary
   std::int32_t decoder_start_id = 1;
@@ -88,7 +94,8 @@ struct ModelConfig {
   std::int64_t alignment_heads = 1;
   std::string name;
 
-  std::int64_t head_dim() const { return d_model / num_heads; }
+  std::int64_t attention_width() const { return attention_dim > 0 ? attention_dim : d_model; }
+  std::int64_t head_dim() const { return attention_width() / num_heads; }
   std::int64_t alignment_layer_index() const { return alignment_layer < 0 ? decoder_layers + alignment_layer : alignment_layer; }
   std::int64_t alignment_head_count() const { return alignment_heads == 0 ? num_heads : alignment_heads; }
 

@@ -11,7 +11,8 @@ std::string decoder_layer(std::int64_t i) { return "decoder.layers." + std::to_s
 
 std::vector<std::pair<std::string, std::vector<std::int64_t>>> expected_tensors(const ModelConfig& c) {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
-  const std::int64_t D = c.d_model, F = c.ffn_dim, P = c.position_offset + c.max_positions;
+  // A: the attention's width, heads × head_dim (d_model but in T5s with other d_kv).
+  const std::int64_t D = c.d_model, A = c.attention_width(), F = c.ffn_dim, P = c.position_offset + c.max_positions;
   auto linear = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
     out.push_back({name + ".weight", {rows, cols}});
     if (c.linear_bias) out.push_back({name + ".bias", {rows}});
@@ -27,8 +28,8 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> expected_tensors(
   if (c.position_encoding == PositionEncoding::learned) out.push_back({"encoder.embed_positions.weight", {P, D}});
   if (c.layernorm_embedding) norm("encoder.layernorm_embedding");
   auto self_attention = [&](const std::string& p) {
-    linear(p + "self_attn.qkv_proj", 3 * D, D);
-    linear(p + "self_attn.out_proj", D, D);
+    linear(p + "self_attn.qkv_proj", 3 * A, D);
+    linear(p + "self_attn.out_proj", D, A);
     if (c.relative_attention == RelativeAttention::shaw) {
       out.push_back({p + "self_attn.relative_position_keys", {relative_distances, c.head_dim()}});
       out.push_back({p + "self_attn.relative_position_values", {relative_distances, c.head_dim()}});
@@ -55,9 +56,9 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> expected_tensors(
   for (std::int64_t i = 0; i < c.decoder_layers; ++i) {
     const std::string p = tensor_names::decoder_layer(i);
     self_attention(p);
-    linear(p + "cross_attn.q_proj", D, D);
-    linear(p + "cross_attn.kv_proj", 2 * D, D);
-    linear(p + "cross_attn.out_proj", D, D);
+    linear(p + "cross_attn.q_proj", A, D);
+    linear(p + "cross_attn.kv_proj", 2 * A, D);
+    linear(p + "cross_attn.out_proj", D, A);
     norm(p + "cross_attn_layer_norm");
     feed_forward(p);
   }

@@ -61,10 +61,10 @@ void PlanLimits::validate(const ModelConfig& c) const {
   check(threads >= 1 && threads <= 1024, "threads", threads, "must be in [1, 1024]");
   // The largest buffers, in double (exact enough, never overflowing): the KV caches, the
   // cross-attention K/V, the logits, the encoder's feed-forward activations.
-  const double T = double(batch_tokens()), R = double(decoder_rows()), D = double(c.d_model);
-  const double bytes = 4 * (2 * double(c.decoder_layers) * double(max_target_length) * R * D +
-                            T * double(c.decoder_layers) * 2 * D + 2 * R * double(c.tgt_vocab_size) +
-                            T * (double(c.ffn_dim) + 6 * D));
+  const double T = double(batch_tokens()), R = double(decoder_rows()), D = double(c.d_model), A = double(c.attention_width());
+  const double bytes = 4 * (2 * double(c.decoder_layers) * double(max_target_length) * R * A +
+                            T * double(c.decoder_layers) * 2 * A + 2 * R * double(c.tgt_vocab_size) +
+                            T * (double(c.ffn_dim) + 3 * D + 4 * A));
   if (bytes > kMaxPlanBytes)
     throw error_of("plan limits: batches of ", max_batch, " sentences (", batch_tokens(), " padded source tokens), ",
                    max_target_length, " target tokens and beam ", beam_size, " would need about ",
@@ -108,7 +108,7 @@ class PlanBuilder {
   void add(PlanStep s) {
     s.threads = limits().threads;
     const double rows = static_cast<double>(rows_of(s.phase));
-    const double D = static_cast<double>(c().d_model);
+    const double D = static_cast<double>(c().d_model), A = static_cast<double>(c().attention_width());
     switch (s.kind) {
       case StepKind::linear:
       case StepKind::cross_kv_projection: {
@@ -119,16 +119,16 @@ class PlanBuilder {
       }
       case StepKind::encoder_attention: {
         const double S = static_cast<double>(limits().max_source_length);
-        s.flops = 4 * rows * S * D;
-        s.bytes = 4 * rows * 4 * D;
+        s.flops = 4 * rows * S * A;
+        s.bytes = 4 * rows * 4 * A;
         break;
       }
       case StepKind::self_attention:
       case StepKind::cross_attention: {
         const double L = static_cast<double>(s.kind == StepKind::self_attention ? limits().max_target_length
                                                                                 : limits().max_source_length);
-        s.flops = 4 * rows * L * D;
-        s.bytes = rows * (double(ops::kv_type_bytes(plan_->io_.kv_type)) * 2 * L * D + 4 * 2 * D);
+        s.flops = 4 * rows * L * A;
+        s.bytes = rows * (double(ops::kv_type_bytes(plan_->io_.kv_type)) * 2 * L * A + 4 * 2 * A);
         break;
       }
       case StepKind::alignment: {  // its cost when a decode asks for attention (left out of the totals)
@@ -220,7 +220,8 @@ class PlanBuilder {
 
   void emit_encoder() {
     const Phase P = Phase::encoder;
-    const std::int64_t T = limits().batch_tokens(), D = c().d_model, F = c().ffn_dim, L = c().decoder_layers;
+    const std::int64_t T = limits().batch_tokens(), D = c().d_model, A = c().attention_width(), F = c().ffn_dim,
+                       L = c().decoder_layers;
     auto& io = plan_->io_;
     io.source_tokens = buffer("source.tokens", ElementType::i32, T, 1);
     io.source_positions = buffer("source.positions", ElementType::i32, T, 1);
@@ -229,14 +230,14 @@ class PlanBuilder {
     // Post-LN layers normalise in place; a separate normed copy serves pre-LN and the final norm.
     const bool normed = c().norm_placement == NormPlacement::pre || c().encoder_final_norm;
     const int h = normed ? buffer("encoder.normed", ElementType::f32, T, D) : -1;
-    const int qkv = buffer("encoder.qkv", ElementType::f32, T, 3 * D);
-    const int ctx = buffer("encoder.context", ElementType::f32, T, D);
+    const int qkv = buffer("encoder.qkv", ElementType::f32, T, 3 * A);
+    const int ctx = buffer("encoder.context", ElementType::f32, T, A);
     const int ffn = buffer("encoder.ffn", ElementType::f32, T, F);
     const int gate = c().ffn_gated ? buffer("encoder.ffn_gate", ElementType::f32, T, F) : -1;
     io.kv_type = m().compute_type().kv_cache;
     const ElementType kv = io.kv_type == ops::KvType::bf16 ? ElementType::bf16 : ElementType::f32;
-    io.cross_kv = buffer("cross.kv", kv, T, L * 2 * D, true);
-    const int chunk = buffer("cross.kv_chunk", ElementType::f32, std::min(T, kCrossKvChunkRows), L * 2 * D);
+    io.cross_kv = buffer("cross.kv", kv, T, L * 2 * A, true);
+    const int chunk = buffer("cross.kv_chunk", ElementType::f32, std::min(T, kCrossKvChunkRows), L * 2 * A);
 
     add(step(StepKind::embed_source, P, "encoder.embed", all(io.source_tokens), all(x)));
     if (c().layernorm_embedding) norm(P, "encoder.layernorm_embedding", m().source_embedding_norm, all(x), all(x), -1);
@@ -265,7 +266,8 @@ class PlanBuilder {
   void emit_decoder() {
     const Phase P = Phase::decoder;
     const std::int64_t R = limits().decoder_rows(), T = limits().max_target_length;
-    const std::int64_t D = c().d_model, F = c().ffn_dim, L = c().decoder_layers, V = c().tgt_vocab_size;
+    const std::int64_t D = c().d_model, A = c().attention_width(), F = c().ffn_dim, L = c().decoder_layers,
+                       V = c().tgt_vocab_size;
     auto& io = plan_->io_;
     io.target_tokens = buffer("target.tokens", ElementType::i32, R, 1, true);
     io.target_positions = buffer("target.positions", ElementType::i32, R, 1, true);
@@ -276,14 +278,14 @@ class PlanBuilder {
     io.cross_rows = buffer("cross.rows", ElementType::i32, R, 1, true);
     io.cross_lengths = buffer("cross.lengths", ElementType::i32, R, 1, true);
     const ElementType kv = io.kv_type == ops::KvType::bf16 ? ElementType::bf16 : ElementType::f32;
-    io.self_keys = buffer("self.keys", kv, L * T * R, D, true);
-    io.self_values = buffer("self.values", kv, L * T * R, D, true);
+    io.self_keys = buffer("self.keys", kv, L * T * R, A, true);
+    io.self_values = buffer("self.values", kv, L * T * R, A, true);
     const int y = buffer("decoder.x", ElementType::f32, R, D);
     const bool normed = c().norm_placement == NormPlacement::pre || c().decoder_final_norm;
     const int g = normed ? buffer("decoder.normed", ElementType::f32, R, D) : -1;
-    const int qkv = buffer("decoder.qkv", ElementType::f32, R, 3 * D);
-    const int ctx = buffer("decoder.context", ElementType::f32, R, D);
-    const int q = buffer("decoder.cross_q", ElementType::f32, R, D);
+    const int qkv = buffer("decoder.qkv", ElementType::f32, R, 3 * A);
+    const int ctx = buffer("decoder.context", ElementType::f32, R, A);
+    const int q = buffer("decoder.cross_q", ElementType::f32, R, A);
     const int ffn = buffer("decoder.ffn", ElementType::f32, R, F);
     const int gate = c().ffn_gated ? buffer("decoder.ffn_gate", ElementType::f32, R, F) : -1;
     io.logits = buffer("decoder.logits", ElementType::f32, R, V, true);  // readable after the step
@@ -297,10 +299,10 @@ class PlanBuilder {
       const std::string p = tensor_names::decoder_layer(l);
       sublayer(P, p + "self_attn_layer_norm", w.self_attn_norm, y, g, l, [&](Operand in) {
         linear(P, p + "self_attn.qkv_proj", w.qkv, in, all(qkv), l);
-        PlanStep store = step(StepKind::cache_store, P, p + "self_attn.cache_store", cols(qkv, D, 2 * D), Operand{});
+        PlanStep store = step(StepKind::cache_store, P, p + "self_attn.cache_store", cols(qkv, A, 2 * A), Operand{});
         store.layer = l;
         add(store);
-        PlanStep sa = step(StepKind::self_attention, P, p + "self_attn", cols(qkv, 0, D), all(ctx));
+        PlanStep sa = step(StepKind::self_attention, P, p + "self_attn", cols(qkv, 0, A), all(ctx));
         sa.layer = l;
         add(sa);
         linear(P, p + "self_attn.out_proj", w.self_out, all(ctx), all(y), l, true);
@@ -385,7 +387,9 @@ std::string ExecutionPlan::describe() const {
   std::ostringstream o;
   char line[512];
   o << "model: " << (c.name.empty() ? "(unnamed)" : c.name) << " — d_model " << c.d_model << ", " << c.num_heads
-    << " heads, ffn " << c.ffn_dim << ", " << c.encoder_layers << "+" << c.decoder_layers << " layers, vocab "
+    << " heads";
+  if (c.attention_width() != c.d_model) o << " × " << c.head_dim() << " (attention " << c.attention_width() << ")";
+  o << ", ffn " << c.ffn_dim << ", " << c.encoder_layers << "+" << c.decoder_layers << " layers, vocab "
     << c.src_vocab_size << "/" << c.tgt_vocab_size << ", " << norm_placement_name(c.norm_placement) << "-LN, "
     << ops::activation_name(c.activation) << ", kernels " << ops::isa_name(model_->isa()) << "\n";
   o << "limits: batch " << limits_.max_batch << ", source ≤ " << limits_.max_source_length << " tokens, "

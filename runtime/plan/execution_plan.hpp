@@ -120,7 +120,8 @@ class ExecutionPlan {
     int self_rows, self_lengths;                                     // [rows, max target], [rows]
     int cross_rows, cross_lengths;                                   // [rows]
     int self_keys, self_values;  // per layer [rows][heads][max target][head_dim]
-    int cross_kv;  // [batch tokens · layers·2D] as 2·layers blocks [batch][heads][S][head_dim]
+    int cross_kv;  // [batch tokens · layers·2A] as 2·layers blocks [batch][heads][S][head_dim]
+                   // (A: the attention width, heads·head_dim)
     // The element type of self_keys, self_values and cross_kv: the model's compute type's
     // (f32 for float32, bf16 for int8 and bfloat16; model/compute_type.hpp).
     ops::KvType kv_type;

@@ -46,21 +46,21 @@ ops::Matrix PlanExecutor::matrix(const Operand& o, RowSpan rows) const {
 ops::KvCacheView PlanExecutor::cross_view(std::int64_t layer, bool values, const PhaseShape& shape,
                                           std::int64_t first_row) const {
   const auto& io = plan_.io();
-  const std::int64_t D = plan_.model().config().d_model, dh = plan_.model().config().head_dim();
-  const std::int64_t S = shape.source_length, block = shape.batch * S * D;
-  return {element<const void>(io.cross_kv, (2 * layer + (values ? 1 : 0)) * block), dh, S * D, S * dh,
+  const std::int64_t A = plan_.model().config().attention_width(), dh = plan_.model().config().head_dim();
+  const std::int64_t S = shape.source_length, block = shape.batch * S * A;
+  return {element<const void>(io.cross_kv, (2 * layer + (values ? 1 : 0)) * block), dh, S * A, S * dh,
           buffer<std::int32_t>(io.cross_rows) + first_row, 0, io.kv_type};
 }
 
 // Layer l's self-attention keys or values, [R][H][T][dh] per layer: slot (j, row) of head
-// h at row·T·D + h·T·dh + j·dh, rows through the row table (beam search reorders
+// h at row·T·A + h·T·dh + j·dh (A = H·dh), rows through the row table (beam search reorders
 // hypotheses there, not in the cache). A row keeps its slot row from step to step
 // unless the search moves it, so one head's keys are mostly contiguous.
 ops::KvCacheView PlanExecutor::self_view(std::int64_t layer, bool values, std::int64_t first_row) const {
   const auto& io = plan_.io();
-  const std::int64_t D = plan_.model().config().d_model, dh = plan_.model().config().head_dim();
+  const std::int64_t A = plan_.model().config().attention_width(), dh = plan_.model().config().head_dim();
   const std::int64_t R = plan_.limits().decoder_rows(), T = plan_.limits().max_target_length;
-  return {element<const void>(values ? io.self_values : io.self_keys, layer * T * R * D), dh, T * D, T * dh,
+  return {element<const void>(values ? io.self_values : io.self_keys, layer * T * R * A), dh, T * A, T * dh,
           buffer<std::int32_t>(io.self_rows) + first_row * T, T, io.kv_type};
 }
 
@@ -118,7 +118,9 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape, RowSpan 
   const Model& model = plan_.model();
   const ModelConfig& c = model.config();
   const auto& io = plan_.io();
-  const std::int64_t D = c.d_model, H = c.num_heads, dh = c.head_dim(), first = rows.begin;
+  // D: the model's width; A = H·dh: the attention's (Q, K, V and the context), which T5
+  // may make differ.
+  const std::int64_t D = c.d_model, A = c.attention_width(), H = c.num_heads, dh = c.head_dim(), first = rows.begin;
   switch (s.kind) {
     case StepKind::embed_source:
     case StepKind::embed_target: {
@@ -160,15 +162,15 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape, RowSpan 
       return;
     }
     case StepKind::encoder_attention: {
-      // The fused QKV output [batch·S, 3D] read in place as Q, K, V heads.
+      // The fused QKV output [batch·S, 3A] read in place as Q, K, V heads.
       const ops::Matrix qkv = matrix(s.in, rows), out = matrix(s.out, rows);
       const std::int64_t S = shape.source_length;
       if (first != 0) throw error_of("internal: the encoder's attention runs on every row");
       ops::AttentionArgs a;
       a.batch = shape.batch, a.heads = H, a.q_len = S, a.kv_len = S, a.head_dim = dh;
       a.q = {qkv.data, S * qkv.ld, dh, qkv.ld};
-      a.k = {qkv.data + D, S * qkv.ld, dh, qkv.ld};
-      a.v = {qkv.data + 2 * D, S * qkv.ld, dh, qkv.ld};
+      a.k = {qkv.data + A, S * qkv.ld, dh, qkv.ld};
+      a.v = {qkv.data + 2 * A, S * qkv.ld, dh, qkv.ld};
       a.out = {out.data, S * out.ld, dh, out.ld};
       a.kv_lengths = buffer<std::int32_t>(io.source_lengths);
       a.scale = c.attention_scale;
@@ -184,18 +186,18 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape, RowSpan 
         // Row i of this step is slot row i (the workspace's row table says so): position
         // `step` of rows 0 … rows−1, addressed as self_view reads it.
         const ops::KvCacheView cache = self_view(s.layer, values);
-        ops::store_kv({kv.data + (values ? D : 0), rows.count, D, kv.ld}, dh,
+        ops::store_kv({kv.data + (values ? A : 0), rows.count, A, kv.ld}, dh,
                       writable(cache, shape.step * cache.position_stride + first * cache.row_stride), 1);
       }
       return;
     }
     case StepKind::cross_kv_projection: {
-      // The [rows, 2L·D] projection, a chunk of rows at a time, scattered head-major into
+      // The [rows, 2L·A] projection, a chunk of rows at a time, scattered head-major into
       // the cache (cross_view) while the chunk is still in cache — the whole fp32
       // product never exists.
       const ops::Matrix in = matrix(s.in, rows);
       const ops::Matrix scratch = matrix(s.scratch, {0, plan_.buffers()[s.scratch.buffer].rows});
-      const std::int64_t S = shape.source_length, layers = s.out.cols / (2 * D);
+      const std::int64_t S = shape.source_length, layers = s.out.cols / (2 * A);
       if (first != 0) throw error_of("internal: the cross K/V projection runs on every row");
       ops::GemmEpilogue ep;
       ep.bias = s.linear->bias_data();
@@ -211,10 +213,10 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape, RowSpan 
               // Positions position … position+run−1 of the sentence, as cross_view reads them.
               const ops::KvCacheView cache = cross_view(layer, values, shape);
               const std::int64_t at = sentence * cache.row_stride + position * cache.position_stride;
-              const float* from = chunk.row(r - r0) + (2 * layer + (values ? 1 : 0)) * D;
+              const float* from = chunk.row(r - r0) + (2 * layer + (values ? 1 : 0)) * A;
               ops::KvCacheTarget to = writable(cache, at);
               to.row_stride = cache.position_stride;  // x's rows are positions here
-              ops::store_kv({from, run, D, chunk.ld}, dh, to, threads);
+              ops::store_kv({from, run, A, chunk.ld}, dh, to, threads);
             }
           r += run;
         }

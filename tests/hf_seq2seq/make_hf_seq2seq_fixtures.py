@@ -438,6 +438,73 @@ def t5(out_dir, seed, gated=True, tied=True):
     return model, cases
 
 
+EOS_ROW = float(os.environ.get("EOS_ROW", "1.5"))
+
+
+def mt5_inner(out_dir, seed):
+    """MT5ForConditionalGeneration whose attention is not d_model wide (as mT5-small's
+    d_kv 64 × 6 heads = 384 ≠ 512): d_model 32, 4 heads of d_kv 12 (q, k, v [48, 32], o [32, 48]),
+    gated-gelu, its own lm_head, no output scaling. The tokenizer is the t5 fixture's (made
+    first): only config.json, generation_config.json, model.safetensors and cases.jsonl are
+    written here; the test puts t5's tokenizer files beside them."""
+    torch.manual_seed(seed)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(os.path.join(os.path.dirname(out_dir), "t5"))
+    rows = len(tokenizer)
+    config = transformers.MT5Config(
+        vocab_size=rows, d_model=32, d_kv=12, d_ff=40, num_layers=2, num_decoder_layers=2, num_heads=4,
+        relative_attention_num_buckets=8, relative_attention_max_distance=20, feed_forward_proj="gated-gelu",
+        pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    config.tie_word_embeddings = False  # as mT5's hub config (MT5Config's constructor forces True)
+    model = transformers.MT5ForConditionalGeneration(config).eval()
+    assert model.config.d_kv * model.config.num_heads != model.config.d_model
+    with torch.no_grad():
+        randomize(model, torch.Generator().manual_seed(seed + 5), embed_std=1.0)
+        for name, p in model.named_parameters():
+            if "relative_attention_bias" in name:
+                p.normal_(0.0, 1.0)
+        # Untied, transformers 5 gives each stack its own embed_tokens: one table, as mT5 has it.
+        model.encoder.embed_tokens.weight.copy_(model.shared.weight)
+        model.decoder.embed_tokens.weight.copy_(model.shared.weight)
+        model.lm_head.weight[1] *= EOS_ROW  # a wider </s> row: some outputs end early
+    assert not torch.equal(model.lm_head.weight, model.shared.weight)
+    model.generation_config = GenerationConfig(decoder_start_token_id=0, eos_token_id=1, pad_token_id=0,
+                                               max_length=20, num_beams=4)
+    os.makedirs(out_dir, exist_ok=True)
+    model.save_pretrained(out_dir)
+    # The oracle is the directory as transformers loads it: the stored lm_head, no scaling.
+    head = model.lm_head.weight.clone()
+    model = transformers.MT5ForConditionalGeneration.from_pretrained(out_dir).eval()
+    assert torch.equal(model.lm_head.weight, head) and not torch.equal(model.lm_head.weight, model.shared.weight)
+    return model, generate_cases(model, tokenizer, SOURCES + ["translate English to German: The quick brown fox.",
+                                                              "Sentinels <extra_id_0> and <extra_id_1> here"],
+                                 [{"num_beams": 1}, {"num_beams": 4}])
+
+
+def marian_ct2(out_dir, seed):
+    """The marian fixture (made first) converted by CTranslate2's own TransformersConverter:
+    its vocabulary has neither <s> nor <pad> (Marian has no BOS; the decoder starts from a
+    zero embedding) while config.json names bos_token "<s>". ct2_cases.jsonl: the tokens
+    CTranslate2's Translator gives, greedy and beam 4, for token sources (some only <unk>)."""
+    import ctranslate2
+    hf_dir = os.path.join(os.path.dirname(out_dir), "marian")
+    ctranslate2.converters.TransformersConverter(hf_dir).convert(out_dir, force=True)
+    with open(os.path.join(out_dir, "shared_vocabulary.json")) as f:
+        vocabulary = json.load(f)
+    assert "<s>" not in vocabulary and "<pad>" not in vocabulary
+    tokenizer = transformers.MarianTokenizer.from_pretrained(hf_dir)
+    sources = [tokenizer.convert_ids_to_tokens(tokenizer(s)["input_ids"]) for s in SOURCES]
+    sources += [["<unk>"], ["<unk>", "</s>"], [">>fra<<", "<unk>", "</s>"], ["\u2581Hello", "<unk>", "</s>"]]
+    translator = ctranslate2.Translator(out_dir, device="cpu", intra_threads=1)
+    cases = []
+    for beams in (1, 4):
+        results = translator.translate_batch(sources, beam_size=beams, max_decoding_length=24, return_scores=True)
+        for source, r in zip(sources, results):
+            cases.append({"source": source, "beam_size": beams, "tokens": r.hypotheses[0], "score": r.scores[0],
+                          "ctranslate2": ctranslate2.__version__})
+    write_jsonl(os.path.join(out_dir, "ct2_cases.jsonl"), cases)
+    return None, []
+
+
 def bart(out_dir, seed):
     """BartForConditionalGeneration (bart-large-cnn shape) with BartTokenizer: a byte-level BPE
     trained here (vocab.json + merges.txt, saved by transformers as tokenizer.json); post-norm,
@@ -503,7 +570,8 @@ class Hostile:
 
 
 FAMILIES = {"marian": marian, "m2m100": m2m100, "nllb": nllb, "mbart50": mbart50, "t5": t5,
-            "bart": bart, "t5-relu-untied": lambda d, seed: t5(d, seed + 1, gated=False, tied=False)}
+            "bart": bart, "t5-relu-untied": lambda d, seed: t5(d, seed + 1, gated=False, tied=False),
+            "mt5-inner-width": mt5_inner, "marian-ct2": marian_ct2}
 
 
 def main():
@@ -520,6 +588,9 @@ def main():
         model, cases = FAMILIES[name](d, args.seed)
         if name == "marian":
             weight_variants(model, os.path.join(args.out, "marian-weights"))
+        if not cases:
+            print(name, "->", d)
+            continue
         with open(os.path.join(d, "cases.jsonl"), "w") as f:
             for c in cases:
                 f.write(json.dumps(c, ensure_ascii=False) + "\n")

@@ -6,10 +6,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 #include <unistd.h>
 
 #include "attend/attend.h"
@@ -433,14 +435,77 @@ TEST_CASE("T5 (gated-gelu, tied, scaled output) and T5 v1.0 shape (relu): ids, g
   CHECK(untied["ffn_gated"] == false);
 }
 
-TEST_CASE("T5: d_kv × num_heads ≠ d_model (mT5-small, flan-t5-small) is refused naming config.json and d_kv", "[hf-seq2seq]") {
-  const fs::path dir = fs::temp_directory_path() / ("attend-t5-dkv-" + std::to_string(::getpid()));
+// mT5-small's and flan-t5-small's shape: heads of d_kv that do not span d_model (6 × 64 =
+// 384 ≠ 512). The fixture: an MT5ForConditionalGeneration of d_model 32 with 4 heads of 12
+// (q, k, v [48, 32], o [32, 48]), gated-gelu, its own lm_head; the t5 fixture's tokenizer
+// files are put beside it.
+fs::path mt5_inner_width_copy() {
+  const fs::path dir = fs::temp_directory_path() / ("attend-mt5-inner-width-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::copy(kData / "t5", dir);
-  json config = json::parse(std::ifstream(dir / "config.json"));
-  config["d_kv"] = 12;
-  std::ofstream(dir / "config.json") << config.dump();
-  CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("config.json") && Catch::Contains("d_kv"));
+  for (const char* f : {"config.json", "generation_config.json", "model.safetensors", "cases.jsonl"})
+    fs::copy_file(kData / "mt5-inner-width" / f, dir / f, fs::copy_options::overwrite_existing);
+  return dir;
+}
+
+TEST_CASE("mT5: d_kv × num_heads ≠ d_model (mT5-small, flan-t5-small shape): ids, greedy and beam 4 as generate()", "[hf-seq2seq]") {
+  const fs::path dir = mt5_inner_width_copy();
+  check_family(dir);
+  const json config = json::parse(attend::Model::load(dir.string()).info().config_json);
+  CHECK(config["d_model"] == 32);
+  CHECK(config["attention_dim"] == 48);  // 4 heads × d_kv 12
+  CHECK(config["tie_output_projection"] == false);
+  CHECK(config["decoder_output_scale"].get<double>() == 1.0);
+  fs::remove_all(dir);
+}
+
+// int8 and bfloat16 run the same attention of another width than d_model: their
+// log-probabilities of generate()'s outputs stay near float32's, which the test above ties
+// to transformers (a width mixed up anywhere gives errors of whole nats).
+TEST_CASE("mT5: d_kv × num_heads ≠ d_model in int8 and bfloat16, with float32 and bfloat16 caches", "[hf-seq2seq]") {
+  const fs::path dir = mt5_inner_width_copy();
+  const attend::Model reference = attend::Model::load(dir.string());
+  std::vector<std::vector<std::int32_t>> sources, targets;
+  for (const json& c : cases_of(dir)) {
+    const auto ids = reference.encode_source(c["source"].get<std::string>(), "", "");
+    if (reference.is_empty_source(ids)) continue;
+    auto target = generated(c);
+    if (!target.empty() && target.back() == 1) target.pop_back();  // score_ids scores </s> itself
+    sources.push_back(ids), targets.push_back(target);
+  }
+  REQUIRE(sources.size() >= 10);
+  const auto expected = attend::Translator(reference, {.threads = 1}).score_ids(sources, targets);
+  for (const auto& [compute, kv, tolerance] : {std::tuple{"int8", "default", 0.25}, {"int8", "float32", 0.25},
+                                               {"bfloat16", "default", 0.08}, {"bfloat16", "float32", 0.08}}) {
+    attend::LoadOptions lo;
+    lo.compute_type = compute, lo.kv_cache_type = kv;
+    const attend::Model model = attend::Model::load(dir.string(), lo);
+    const auto got = attend::Translator(model, {.threads = 2}).score_ids(sources, targets);
+    double worst = 0, sum = 0, n = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      REQUIRE(got[i].log_probs.size() == expected[i].log_probs.size());
+      for (std::size_t t = 0; t < got[i].log_probs.size(); ++t) {
+        worst = std::max(worst, double(std::abs(got[i].log_probs[t] - expected[i].log_probs[t])));
+        sum += std::abs(got[i].log_probs[t] - expected[i].log_probs[t]), ++n;
+      }
+    }
+    INFO(compute << " compute, " << kv << " caches: worst |Δ log p| " << worst << " mean " << sum / n);
+    CHECK(worst < 2 * tolerance);  // measured: int8 0.29, bfloat16 0.05
+    CHECK(sum / n < tolerance / 4);  // measured: int8 0.036, bfloat16 0.010
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("T5: a d_kv outside the attention kernels' range is refused naming config.json and d_kv", "[hf-seq2seq]") {
+  const fs::path dir = fs::temp_directory_path() / ("attend-t5-dkv-" + std::to_string(::getpid()));
+  for (const int d_kv : {0, 300}) {
+    fs::remove_all(dir);
+    fs::copy(kData / "t5", dir);
+    json config = json::parse(std::ifstream(dir / "config.json"));
+    config["d_kv"] = d_kv;
+    std::ofstream(dir / "config.json") << config.dump();
+    CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains("config.json") && Catch::Contains("d_kv"));
+  }
   fs::remove_all(dir);
 }
 
@@ -455,4 +520,50 @@ TEST_CASE("BART (bart-large-cnn shape): ids, greedy and beam 4 as generate() —
   CHECK(config["position_offset"] == 2);
   CHECK(config["output_bias"] == true);
   CHECK(model.forced_target_prefix("") == std::vector<std::int32_t>{0});  // forced_bos_token_id <s>
+}
+
+// CTranslate2 4.8.1's own TransformersConverter on the marian fixture (made by
+// make_hf_seq2seq_fixtures.py --families marian-ct2): the vocabulary has neither <s> nor
+// <pad> while config.json names bos_token "<s>". ct2_cases.jsonl holds what
+// ctranslate2.Translator gives on it (greedy and beam 4, max_decoding_length 24), sources of
+// only <unk> among them (content for CTranslate2, not an empty source).
+TEST_CASE("A Marian model converted by CTranslate2's own converter (no <s> in its vocabulary) translates as CTranslate2", "[hf-seq2seq]") {
+  const fs::path dir = kData / "marian-ct2";
+  const attend::Model model = attend::Model::load(dir.string());
+  CHECK_FALSE(model.transformers_rules());
+  CHECK(model.special_ids().bos == -1);  // none
+  const attend::Translator translator(model, {.threads = 1});
+  std::size_t checked = 0, empty = 0, unknown = 0;
+  std::ifstream in(dir / "ct2_cases.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const json c = json::parse(line);
+    const auto source = c["source"].get<std::vector<std::string>>();
+    INFO(c["source"].dump() << " beam " << c["beam_size"]);
+    attend::TranslationOptions o;
+    o.beam_size = c["beam_size"].get<std::int64_t>(), o.max_length = 24;
+    const auto r = translator.translate_tokens({source}, o);
+    CHECK(r[0].hypotheses[0].tokens == c["tokens"].get<std::vector<std::string>>());
+    CHECK(r[0].hypotheses[0].score == Approx(c["score"].get<double>()).margin(1e-4));
+    empty += c["tokens"].empty();
+    unknown += source[0] == "<unk>";
+    ++checked;
+  }
+  CHECK(checked == 24);
+  CHECK(empty >= 2);    // the empty line, [</s>]: no content
+  CHECK(unknown >= 4);  // [<unk>] and [<unk>, </s>]: content, translated
+}
+
+TEST_CASE("CTranslate2 directories: a missing end token, or a missing BOS the sources are to get, is still refused", "[hf-seq2seq]") {
+  const fs::path dir = fs::temp_directory_path() / ("attend-ct2-specials-" + std::to_string(::getpid()));
+  for (const auto& [field, value, named] : {std::tuple{"eos_token", json("<eos>"), "eos_token"},
+                                            {"add_source_bos", json(true), "bos_token"},
+                                            {"decoder_start_token", json("<s>"), "decoder_start_token"}}) {
+    fs::remove_all(dir);
+    fs::copy(kData / "marian-ct2", dir);
+    json config = json::parse(std::ifstream(dir / "config.json"));
+    config[field] = value;
+    std::ofstream(dir / "config.json") << config.dump();
+    CHECK_THROWS_WITH(attend::Model::load(dir.string()), Catch::Contains(named) && Catch::Contains("is not in the vocabulary"));
+  }
+  fs::remove_all(dir);
 }

@@ -215,9 +215,19 @@ TEST_CASE("malformed model directories: every message names the file and the fie
        config_with(ct2_config("decoder_start_token", "\"<zz>\"")), "config.json", "field 'decoder_start_token'"},
       {"config.json eos_token not in the vocabulary", kCt2Model, config_with(ct2_config("eos_token", "\"<end>\"")),
        "shared_vocabulary.json", "the special token '<end>'"},
-      {"the default bos_token missing from the vocabulary", kCt2Model,
+      // No <s>: a model may lack a BOS (CTranslate2's Marian conversion), not the decoder
+      // start token it defaults to, nor a BOS its sources get.
+      {"the default decoder start token <s> missing from the vocabulary", kCt2Model,
        [](const fs::path& dir) {
          write_text(dir / "config.json", "{}");
+         std::string text = read_text_file((dir / "shared_vocabulary.json").string());
+         text.replace(text.find("\"<s>\""), 5, "\"<S>\"");
+         write_text(dir / "shared_vocabulary.json", text);
+       },
+       "config.json", "field 'decoder_start_token', by default"},
+      {"the default bos_token missing from the vocabulary, and sources get a BOS", kCt2Model,
+       [](const fs::path& dir) {
+         write_text(dir / "config.json", "{\"add_source_bos\": true, \"decoder_start_token\": \"</s>\"}");
          std::string text = read_text_file((dir / "shared_vocabulary.json").string());
          text.replace(text.find("\"<s>\""), 5, "\"<S>\"");
          write_text(dir / "shared_vocabulary.json", text);

@@ -60,7 +60,7 @@ void bind_model(nb::module_& m) {
 
   nb::class_<attend::Model::SpecialIds>(m, "SpecialIds", "The model's special token ids.")
       .def_ro("pad", &attend::Model::SpecialIds::pad, "Padding.")
-      .def_ro("bos", &attend::Model::SpecialIds::bos, "Beginning of sequence.")
+      .def_ro("bos", &attend::Model::SpecialIds::bos, "Beginning of sequence (-1: the model has none).")
       .def_ro("eos", &attend::Model::SpecialIds::eos, "End of sequence.")
       .def_ro("unk", &attend::Model::SpecialIds::unk, "Unknown token.")
       .def_ro("decoder_start", &attend::Model::SpecialIds::decoder_start, "The decoder's first input.");
@@ -148,6 +148,9 @@ void bind_model(nb::module_& m) {
            "forced_bos_token_id.")
       .def("default_options", &attend::Model::default_options,
            "The options a translation starts from: a Hugging Face directory's generation_config.json defaults.")
+      .def_prop_ro("has_generation_defaults", &attend::Model::has_generation_defaults,
+                   "Whether default_options() are a Hugging Face directory's generate() defaults (which "
+                   "attend.Translator's keywords then default to).")
       .def_prop_ro("transformers_rules", &attend::Model::transformers_rules,
                    "Whether decoding follows transformers' generate() (a Hugging Face directory).")
       .def(

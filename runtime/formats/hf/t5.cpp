@@ -7,7 +7,7 @@
 // gated (gated-gelu: gelu_new(wi_0·x) ⊙ wi_1·x, then wo); one token table for both
 // stacks; with tie_word_embeddings the output is that table and the last decoder state
 // is scaled by d_model^−0.5 first (untied t5 v1.1/mT5: lm_head, no scaling). Decoding
-// starts from the pad token.
+// starts from the pad token. Heads are d_kv wide, whatever d_model.
 #include <cmath>
 
 #include "attend/error.hpp"
@@ -51,10 +51,12 @@ void map_feed_forward(TensorMap& map, const ModelConfig& c, const std::string& a
 void read_t5(const JsonFile& config, TensorMap& map, ModelConfig& c) {
   c.d_model = config.integer("d_model");
   c.num_heads = config.integer("num_heads");
+  // The attention's width, d_kv × num_heads, may differ from d_model (mT5-small: 64 × 6 =
+  // 384 ≠ 512): q, k, v are [inner, d_model], o [d_model, inner].
   const std::int64_t d_kv = config.integer("d_kv");
-  if (d_kv * c.num_heads != c.d_model)
-    config.bad("d_kv", "× num_heads is " + std::to_string(d_kv * c.num_heads) + ", not d_model " + std::to_string(c.d_model) +
-                           " — attend runs attention whose heads span d_model (mT5-small's d_kv 64 × 6 heads ≠ 512 is not yet supported)");
+  if (c.num_heads < 1 || c.num_heads > 1024) config.bad("num_heads", "must be in [1, 1024], got " + std::to_string(c.num_heads));
+  if (d_kv < 1 || d_kv > 256) config.bad("d_kv", "must be in [1, 256] (attend's attention kernels), got " + std::to_string(d_kv));
+  c.attention_dim = d_kv * c.num_heads;
   c.ffn_dim = config.integer("d_ff");
   c.encoder_layers = config.integer("num_layers");
   c.decoder_layers = config.integer_or("num_decoder_layers", c.encoder_layers);

@@ -3,7 +3,9 @@
 A script written for ``ctranslate2.Translator`` runs on attend with the import swapped:
 the constructor and every method take CTranslate2's arguments, with its names and
 defaults, and return its result types. An argument attend cannot honour raises a
-``ValueError`` that names it — it is never ignored.
+``ValueError`` that names it — it is never ignored. A Hugging Face directory's
+generation_config.json replaces CTranslate2's decoding defaults (beam 2, …) with
+``generate()``'s, as ``attend translate`` takes them; keywords given still win.
 
 Errors: a model that cannot be loaded raises ``RuntimeError`` (as CTranslate2 does);
 a bad argument raises ``ValueError`` whose message names it, or the sentence and token
@@ -133,6 +135,45 @@ def _values_reach_result(method: Callable[..., Any]) -> Callable[..., Any]:
             if kwargs.get("asynchronous") and _is_sized(source):
                 return _failed(e, len(source))
             raise
+
+    return wrapper
+
+
+def _generation_keywords(model: "_attend.Model") -> Dict[str, Any]:
+    """A Hugging Face directory's generate() defaults (generation_config.json, as
+    ``Model.default_options()`` and ``attend translate`` read them) in CTranslate2's
+    keywords; nothing for any other model."""
+    if not model.has_generation_defaults:
+        return {}
+    o = model.default_options()
+    keywords = dict(beam_size=o.beam_size, num_hypotheses=o.num_hypotheses, length_penalty=o.length_penalty,
+                    repetition_penalty=o.repetition_penalty, no_repeat_ngram_size=o.no_repeat_ngram_size,
+                    max_input_length=o.max_input_length, max_decoding_length=o.max_length,
+                    min_decoding_length=o.min_length, suppress_sequences=o.suppress_sequences or None)
+    if o.sampling:  # do_sample: top_k 0 is the whole distribution, as CTranslate2's sampling_topk 0
+        keywords.update(sampling_topk=o.sampling_topk, sampling_topp=o.sampling_topp, sampling_temperature=o.temperature)
+    return keywords
+
+
+def _generation_defaults(method: Callable[..., Any]) -> Callable[..., Any]:
+    """On a Hugging Face directory, each decoding keyword a call leaves out takes the
+    directory's generate() default instead of CTranslate2's (beam_size 2,
+    max_decoding_length 256, min_decoding_length 1), so that a script moving from
+    ``model.generate()`` gets its text; a keyword given wins. Any other model keeps
+    CTranslate2's defaults. A method taking ``**kwargs`` forwards translate_batch's."""
+    signature = inspect.signature(method)
+    var_keyword = next((n for n, p in signature.parameters.items() if p.kind is p.VAR_KEYWORD), None)
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        defaults = _generation_keywords(self.model)
+        if defaults:
+            given = signature.bind(self, *args, **kwargs).arguments
+            given = set(given) | set(given.get(var_keyword) or {})
+            for name, value in defaults.items():
+                if name not in given and (var_keyword is not None or name in signature.parameters):
+                    kwargs[name] = value
+        return method(self, *args, **kwargs)
 
     return wrapper
 
@@ -430,6 +471,8 @@ class Translator:
         o.sampling = sampling_topk != 1
         o.sampling_topk, o.sampling_topp, o.temperature = max(sampling_topk, 0), sampling_topp, sampling_temperature
         o.seed = _random_seed
+        if self.model.has_generation_defaults:  # generate()'s early_stopping, which no CTranslate2 keyword sets
+            o.early_stopping = self.model.default_options().early_stopping
         o.source_lang, o.target_lang = str(source_lang), str(target_lang)
         o.use_vmap = use_vmap
         return o
@@ -476,6 +519,7 @@ class Translator:
     # ---- translation ----
 
     @_values_reach_result
+    @_generation_defaults
     @_arguments.checked()
     def translate_batch(self, source: Any, target_prefix: Optional[List[Optional[List[Any]]]] = None, *,
                         max_batch_size: int = 0, batch_type: str = "examples", asynchronous: bool = False,
@@ -496,7 +540,10 @@ class Translator:
         ``source`` is a list of token lists (``[["▁Hello", "▁world"]]``), of id lists, or
         integer arrays (a 2-D array is one sentence per row); ``target_prefix`` has one
         (possibly ``None``) forced prefix per source, of the same kind. Every keyword is
-        CTranslate2's, with its default; results are :class:`TranslationResult` in
+        CTranslate2's, with its default — but on a Hugging Face directory, a decoding
+        keyword left out (beam_size, max/min_decoding_length, length_penalty,
+        no_repeat_ngram_size, suppress_sequences, …) takes the directory's
+        generation_config.json default, as ``generate()`` does; results are :class:`TranslationResult` in
         input order (``asynchronous=True``: objects with ``result()`` and ``done()``).
         ``callback(GenerationStepResult) -> bool`` sees each token as it is chosen
         (``beam_size=1``); returning True stops that sentence (``batch_id``; with sampled
@@ -574,6 +621,7 @@ class Translator:
             hypotheses = lambda h: h.ids  # noqa: E731
         return [_result(r, hypotheses, return_scores, return_attention) for r in raw]
 
+    @_generation_defaults
     @_arguments.checked(keywords_of=translate_batch)
     def translate_iterable(self, source: Iterable[Any], target_prefix: Optional[Iterable[Any]] = None,
                            max_batch_size: int = 32, batch_type: str = "examples", **kwargs: Any
@@ -618,6 +666,7 @@ class Translator:
             for r in pending.popleft():
                 yield r.result()
 
+    @_generation_defaults
     @_arguments.checked()
     def generate_tokens(self, source: List[Any], target_prefix: Optional[List[Any]] = None, *,
                         max_decoding_length: int = 256, min_decoding_length: int = 1, sampling_topk: int = 1,
@@ -640,7 +689,7 @@ class Translator:
         def run() -> None:
             try:
                 self.translate_batch(
-                    [source], [target_prefix] if target_prefix is not None else None, beam_size=1,
+                    [source], [target_prefix] if target_prefix is not None else None, beam_size=1, num_hypotheses=1,
                     max_decoding_length=max_decoding_length, min_decoding_length=min_decoding_length,
                     sampling_topk=sampling_topk, sampling_topp=sampling_topp, sampling_temperature=sampling_temperature,
                     return_scores=return_log_prob, repetition_penalty=repetition_penalty,
@@ -720,6 +769,7 @@ class Translator:
 
     # ---- files: CTranslate2's translate_file and score_file (_files.py reads and writes them) ----
 
+    @_generation_defaults
     @_arguments.checked()
     def translate_file(self, source_path: Union[str, os.PathLike], output_path: Union[str, os.PathLike],
                        target_path: Optional[Union[str, os.PathLike]] = None, *, max_batch_size: int = 32,
@@ -844,6 +894,7 @@ class Translator:
 
     # ---- attend's own ----
 
+    @_generation_defaults
     @_arguments.checked(keywords_of=translate_batch)
     def translate_text(self, source: Sequence[str], target_prefix: Optional[Sequence[Optional[str]]] = None,
                        **kwargs: Any) -> List[TranslationResult]:
@@ -852,7 +903,9 @@ class Translator:
         any ``translate_batch`` option except ``asynchronous`` and ``callback``;
         ``source_lang``/``target_lang`` (Hugging Face models with language codes, the
         model's own: ``"eng_Latn"``, ``"en"``, ``"en_XX"``, ``">>fra<<"``) place the
-        language tokens as the model's transformers tokenizer and ``generate()`` do."""
+        language tokens as the model's transformers tokenizer and ``generate()`` do. On a
+        Hugging Face directory the decoding options not given are its generation_config.json's
+        (see :meth:`translate_batch`): ``translate_text(lines)`` gives ``generate()``'s text."""
         method = "translate_text"
         if isinstance(source, str):
             raise TypeError("translate_text takes a list of strings (one per sentence)")
