@@ -59,6 +59,11 @@ void RequestQueue::set_lanes(int lanes, std::int64_t lane_max_tokens) {
   max_tokens_ = lanes_ > 1 && lane_max_tokens > 0 ? std::min(limits_.max_tokens, lane_max_tokens) : limits_.max_tokens;
 }
 
+std::int64_t RequestQueue::max_batch_tokens() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return max_tokens_;
+}
+
 int RequestQueue::free_lanes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return free_lanes_;

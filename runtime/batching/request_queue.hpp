@@ -96,6 +96,8 @@ class RequestQueue {
   std::size_t depth() const;
   // Lanes inside next_batch now (free, waiting for work or company).
   int free_lanes() const;
+  // The most tokens one batch takes (a lane's cap where there are several).
+  std::int64_t max_batch_tokens() const;
 
  private:
   bool expecting_company(const RequestLane& lane, std::size_t picked) const;

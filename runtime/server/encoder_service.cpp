@@ -179,10 +179,16 @@ class PartsJoin {
 bool EncoderService::submit(std::shared_ptr<Job> job) {
   auto whole = std::static_pointer_cast<EncoderJob>(job);
   const std::size_t inputs = whole->ids.size();
-  const std::size_t parts = std::min<std::size_t>(static_cast<std::size_t>(lanes()), inputs);
-  if (parts <= 1) return ModelService::submit(std::move(job));
   std::int64_t total = 0;
   for (const auto& s : whole->ids) total += std::max<std::int64_t>(1, static_cast<std::int64_t>(s.size()));
+  // A part per lane, so that a lone request computes on every lane — and no part larger
+  // than a batch, so that a request that times out or whose client leaves stops costing
+  // compute after the batch that runs (its other parts are dropped from the queue).
+  const std::int64_t batch_tokens = std::max<std::int64_t>(1, queue().max_batch_tokens());
+  const std::size_t parts = std::min<std::size_t>(
+      std::max<std::size_t>(static_cast<std::size_t>(lanes()), static_cast<std::size_t>((total + batch_tokens - 1) / batch_tokens)),
+      inputs);
+  if (parts <= 1) return ModelService::submit(std::move(job));
   auto join = std::make_shared<PartsJoin>(parts, inputs, whole->task == EncoderJob::Task::embed, std::move(whole->done));
   std::vector<std::shared_ptr<runtime::QueuedRequest>> queued;
   std::size_t at = 0;
