@@ -140,6 +140,14 @@ TEST_CASE("fork: the C API's translator and encoder work in the child", "[fork]"
 // Another thread is inside a call — holding the translator's locks, its workers busy —
 // whenever the parent forks: the child never inherits a lock that nobody will release.
 TEST_CASE("fork: while other threads translate and embed, every child still works", "[fork]") {
+#if defined(__SANITIZE_ADDRESS__)
+  // GCC 12's AddressSanitizer does not hold its own allocator's locks across fork(): a
+  // child forked while another thread is inside ASan's malloc waits forever on that lock
+  // (seen: the child's worker in SizeClassAllocator64::GetFromAllocator). glibc's malloc
+  // is fork-safe, so the release suite runs this case; under ASan it cannot be judged.
+  WARN("not run under AddressSanitizer: its allocator is not fork-safe with other threads allocating");
+  return;
+#endif
   const attend::Model model = attend::Model::load(kModel);
   attend::TranslatorOptions options;
   options.inter_threads = 2, options.intra_threads = 1, options.max_batch_size = 2;
