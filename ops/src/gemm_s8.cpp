@@ -164,7 +164,16 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
       const int mr = tile_rows(M, g.m_tiles, tile);
       for (index_t p = p0; p < p1; ++p) {
         fill_tile(g, t, i0, p);
-        if (few_rows && p + 1 < p_end) prefetch_next_panel(g, t, p + 1, tile - t_begin, t_end - t_begin);
+        if (few_rows && p + 1 < p_end) {
+          prefetch_next_panel(g, t, p + 1, tile - t_begin, t_end - t_begin);
+        } else if (!few_rows) {
+          // The next call's panel (the block's next, or its first again for the next
+          // tile) is in L2: bring its start to L1, one line per k group, so that the
+          // next call's first groups — before its own look-ahead reaches them — hit L1.
+          const index_t next = p + 1 < p1 ? p + 1 : p0;
+          t.prefetch = reinterpret_cast<const char*>(g.panel(next));
+          t.prefetch_step = 64;
+        }
         kernels[mr - 1][0](t);
       }
     }
