@@ -47,6 +47,13 @@ struct S8DotVnni512 {
     __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b_u8), "v"(a_s8));
     return acc;
   }
+  // acc += b_u8 · (the 4 bytes at a, broadcast), the broadcast folded into the
+  // instruction's memory operand (one fused uop instead of a load and a dot).
+  static Vec dot_broadcast(Vec acc, Vec b_u8, const void* a) {
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(b_u8), "m"(*static_cast<const std::int32_t*>(a)));
+    return acc;
+  }
+  static constexpr bool kBroadcastOperand = true;
 };
 #endif
 #if defined(__AVX512BW__)
@@ -128,6 +135,13 @@ void s8_gemm_tile(const detail::GemmTile& t) {
     VI bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = s8_load(b + g * kGroupBytes + v * W * 4, VI{});
+    if constexpr (requires { Dot::kBroadcastOperand; }) {
+#pragma GCC unroll 64
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[u][r][v] = Dot::dot_broadcast(acc[u][r][v], bv[v], a + (g * MR + r) * 4);
+      return;
+    }
 #pragma GCC unroll 64
     for (int r = 0; r < MR; ++r) {
       const VI av = s8_broadcast(load_s32(a + (g * MR + r) * 4), VI{});
