@@ -11,8 +11,8 @@ const KernelTable& avx512_vnni_kernels() {
     KernelTable t = avx512_kernels();
     t.isa = Isa::avx512_vnni;
     t.name = "avx512_vnni";
-    t.s8 = isa_avx512_vnni::s8_gemm_kernels<isa_avx512_vnni::avx512_extension, isa_avx512_vnni::S8DotVnni512, 14, 2>(
-        "qd8_f32_qc8w_gemm_14x32_avx512vnni");
+    t.s8 = isa_avx512_vnni::s8_gemm_kernels<isa_avx512_vnni::avx512_extension, isa_avx512_vnni::S8DotVnni512, 15, 2>(
+        "qd8_f32_qc8w_gemm_15x32_avx512vnni");
     return t;
   }();
   return table;

@@ -75,7 +75,7 @@ class PackedWeight {
 };
 
 // Panel width of `isa`'s GEMM micro-kernel for `type`, and its name (its contract:
-// e.g. "qd8_f32_qc8w_gemm_14x32_avx512vnni": int8 activations quantized dynamically,
+// e.g. "qd8_f32_qc8w_gemm_15x32_avx512vnni": int8 activations quantized dynamically,
 // fp32 output, int8 weights quantized per channel, a 14×32 tile, VNNI).
 int gemm_panel_width(Isa isa, WeightType type = WeightType::f32);
 const char* gemm_kernel_name(Isa isa, WeightType type);
