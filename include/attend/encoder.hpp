@@ -170,6 +170,9 @@ class ATTEND_API Encoder {
 
   // The model's tokenizer, as embed and classify use it.
   TokenizedText tokenize(const std::string& text) const;
+  // Many texts, each as tokenize(prompt + text), on the encoder's threads (embed's own
+  // first step). Throws the first failing text's attend::Error.
+  std::vector<TokenizedText> tokenize(const std::vector<std::string>& texts, const std::string& prompt = "") const;
   TokenizedText tokenize_pair(const std::string& first, const std::string& second) const;
   std::int32_t token_to_id(const std::string& token) const;  // CTranslate2's tokens in: the vocabulary's id, or its unknown token's
 

@@ -139,11 +139,32 @@ TEST_CASE("C++ and C Encoder: text gives Hugging Face's ids and what they give",
     }
     REQUIRE(texts.size() >= 4);
     CHECK(encoder.embed(texts) == encoder.embed_ids(ids));
+    // Many texts at once, on 3 threads in shares of ≥ 16: each as tokenize gives it, in
+    // order, the prompt before each.
+    attend::EncoderOptions three;
+    three.threads = 3;
+    const attend::Encoder threaded(kEncoders + "/" + name, three);
+    std::vector<std::string> many;
+    for (int copy = 0; copy < 20; ++copy) many.insert(many.end(), texts.begin(), texts.end());
+    const std::vector<attend::TokenizedText> at_once = threaded.tokenize(many), prompted = threaded.tokenize(many, "query: ");
+    REQUIRE(at_once.size() == many.size());
+    REQUIRE(prompted.size() == many.size());
+    for (size_t i = 0; i < many.size(); ++i) {
+      CHECK(at_once[i].ids == ids[i % texts.size()]);
+      CHECK(at_once[i].tokens == encoder.tokenize(many[i]).tokens);
+      CHECK(prompted[i].ids == encoder.tokenize("query: " + many[i]).ids);
+    }
     if (!encoder.encoder_info().labels.empty()) {
       const auto by_text = encoder.classify(texts), by_ids = encoder.classify_ids(ids);
       for (size_t i = 0; i < texts.size(); ++i) CHECK(by_text[i].logits == by_ids[i].logits);
     }
   }
+  // A directory without a tokenizer says so for many texts as for one.
+  attend::EncoderOptions two;
+  two.threads = 2;
+  const attend::Encoder ids_only(kEncoders + "/ct2-bert", two);
+  REQUIRE_FALSE(ids_only.encoder_info().has_tokenizer);
+  CHECK_THROWS_WITH(ids_only.tokenize(std::vector<std::string>(100, "a text")), Contains("no tokenizer"));
   // A cross-encoder reads pairs, with token types.
   const json pairs = cases_of("bert-cross-encoder");
   const attend::Encoder cross(kEncoders + "/bert-cross-encoder", one);

@@ -123,7 +123,8 @@ int run_encoder_bench(const BenchArgs& args) {
   for (std::int64_t pass = 0; pass < args.repeat; ++pass) {
     auto t0 = std::chrono::steady_clock::now();
     if (!lines.empty()) {
-      for (size_t i = 0; i < lines.size(); ++i) sentences[i] = encoder.tokenize(lines[i]).ids;
+      std::vector<attend::TokenizedText> tokenized = encoder.tokenize(lines);  // as embed(texts) does
+      for (size_t i = 0; i < lines.size(); ++i) sentences[i] = std::move(tokenized[i].ids);
       tokenize_seconds += since(t0);
       t0 = std::chrono::steady_clock::now();
     }
