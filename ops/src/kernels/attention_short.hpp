@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kernel_table.hpp"
 #include "kernels/attention_tile.hpp"
@@ -27,13 +28,14 @@
 namespace attend::ops::ATTEND_ISA_NS {
 
 // Prefetches (hint H) the cache lines of `rows` rows of n floats from p, row stride
-// `stride` (rows need not be aligned: the last byte's line too).
+// `stride` (rows need not be aligned to lines).
 template <int H>
 inline void prefetch_rows(const float* p, index_t stride, index_t rows, index_t n) {
   for (index_t r = 0; r < rows; ++r) {
-    const char* row = reinterpret_cast<const char*>(p + r * stride);
-    for (index_t b = 0; b < n * index_t{sizeof(float)}; b += 64) _mm_prefetch(row + b, static_cast<_mm_hint>(H));
-    _mm_prefetch(row + n * sizeof(float) - 1, static_cast<_mm_hint>(H));
+    const auto first = reinterpret_cast<std::uintptr_t>(p + r * stride) & ~std::uintptr_t{63};
+    const auto end = reinterpret_cast<std::uintptr_t>(p + r * stride + n);
+    for (std::uintptr_t line = first; line < end; line += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(line), static_cast<_mm_hint>(H));
   }
 }
 
