@@ -32,8 +32,10 @@ std::size_t attention_stack_bytes_per_thread() {
   // Qᵀ and Oᵀ (kMaxHeadDim × TQ each) and one Sᵀ tile; see kernels/attention_tile.hpp.
   // With relative positions, Qᵀ·keys and Wᵀ (2R + 1 distances × TQ each) besides.
   const std::size_t tile = tq * (2 * detail::kMaxHeadDim + detail::kAttentionKeyTile + 2 * (2 * kMaxRelativeKeyDistance + 1));
-  // Qᵀ and all the keys' Pᵀ for one pass of queries; see kernels/attention_short.hpp.
-  const std::size_t short_keys = tq * 2 * static_cast<std::size_t>(detail::kShortAttentionMaxHeadDim + detail::kShortAttentionMaxKeys);
+  // Qᵀ, all the keys' Pᵀ and 1/l for one pass of at most a group's queries; see
+  // kernels/attention_short.hpp.
+  const auto short_keys = static_cast<std::size_t>(
+      detail::kAttentionQueryGroup * (detail::kShortAttentionMaxHeadDim + detail::kShortAttentionMaxKeys + 1));
   return sizeof(float) * std::max(tile, short_keys);
 }
 

@@ -48,8 +48,10 @@ inline void prefetch_next_item(const detail::AttentionTile& t, index_t part, ind
     prefetch_rows<_MM_HINT_T1>(p + r0 * stride, stride, r1 - r0, t.head_dim);
   };
   share(t.next_q, t.q_stride, t.next_q_rows);
-  share(t.next_k, t.k_stride, t.next_kv_len);
-  share(t.next_v, t.v_stride, t.next_kv_len);
+  // (A long next sentence goes to the tile kernel, which reads its keys tile by tile.)
+  const index_t keys = std::min(t.next_kv_len, detail::kShortAttentionMaxKeys);
+  share(t.next_k, t.k_stride, keys);
+  share(t.next_v, t.v_stride, keys);
 }
 
 // Output rows for QR queries and CV vectors of head dims from c0, with P stored as
@@ -126,6 +128,7 @@ void short_keys_probabilities(const detail::AttentionTile& t, index_t q0, int nq
 template <class A, int QV, int AS, int CB, int AV>
 void attention_short_keys(const detail::AttentionTile& t) {
   constexpr int W = kLanes<A>, TQ = QV * W;
+  static_assert(TQ <= detail::kAttentionQueryGroup, "attention_stack_bytes_per_thread counts a group's queries");
   constexpr index_t kMaxKeys = detail::kShortAttentionMaxKeys, kMaxD = detail::kShortAttentionMaxHeadDim;
   const index_t d = t.head_dim, keys = t.kv_len;
   const index_t cv = d / W;  // d is a multiple of 16, so of every ISA's lanes
