@@ -145,6 +145,46 @@ TEST_CASE("fused attention equals the unfused GEMM-softmax-GEMM path", "[ops][at
   }
 }
 
+// An encoder's self-attention (≤ 128 keys, head_dim a multiple of 16 up to 64, no
+// causal mask, no relative positions) runs in the short-key kernel; anything with
+// relative positions in the online-softmax tile kernel, which an all-zero T5 bias
+// (s + 0 = s) turns into a reference for the plain one. Up to 64 keys (one key tile)
+// both compute the same steps in the same order: the same bits, on every ISA. Past 64
+// the tile kernel rescales its running sums and the short-key one does not: close, not
+// equal.
+TEST_CASE("the short-key attention kernel gives the tile kernel's bits up to 64 keys", "[ops][attention]") {
+  ProcessIsaRestorer restore;
+  Rng rng(test_seed() ^ 78);
+  for (ops::Isa isa : ops::available_isas()) {
+    ops::set_isa(isa);
+    for (index_t d : {16, 32, 48, 64})
+      for (index_t S : {1, 17, 54, 64, 65, 100, 128}) {
+        const index_t B = 2, H = 2, T = S + 3, D = H * d, ld = 3 * D + 1;  // T > S: padded query rows too
+        std::vector<float> qkv(static_cast<size_t>(B * T * ld)), zeros(static_cast<size_t>(H * 3), 0.0f);
+        rng.fill(qkv, -2.0f, 2.0f);
+        Buffer2D plain(B * T, D), tile(B * T, D);
+        std::vector<std::int32_t> lengths = {static_cast<std::int32_t>(S), static_cast<std::int32_t>(std::max<index_t>(S - 9, 0))};
+        ops::AttentionArgs a;
+        a.batch = B, a.heads = H, a.q_len = T, a.kv_len = S, a.head_dim = d;
+        a.q = {qkv.data(), T * ld, d, ld};
+        a.k = {qkv.data() + D, T * ld, d, ld};
+        a.v = {qkv.data() + 2 * D, T * ld, d, ld};
+        a.kv_lengths = lengths.data();
+        a.out = {plain.data(), T * D, d, D};
+        ops::attention(a, 2);
+        a.positions = {1, zeros.data(), 3, nullptr, nullptr};
+        a.out = {tile.data(), T * D, d, D};
+        ops::attention(a, 2);
+        INFO(ops::isa_name(isa) << " d=" << d << " keys " << S);
+        if (S <= 64) {
+          CHECK(std::memcmp(plain.data(), tile.data(), static_cast<size_t>(B * T * D) * sizeof(float)) == 0);
+        } else {
+          CHECK(max_relative_error(plain.view(), tile.view()) <= 1e-5);
+        }
+      }
+  }
+}
+
 TEST_CASE("ops report bad arguments as attend::Error naming the problem", "[ops][errors]") {
   std::vector<float> a(64, 1.0f), c(64);
   const ops::PackedWeight w = ops::pack_weight(ops::ConstMatrix(a.data(), 4, 8));

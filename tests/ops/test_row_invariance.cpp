@@ -169,31 +169,37 @@ TEST_CASE("attention of a sequence is the same bits alone and in a padded batch,
           "[ops][attention][row-invariance]") {
   ProcessIsaRestorer restore;
   Rng rng(test_seed() ^ 2930);
-  const index_t heads = 2, dh = 24, S = 75;                 // > one 64-key tile, several query tiles
-  const std::vector<std::int32_t> lengths = {75, 5, 33, 1};  // the batch pads each to S
-  const index_t B = static_cast<index_t>(lengths.size()), d = heads * dh;
-  std::vector<float> qkv(static_cast<size_t>(B * S * 3 * d)), bias(static_cast<size_t>(heads * 17));
-  rng.fill(qkv, -2.0f, 2.0f);
-  rng.fill(bias, -1.0f, 1.0f);
-  for (ops::Isa isa : ops::available_isas()) {
-    ops::set_isa(isa);
-    for (bool positions : {false, true}) {
-      INFO(ops::isa_name(isa) << (positions ? ", T5 bias" : ""));
-      std::vector<float> batched(static_cast<size_t>(B * S * d));
-      ops::AttentionArgs x = attention_args(B, heads, S, dh, qkv.data(), batched.data());
-      x.kv_lengths = lengths.data();
-      if (positions) x.positions = {8, bias.data(), 17, nullptr, nullptr};
-      ops::attention(x, 3);
-      for (index_t b = 0; b < B; ++b)
-        for (int threads : {1, 2}) {
-          const index_t n = lengths[b];
-          std::vector<float> alone(static_cast<size_t>(n * d));
-          ops::AttentionArgs y = attention_args(1, heads, n, dh, qkv.data() + b * S * 3 * d, alone.data());
-          y.positions = x.positions;
-          ops::attention(y, threads);
-          INFO("sequence " << b << " (" << n << " keys) alone on " << threads << " thread(s)");
-          CHECK(std::memcmp(alone.data(), batched.data() + b * S * d, alone.size() * sizeof(float)) == 0);
-        }
+  // dh 24: the online-softmax tile kernel for all; dh 32: the short-key kernel for the
+  // sentences of ≤ 128 keys without relative positions (alone or in the batch), the tile
+  // kernel for the 140-key one and with the T5 bias.
+  const index_t heads = 2, S = 140;                              // > one 64-key tile, several query tiles
+  const std::vector<std::int32_t> lengths = {140, 5, 75, 33, 1};  // the batch pads each to S
+  const index_t B = static_cast<index_t>(lengths.size());
+  for (index_t dh : {24, 32}) {
+    const index_t d = heads * dh;
+    std::vector<float> qkv(static_cast<size_t>(B * S * 3 * d)), bias(static_cast<size_t>(heads * 17));
+    rng.fill(qkv, -2.0f, 2.0f);
+    rng.fill(bias, -1.0f, 1.0f);
+    for (ops::Isa isa : ops::available_isas()) {
+      ops::set_isa(isa);
+      for (bool positions : {false, true}) {
+        INFO(ops::isa_name(isa) << ", head dim " << dh << (positions ? ", T5 bias" : ""));
+        std::vector<float> batched(static_cast<size_t>(B * S * d));
+        ops::AttentionArgs x = attention_args(B, heads, S, dh, qkv.data(), batched.data());
+        x.kv_lengths = lengths.data();
+        if (positions) x.positions = {8, bias.data(), 17, nullptr, nullptr};
+        ops::attention(x, 3);
+        for (index_t b = 0; b < B; ++b)
+          for (int threads : {1, 2}) {
+            const index_t n = lengths[b];
+            std::vector<float> alone(static_cast<size_t>(n * d));
+            ops::AttentionArgs y = attention_args(1, heads, n, dh, qkv.data() + b * S * 3 * d, alone.data());
+            y.positions = x.positions;
+            ops::attention(y, threads);
+            INFO("sequence " << b << " (" << n << " keys) alone on " << threads << " thread(s)");
+            CHECK(std::memcmp(alone.data(), batched.data() + b * S * d, alone.size() * sizeof(float)) == 0);
+          }
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "kernels/attention_decode.hpp"
+#include "kernels/attention_short.hpp"
 #include "kernels/attention_tile.hpp"
 #include "kernels/gemm_bf16_microkernel.hpp"
 #include "kernels/gemm_microkernel.hpp"
@@ -26,6 +27,13 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   t.attention_query_tile = QV * kLanes<A>;
   t.attention_tile = &attention_tile<A, QV, R>;
   t.attention_short_tile = &attention_tile<A, 1, R>;
+  // Short keys: passes of 64 queries (4 vectors) and 24 accumulators in AVX-512's 32
+  // registers; 16 queries and 12 in the 16 of AVX2 and SSE2.
+  if constexpr (kLanes<A> == 16) {
+    t.attention_short_keys = &attention_short_keys<A, 4, 24, 2, 24>;
+  } else {
+    t.attention_short_keys = &attention_short_keys<A, 2, 12, 2, 12>;
+  }
   t.attention_decode = &attention_decode<A>;
   t.attention_tile_positions = &attention_tile<A, QV, R, true>;
   t.attention_decode_positions = &attention_decode_positions<A>;
