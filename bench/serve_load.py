@@ -492,6 +492,7 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
                       f"mean {a['mean_cosine']:.6f}, 1st percentile {a['p1_cosine']:.6f}, min {a['min_cosine']:.6f}",
                       flush=True)
         runs: Dict[str, List[Dict]] = {kind: [] for kind in servers}
+        failed: Dict[str, List[Dict]] = {}
         for batch in args.batches if servers else []:
             groups = [sentences[i:i + batch] for i in range(0, len(sentences), batch)]
             for server in servers.values():  # warm-up
@@ -502,9 +503,18 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
                 for r in range(args.rounds):
                     for kind in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
                         server = servers[kind]
-                        rounds[kind].append(load(server.url + server.route, server.body, groups, clients, args,
-                                                 server.process.pid))
+                        # A server that fails a round (an error answer, no request done in
+                        # wrk's time) is reported so, and the others' runs go on.
+                        try:
+                            rounds[kind].append(load(server.url + server.route, server.body, groups, clients, args,
+                                                     server.process.pid))
+                        except RuntimeError as e:
+                            failed.setdefault(kind, []).append({"clients": clients, "batch": batch, "error": str(e)})
+                            print(f"{server.name}: {clients:3d} clients × {batch:2d} sentences/request: failed: {e}",
+                                  flush=True)
                 for kind, measured in rounds.items():
+                    if not measured:
+                        continue
                     run = summarise(measured)
                     run.update(clients=clients, batch=batch)
                     runs[kind].append(run)
@@ -520,6 +530,8 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
             results[kind] = {"runs": runs[kind], "peak_rss_mib": peak_rss_mib(server.process.pid)}
             if kind in scores:
                 results[kind]["accuracy"] = scores[kind]
+            if kind in failed:
+                results[kind]["failed"] = failed[kind]
             print(f"{server.name}: peak RSS {results[kind]['peak_rss_mib']:.0f} MiB", flush=True)
     finally:
         for server in servers.values():
@@ -675,6 +687,12 @@ def verdicts(results: Dict) -> List[str]:
                        "(target ≥ 3×)")
         else:
             out.append("MISS: no attend serve run reached Infinity's best p99")
+    scored = [(kind, r["accuracy"]) for kind, r in results["embeddings"].items()
+              if isinstance(r, dict) and "mean_cosine" in r.get("accuracy", {})]
+    if scored:
+        out.append("accuracy, cosine to sentence-transformers float32 (mean / min over "
+                   f"{scored[0][1]['sentences']} sentences): "
+                   + "; ".join(f"{kind} {a['mean_cosine']:.5f} / {a['min_cosine']:.5f}" for kind, a in scored))
     t = results.get("translation")
     if t:
         share = t["served_generated_tokens_per_s"] / t["offline_generated_tokens_per_s"]
