@@ -5,7 +5,7 @@
 // compute threads each. Memory follows the work: a workspace's plan is sized for the
 // batches it gets (tokens and sequences rounded up to a power of two), in which only
 // the hidden state is as long as the batch (the sublayers run in chunks: encoder_plan.hpp),
-// and the pool keeps the workspaces of the latest thread split only.
+// and the pool keeps, per thread count, the workspaces of the latest batch sizes only.
 #pragma once
 
 #include <atomic>
