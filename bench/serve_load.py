@@ -11,6 +11,11 @@ machine's drift falls on each alike. With --translation-model, 16
 concurrent one-sentence clients of attend serve's /translate against `attend translate`'s
 offline generated tokens/s.
 
+Accuracy beside throughput: before the load, each server embeds the workload's first
+--accuracy-sentences (200) sentences, and every vector's cosine to sentence-transformers'
+float32 one (run in the peers' venv) is reported — mean, 1st percentile, min — so that
+attend int8 and Infinity's int8 ONNX engine are compared at the accuracy they give.
+
 The load generator shares the machine with the server (on 2 cores, a large share), so
 every run reports the client's own CPU seconds beside the server's: what each side took
 from the machine. --load-generator wrk drives the same requests from wrk (Debian's
@@ -34,6 +39,7 @@ quiet machine (docs/performance.md records them).
 
 usage: serve_load.py --model MINILM_DIR [--compute-type int8] [--threads 2]
                      [--clients 1,8,64] [--batches 1,32] [--sentences 1024] [--rounds 3]
+                     [--accuracy-sentences 200]
                      [--servers attend,infinity,sentence-transformers,attend-old] [--peers-venv DIR]
                      [--attend-old OLD_BINARY]
                      [--load-generator aiohttp|wrk] [--wrk-seconds 10]
@@ -134,11 +140,14 @@ def own_cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
 
 
 class Server:
-    """A server process, its base URL and the path and body shape of its embedding route."""
+    """A server process, its base URL, the path and body shape of its embedding route, and
+    how its answer holds the vectors (`vectors`: answer → list of vectors; default: the
+    answer is that list, TEI's /embed)."""
 
     def __init__(self, name: str, command: List[str], port: int, route: str, body, env=None, ready_path="/health",
-                 cwd=None):
+                 cwd=None, vectors=None):
         self.name, self.port, self.route, self.body = name, port, route, body
+        self.vectors = vectors or (lambda answer: answer)
         self.url = f"http://127.0.0.1:{port}"
         self.log = tempfile.TemporaryFile()
         # A process group of its own (stopped as a whole: uvicorn's and Infinity's workers),
@@ -233,7 +242,10 @@ def load_wrk(url: str, body, batches: List[List[str]], clients: int, seconds: fl
     if line is None:
         raise RuntimeError(f"wrk gave no summary: {out[-2000:]}")
     w = json.loads(line[4:])
-    if w["errors"] or not w["requests"]:
+    if not w["errors"] and not w["requests"]:
+        raise RuntimeError(f"{url}: no request of {size} sentences finished within wrk's {max(1, round(seconds))} s: "
+                           "raise --wrk-seconds")
+    if w["errors"]:
         raise RuntimeError(f"{url}: wrk saw {w['errors']} errors in {w['requests']} requests: {out[-1000:]}")
     # wrk keeps its percentiles, not every latency: p50 and p99 stand for the whole run.
     return {"sentences_per_s": w["requests"] * size / w["seconds"], "seconds": w["seconds"], "requests": w["requests"],
@@ -284,7 +296,10 @@ def onnx_model(args) -> Path:
     prefers on a CPU. Made once, reused."""
     kind = "int8" if args.compute_type.startswith("int8") else "float32"
     source = args.model.resolve()
-    out = Path(args.peers_venv) / "onnx-models" / f"{source.parent.name}-{source.name}-{kind}"
+    # (The per-tensor int8 file keeps the name it had before --onnx-int8 existed.)
+    suffix = "-per-channel" if kind == "int8" and args.onnx_int8 == "per-channel" else ""
+    cache = Path(args.onnx_cache) if args.onnx_cache else Path(args.peers_venv) / "onnx-models"
+    out = cache / f"{source.parent.name}-{source.name}-{kind}{suffix}"
     wanted = out / ("model_quantized.onnx" if kind == "int8" else "model.onnx")
     if wanted.exists():
         return out
@@ -308,13 +323,33 @@ def onnx_model(args) -> Path:
         shutil.copy(optimized[0], out / "model.onnx")
     if kind == "int8":
         # (The fused graph has ONNX Runtime's own operators, whose output types shape
-        # inference does not know: they are float.)
+        # inference does not know: they are float.) Per tensor (one scale per weight
+        # matrix, quantize_dynamic's default) or per channel (one per output column: on
+        # all-MiniLM-L6-v2 a cosine to float32 of ~0.99 rather than ~0.93 — the accuracy
+        # check prints it).
         subprocess.run([str(python), "-c", "import sys, onnx\n"
                         "from onnxruntime.quantization import quantize_dynamic, QuantType\n"
                         "quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8,\n"
+                        "                 per_channel=sys.argv[3] == 'per-channel',\n"
                         "                 extra_options={'DefaultTensorType': onnx.TensorProto.FLOAT})",
-                        str(out / "model.onnx"), str(wanted)], check=True, capture_output=True)
+                        str(out / "model.onnx"), str(wanted), args.onnx_int8], check=True, capture_output=True)
     return out
+
+
+def pooling_of(model: Path) -> str:
+    """The model's pooling as Infinity names it (sentence-transformers' 1_Pooling/config.json):
+    mean, cls, or auto where the directory does not say."""
+    try:
+        modules = json.loads((model / "modules.json").read_text())
+        pooling = next(m["path"] for m in modules if m["type"].endswith(".Pooling"))
+        config = json.loads((model / pooling / "config.json").read_text())
+    except (OSError, ValueError, StopIteration, KeyError):
+        return "auto"
+    if config.get("pooling_mode_mean_tokens"):
+        return "mean"
+    if config.get("pooling_mode_cls_token"):
+        return "cls"
+    return "auto"
 
 
 def start_server(kind: str, args, port: int) -> Server:
@@ -341,11 +376,14 @@ def start_server(kind: str, args, port: int) -> Server:
             raise RuntimeError(f"the ONNX export for Infinity failed: {e.stderr[-2000:]!r}")
         # Run in the model's directory as "--model-id .": Infinity hands the ONNX file's path
         # as it globbed it to optimum, which wants it relative to the directory.
+        # The pooling said, not inferred: run as "--model-id .", Infinity's "auto" took the
+        # CLS token of all-MiniLM-L6-v2, a mean-pooling model (cosine ~0.45 to its vectors).
         command = [str((Path(args.peers_venv) / "bin/infinity_emb").resolve()), "v2", "--model-id", ".",
                    "--served-model-name", "model", "--engine", "optimum", "--device", "cpu", "--dtype", dtype,
+                   "--pooling-method", pooling_of(args.model),
                    "--batch-size", "32", "--port", str(port), "--no-model-warmup"]
         return Server("infinity (optimum)", command, port, "/embeddings", lambda b: {"model": "model", "input": b}, env=env,
-                      cwd=model)
+                      cwd=model, vectors=lambda answer: [d["embedding"] for d in sorted(answer["data"], key=lambda d: d["index"])])
     if kind == "sentence-transformers":
         app = Path(tempfile.mkdtemp()) / "st_app.py"
         app.write_text(FASTAPI_APP)
@@ -354,6 +392,65 @@ def start_server(kind: str, args, port: int) -> Server:
                    "--log-level", "warning"]
         return Server("sentence-transformers + FastAPI", command, port, "/embed", lambda b: {"inputs": b}, env=env)
     raise ValueError(kind)
+
+
+REFERENCE = textwrap.dedent('''
+    # sentence-transformers in float32: the vectors every server's are judged against.
+    import json, sys, torch
+    from sentence_transformers import SentenceTransformer
+    torch.set_num_threads(int(sys.argv[3]))
+    model = SentenceTransformer(sys.argv[1], device="cpu")
+    sentences = json.load(open(sys.argv[2], encoding="utf-8"))
+    vectors = model.encode(sentences, batch_size=32, convert_to_numpy=True).astype("float64")
+    json.dump(vectors.tolist(), sys.stdout)
+''')
+
+
+def reference_vectors(args, sentences: List[str]) -> List[List[float]]:
+    """sentence-transformers' float32 embeddings of `sentences` (the peers' venv), the
+    reference of the accuracy check."""
+    python = Path(args.peers_venv) / "bin/python"
+    if not python.exists():
+        raise RuntimeError(f"no peers venv at {args.peers_venv} (run with --setup)")
+    with tempfile.TemporaryDirectory() as tmp:
+        given = Path(tmp) / "sentences.json"
+        given.write_text(json.dumps(sentences, ensure_ascii=False), encoding="utf-8")
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "DO_NOT_TRACK": "1"}
+        run = subprocess.run([str(python), "-c", REFERENCE, str(args.model), str(given), str(args.threads)],
+                             capture_output=True, text=True, env=env)
+    if run.returncode != 0:
+        raise RuntimeError(f"sentence-transformers' reference failed: {run.stderr[-2000:]}")
+    return json.loads(run.stdout)
+
+
+def cosine(a: List[float], b: List[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norms = sum(x * x for x in a) ** 0.5 * sum(y * y for y in b) ** 0.5
+    return dot / norms if norms > 0 else 0.0
+
+
+def served_vectors(server: Server, sentences: List[str], batch: int = 32) -> List[List[float]]:
+    """The server's vectors of `sentences`, asked `batch` at a time on its embedding route."""
+    import urllib.request
+    out: List[List[float]] = []
+    for i in range(0, len(sentences), batch):
+        chunk = sentences[i:i + batch]
+        request = urllib.request.Request(server.url + server.route, data=json.dumps(server.body(chunk)).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=600) as r:
+            vectors = server.vectors(json.loads(r.read()))
+        if len(vectors) != len(chunk):
+            raise RuntimeError(f"{server.name}: {len(vectors)} vectors for {len(chunk)} sentences")
+        out.extend(vectors)
+    return out
+
+
+def accuracy(server: Server, sentences: List[str], reference: List[List[float]]) -> Dict:
+    """Each sentence's cosine between the server's vector and sentence-transformers'
+    float32 one: what the throughput is bought with (int8 against float32)."""
+    cosines = sorted(cosine(a, b) for a, b in zip(served_vectors(server, sentences), reference))
+    return {"sentences": len(cosines), "mean_cosine": statistics.fmean(cosines), "min_cosine": cosines[0],
+            "p1_cosine": cosines[int(0.01 * (len(cosines) - 1))]}
 
 
 def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
@@ -373,7 +470,29 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
             except (RuntimeError, OSError) as e:
                 print(f"{kind}: skipped: {e}", flush=True)
                 results[kind] = {"skipped": str(e)}
+        # Accuracy first (not timed): every server's vectors of the workload's first
+        # sentences against sentence-transformers in float32.
+        checked = sentences[:args.accuracy_sentences]
+        scores: Dict[str, Dict] = {}
+        if checked and servers:
+            try:
+                reference = reference_vectors(args, checked)
+            except (RuntimeError, OSError) as e:
+                print(f"accuracy: skipped: {e}", flush=True)
+                reference = None
+            for kind, server in servers.items() if reference else []:
+                try:
+                    scores[kind] = accuracy(server, checked, reference)
+                except (RuntimeError, OSError, ValueError, KeyError) as e:
+                    scores[kind] = {"skipped": str(e)}
+                    print(f"{server.name}: accuracy: skipped: {e}", flush=True)
+                    continue
+                a = scores[kind]
+                print(f"{server.name}: cosine to sentence-transformers float32 over {a['sentences']} sentences: "
+                      f"mean {a['mean_cosine']:.6f}, 1st percentile {a['p1_cosine']:.6f}, min {a['min_cosine']:.6f}",
+                      flush=True)
         runs: Dict[str, List[Dict]] = {kind: [] for kind in servers}
+        failed: Dict[str, List[Dict]] = {}
         for batch in args.batches if servers else []:
             groups = [sentences[i:i + batch] for i in range(0, len(sentences), batch)]
             for server in servers.values():  # warm-up
@@ -384,20 +503,35 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
                 for r in range(args.rounds):
                     for kind in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
                         server = servers[kind]
-                        rounds[kind].append(load(server.url + server.route, server.body, groups, clients, args,
-                                                 server.process.pid))
+                        # A server that fails a round (an error answer, no request done in
+                        # wrk's time) is reported so, and the others' runs go on.
+                        try:
+                            rounds[kind].append(load(server.url + server.route, server.body, groups, clients, args,
+                                                     server.process.pid))
+                        except RuntimeError as e:
+                            failed.setdefault(kind, []).append({"clients": clients, "batch": batch, "error": str(e)})
+                            print(f"{server.name}: {clients:3d} clients × {batch:2d} sentences/request: failed: {e}",
+                                  flush=True)
                 for kind, measured in rounds.items():
+                    if not measured:
+                        continue
                     run = summarise(measured)
                     run.update(clients=clients, batch=batch)
                     runs[kind].append(run)
+                    mean = scores.get(kind, {}).get("mean_cosine")
                     print(f"{servers[kind].name}: {clients:3d} clients × {batch:2d} sentences/request: "
-                          f"{run['sentences_per_s']:8.1f} sentences/s (rounds: "
+                          f"{run['sentences_per_s']:8.1f} sentences/s"
+                          f"{f' (cosine {mean:.5f})' if mean is not None else ''} (rounds: "
                           f"{', '.join(f'{m:.0f}' for m in run['rounds_sentences_per_s'])}), "
                           f"p50 {run['p50_ms']:8.1f} ms, p99 {run['p99_ms']:8.1f} ms; CPU s per 1000 sentences: "
                           f"server {run['server_cpu_per_1000']:.2f}, client {run['client_cpu_per_1000']:.2f} "
                           f"({args.load_generator}: {100 * run['client_machine_share']:.0f}% of the machine)", flush=True)
         for kind, server in servers.items():
             results[kind] = {"runs": runs[kind], "peak_rss_mib": peak_rss_mib(server.process.pid)}
+            if kind in scores:
+                results[kind]["accuracy"] = scores[kind]
+            if kind in failed:
+                results[kind]["failed"] = failed[kind]
             print(f"{server.name}: peak RSS {results[kind]['peak_rss_mib']:.0f} MiB", flush=True)
     finally:
         for server in servers.values():
@@ -553,6 +687,12 @@ def verdicts(results: Dict) -> List[str]:
                        "(target ≥ 3×)")
         else:
             out.append("MISS: no attend serve run reached Infinity's best p99")
+    scored = [(kind, r["accuracy"]) for kind, r in results["embeddings"].items()
+              if isinstance(r, dict) and "mean_cosine" in r.get("accuracy", {})]
+    if scored:
+        out.append("accuracy, cosine to sentence-transformers float32 (mean / min over "
+                   f"{scored[0][1]['sentences']} sentences): "
+                   + "; ".join(f"{kind} {a['mean_cosine']:.5f} / {a['min_cosine']:.5f}" for kind, a in scored))
     t = results.get("translation")
     if t:
         share = t["served_generated_tokens_per_s"] / t["offline_generated_tokens_per_s"]
@@ -580,9 +720,17 @@ def main() -> int:
     p.add_argument("--clients", default="1,8,64")
     p.add_argument("--batches", default="1,32")
     p.add_argument("--sentences", type=int, default=1024)
+    p.add_argument("--accuracy-sentences", type=int, default=200,
+                   help="each server's cosine to sentence-transformers float32 over the workload's first N sentences "
+                        "(0: no accuracy check)")
     p.add_argument("--servers", default="attend,infinity,sentence-transformers")
     p.add_argument("--rounds", type=int, default=3, help="turns each server takes per configuration (alternating)")
     p.add_argument("--peers-venv", default=str(SOURCE / "build/bench-peers-venv"))
+    p.add_argument("--onnx-cache", help="where Infinity's ONNX copies of the model are made once (default: "
+                   "PEERS_VENV/onnx-models)")
+    p.add_argument("--onnx-int8", choices=["per-tensor", "per-channel"], default="per-channel",
+                   help="Infinity's int8 model: ONNX Runtime's quantize_dynamic per tensor, or per channel (more "
+                        "accurate; the accuracy check prints both sides' cosine to float32)")
     p.add_argument("--translation-model", help="a translation model directory, or 'base': Transformer-base, random weights")
     p.add_argument("--translation-input", type=Path, help="one source sentence per line (default: the CLI fixture corpus)")
     p.add_argument("--translation-clients", type=int, default=16)

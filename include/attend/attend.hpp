@@ -359,7 +359,13 @@ class ATTEND_API Translator {
   void reset_profile() const;
 
  private:
+  friend struct TranslatorInternals;  // the library's own (the server's lanes name a call's threads)
   static std::int32_t forced_eos_of(const Model& model);
+  // translate_id_views with each batch on `threads` compute threads (0: the split).
+  std::vector<TranslationResult> translate_id_views_on(const std::vector<IdsView>& sources, const TranslationOptions& options,
+                                                       const std::vector<IdsView>& target_prefixes,
+                                                       const ResultCallback& on_result, std::size_t first_index,
+                                                       int threads) const;
   struct State;
   std::unique_ptr<State> state_;
 };

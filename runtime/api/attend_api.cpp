@@ -7,6 +7,7 @@
 
 #include "attend/attend.hpp"
 #include "attention_maps.hpp"
+#include "translator_internals.hpp"
 #include "logging.hpp"
 #include "option_limits.hpp"
 #include "thread_split.hpp"
@@ -483,9 +484,10 @@ std::vector<TranslationResult> run_translation(const runtime::Translator& transl
                                                const runtime::VocabularyMap* vocabulary_map, Encoded&& in,
                                                const TranslationOptions& options, const Describe& describe,
                                                const Translator::ResultCallback& on_result, std::size_t first_index,
-                                               bool transformers_rules, std::int32_t forced_eos) {
+                                               bool transformers_rules, std::int32_t forced_eos, int threads = 0) {
   const runtime::ModelConfig& config = translator.model().config();
   runtime::DecodeOptions decode = decode_options(options, tokenizers, config, vocabulary_map, transformers_rules, forced_eos);
+  decode.threads = threads;
   // Before max_input_length cuts anything: CTranslate2 looks up the whole source.
   auto candidates = std::make_shared<Candidates>();
   if (decode.use_vmap) {
@@ -575,6 +577,27 @@ std::vector<TranslationResult> Translator::translate_id_views(const std::vector<
                                                               const TranslationOptions& options,
                                                               const std::vector<IdsView>& prefixes,
                                                               const ResultCallback& on_result, std::size_t first_index) const {
+  return translate_id_views_on(sources, options, prefixes, on_result, first_index, 0);
+}
+
+std::vector<TranslationResult> TranslatorInternals::translate_ids(const Translator& translator,
+                                                                  const std::vector<std::vector<std::int32_t>>& sources,
+                                                                  const TranslationOptions& options,
+                                                                  const std::vector<std::vector<std::int32_t>>& prefixes,
+                                                                  int threads) {
+  return translator.translate_id_views_on(std::vector<IdsView>(sources.begin(), sources.end()), options,
+                                         std::vector<IdsView>(prefixes.begin(), prefixes.end()), {}, 0, threads);
+}
+
+std::vector<int> TranslatorInternals::idle_workspace_threads(const Translator& translator) {
+  return translator.state_->translator->idle_workspace_threads();
+}
+
+std::vector<TranslationResult> Translator::translate_id_views_on(const std::vector<IdsView>& sources,
+                                                                 const TranslationOptions& options,
+                                                                 const std::vector<IdsView>& prefixes,
+                                                                 const ResultCallback& on_result, std::size_t first_index,
+                                                                 int threads) const {
   const auto& tok = state_->model.state_->tokenizers;
   if (options.replace_unknowns && !tok.has_vocabulary())
     throw OptionError("replace_unknowns", "true", "needs the model's vocabularies to name the source tokens");
@@ -590,7 +613,8 @@ std::vector<TranslationResult> Translator::translate_id_views(const std::vector<
   for (IdsView p : prefixes) in.prefixes.emplace_back(p.begin(), p.end());
   force_target_prefix(state_->model, options, in);
   return run_translation(*state_->translator, tok, state_->vocabulary_map, std::move(in), options, [](Hypothesis&) {},
-                         on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model));
+                         on_result, first_index, state_->model.transformers_rules(), forced_eos_of(state_->model),
+                         threads);
 }
 
 std::vector<TranslationResult> Translator::translate_text(const std::vector<std::string>& sources,

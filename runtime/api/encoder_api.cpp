@@ -220,19 +220,45 @@ std::vector<std::vector<float>> Encoder::embed(const std::vector<std::string>& t
   return embed_ids(ids, options, on_embedding);
 }
 
-std::vector<std::vector<float>> Encoder::embed_ids(const std::vector<std::vector<std::int32_t>>& ids,
-                                                   const EmbedOptions& options,
-                                                   const EmbeddingCallback& on_embedding) const {
+namespace {
+
+// embed_ids and classify_ids with each batch on `threads` compute threads (0: the
+// encoder's split).
+std::vector<std::vector<float>> embed_ids_on(const Encoder::State& s, const std::vector<std::vector<std::int32_t>>& ids,
+                                             const EmbedOptions& options, const Encoder::EmbeddingCallback& on_embedding,
+                                             int threads) {
   if (options.normalize < -1 || options.normalize > 1)
     throw OptionError("normalize", std::to_string(options.normalize), "must be -1 (as the model), 0 or 1");
   runtime::EncoderRunOptions o;
   o.heads.embedding = true;
   o.heads.normalize = options.normalize;
+  o.threads = threads;
   std::vector<std::vector<float>> out;
   runtime::EncoderRunner::Sink sink;
   if (on_embedding) sink = [&](std::size_t i, runtime::SequenceOutput&& r) { on_embedding(i, std::move(r.embedding)); };
-  for (auto& r : runner_of(state_).run(ids, {}, o, sink)) out.push_back(std::move(r.embedding));
+  for (auto& r : s.runner->run(ids, {}, o, sink)) out.push_back(std::move(r.embedding));
   return out;
+}
+
+std::vector<Classification> classify_ids_on(const Encoder::State& s, const std::vector<std::vector<std::int32_t>>& ids,
+                                            const std::vector<std::vector<std::int32_t>>& token_type_ids, int threads) {
+  const runtime::EncoderConfig& c = s.config();
+  if (c.classifier == runtime::ClassifierHead::none)
+    throw Error(s.directory + ": " + c.architecture + " has no classification head (a *ForSequenceClassification model has)");
+  runtime::EncoderRunOptions o;
+  o.heads.logits = true;
+  o.threads = threads;
+  std::vector<Classification> out;
+  for (auto& r : s.runner->run(ids, token_type_ids, o)) out.push_back(classification(std::move(r.logits), c));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<float>> Encoder::embed_ids(const std::vector<std::vector<std::int32_t>>& ids,
+                                                   const EmbedOptions& options,
+                                                   const EmbeddingCallback& on_embedding) const {
+  return embed_ids_on(*state_, ids, options, on_embedding, 0);
 }
 
 std::vector<EncoderOutput> Encoder::forward_ids(const std::vector<std::vector<std::int32_t>>& ids,
@@ -253,14 +279,7 @@ std::vector<EncoderOutput> Encoder::forward_ids(const std::vector<std::vector<st
 
 std::vector<Classification> Encoder::classify_ids(const std::vector<std::vector<std::int32_t>>& ids,
                                                   const std::vector<std::vector<std::int32_t>>& token_type_ids) const {
-  const runtime::EncoderConfig& c = state_->config();
-  if (c.classifier == runtime::ClassifierHead::none)
-    throw Error(state_->directory + ": " + c.architecture + " has no classification head (a *ForSequenceClassification model has)");
-  runtime::EncoderRunOptions o;
-  o.heads.logits = true;
-  std::vector<Classification> out;
-  for (auto& r : runner_of(state_).run(ids, token_type_ids, o)) out.push_back(classification(std::move(r.logits), c));
-  return out;
+  return classify_ids_on(*state_, ids, token_type_ids, 0);
 }
 
 std::vector<Classification> Encoder::classify(const std::vector<std::string>& texts) const {
@@ -335,6 +354,23 @@ bool is_encoder_model(const std::string& directory) { return runtime::is_encoder
 
 const runtime::HfTokenizer* EncoderInternals::tokenizer(const Encoder& encoder) {
   return encoder.state_->tokenizer ? &*encoder.state_->tokenizer : nullptr;
+}
+
+std::vector<std::vector<float>> EncoderInternals::embed_ids(const Encoder& encoder,
+                                                            const std::vector<std::vector<std::int32_t>>& ids,
+                                                            const EmbedOptions& options, int threads) {
+  return embed_ids_on(*encoder.state_, ids, options, {}, threads);
+}
+
+std::vector<Classification> EncoderInternals::classify_ids(const Encoder& encoder,
+                                                           const std::vector<std::vector<std::int32_t>>& ids,
+                                                           const std::vector<std::vector<std::int32_t>>& token_type_ids,
+                                                           int threads) {
+  return classify_ids_on(*encoder.state_, ids, token_type_ids, threads);
+}
+
+std::vector<int> EncoderInternals::idle_workspace_threads(const Encoder& encoder) {
+  return encoder.state_->runner->idle_workspace_threads();
 }
 
 }  // namespace attend

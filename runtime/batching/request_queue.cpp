@@ -142,6 +142,9 @@ std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(RequestLane
       for (std::size_t i : picked) batch.push_back(std::move(queue_[i]));
       for (auto it = picked.rbegin(); it != picked.rend(); ++it) queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(*it));
       if (!queue_.empty()) changed_.notify_all();  // the rest is another free lane's
+      // Nothing left for the other free lanes (this one among free_lanes_): their
+      // threads are this batch's.
+      lane.lanes_of_threads = queue_.empty() && announced_ == 0 ? free_lanes_ : 1;
       return batch;
     }
     // Company is on its way: wait for it (a push, a withdrawal), at most until the

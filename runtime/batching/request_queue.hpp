@@ -24,6 +24,11 @@
 //     batch's tokens over the free lanes: requests while at least half of the next one
 //     fits, at least one) and the other lanes take the rest at once: work queued while every lane was busy runs on all of them
 //     rather than on one while the others idle;
+//   - a batch that leaves with nothing else queued or on its way may use the threads of
+//     the lanes free at that moment too (RequestLane::lanes_of_threads): they have no
+//     work, and a lone batch on a part of the threads ran at 82% of the old one-lane
+//     server's rate (1 client, 1 sentence per request). A request that comes while it
+//     runs goes to a free lane all the same (the cores are shared for that while);
 //   - requests whose client has gone (abandoned) are dropped, never run.
 // Requests of other groups keep their place: the next batch is led by the oldest left.
 #pragma once
@@ -59,6 +64,9 @@ struct RequestBatchLimits {
 struct RequestLane {
   std::size_t last_batch_requests = 0;
   std::chrono::steady_clock::time_point free_since;
+  // Whose threads the last batch may use: its lane's, and those of the lanes that were
+  // free when it left with nothing else queued or announced (≥ 1).
+  int lanes_of_threads = 1;
 };
 
 class RequestQueue {

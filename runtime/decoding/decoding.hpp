@@ -51,6 +51,11 @@ struct DecodeOptions : TranslationOptions {
   // as CTranslate2 restricts its output layer to the vocabulary map's candidates.
   // Resolved by the API (text/vocabulary_map.hpp); unset with use_vmap is an error.
   std::function<std::span<const std::int32_t>(std::uint64_t id)> candidates;
+  // Compute threads of each batch of the call, which then decodes its batches one after
+  // another (0: the translator's split). Set by the API for a caller that runs calls side
+  // by side itself and knows how many threads are free (the server's lanes: one alone
+  // gets every thread); the results are the same bits whatever the threads.
+  int threads = 0;
 
   // max_length with 0 resolved to the plan's max_target_length.
   std::int64_t max_length_within(const PlanLimits& limits) const;

@@ -63,10 +63,11 @@ std::shared_ptr<const EncoderPlan> EncoderRunner::plan_for(std::int64_t sequence
   return plan;
 }
 
-// An idle workspace that holds the batch, or a new one that supersedes the idle ones:
-// those too small for it (as the translator's), and those made for another thread split
-// (a lone batch gets every thread, a call of many batches a share each; calls rarely
-// alternate, and the pool then holds only what the current split uses).
+// An idle workspace that holds the batch, or a new one that supersedes the idle ones of
+// its thread count too small for it (as the translator's). Those of other thread counts
+// stay: a lone batch gets every thread, a call of many batches a share each, and a
+// server's lanes alternate between the two (one alone, several at once) — dropping them
+// would make a workspace anew at every turn.
 std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences, std::int64_t tokens, std::int64_t longest,
                                                           int threads) const {
   {
@@ -90,7 +91,7 @@ std::unique_ptr<EncoderWorkspace> EncoderRunner::acquire(std::int64_t sequences,
       tokens = std::max(tokens, w->plan().limits().max_tokens);
       longest = std::max(longest, w->plan().limits().max_length);
     }
-    idle_.clear();
+    std::erase_if(idle_, same_threads);
   }
   const auto plan = plan_for(sequences, tokens, longest, threads);
   try {
@@ -172,6 +173,8 @@ std::vector<SequenceOutput> EncoderRunner::run(std::span<const std::vector<std::
                                                std::size_t first_index) const {
   if (!types.empty() && types.size() != ids.size())
     throw error_of("encoder: ", types.size(), " token type lists for ", ids.size(), " sequences");
+  if (options.threads < 0 || options.threads > 1024)
+    throw error_of("encoder: threads = ", options.threads, " for a call: must be in [1, 1024] (0: as configured)");
   const EncoderLimits& limits = plan_->limits();
   std::vector<std::int64_t> lengths(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -180,8 +183,14 @@ std::vector<SequenceOutput> EncoderRunner::run(std::span<const std::vector<std::
   }
   std::vector<SequenceOutput> results(sink ? 0 : ids.size());
   if (ids.empty()) return results;
-  const std::int64_t batch_tokens =
-      std::min(limits.max_tokens, std::max(limits.max_length, kBatchTokensPerThread * config_.threads));
+  // Each batch's threads: the call's, or a lone batch gets every thread (a single call
+  // is not slowed by a split made for throughput), or several run side by side with
+  // intra_threads each.
+  const int all_threads = workers_ ? config_.threads * config_.inter_threads : config_.threads;
+  const int lone_threads = options.threads > 0 ? options.threads : all_threads;
+  const std::int64_t batch_tokens = std::min(
+      limits.max_tokens,
+      std::max(limits.max_length, kBatchTokensPerThread * (options.threads > 0 ? options.threads : config_.threads)));
   const auto batches = make_batches(lengths, {limits.max_batch, batch_tokens, /*packed=*/true});
   std::int64_t largest = 0, most_tokens = 0;
   const std::int64_t longest = lengths.empty() ? 1 : *std::max_element(lengths.begin(), lengths.end());
@@ -191,10 +200,8 @@ std::vector<SequenceOutput> EncoderRunner::run(std::span<const std::vector<std::
     for (std::int64_t i : batch) tokens += lengths[i];
     most_tokens = std::max(most_tokens, tokens);
   }
-  if (!workers_ || batches.size() == 1) {
-    // A lone batch gets every thread.
-    const int threads = workers_ ? config_.threads * config_.inter_threads : config_.threads;
-    std::unique_ptr<EncoderWorkspace> w = acquire(largest, most_tokens, longest, threads);
+  if (!workers_ || batches.size() == 1 || options.threads > 0) {
+    std::unique_ptr<EncoderWorkspace> w = acquire(largest, most_tokens, longest, lone_threads);
     try {
       for (const auto& batch : batches) run_batch(*w, batch, ids, types, options, results, sink);
     } catch (...) {
@@ -269,6 +276,13 @@ std::vector<double> EncoderRunner::step_seconds() const {
 std::vector<EncoderStepCost> EncoderRunner::step_costs() const {
   std::lock_guard lock(mutex_);
   return step_costs_;
+}
+
+std::vector<int> EncoderRunner::idle_workspace_threads() const {
+  std::lock_guard lock(mutex_);
+  std::vector<int> threads;
+  for (const auto& w : idle_) threads.push_back(w->plan().limits().threads);
+  return threads;
 }
 
 EncoderCounters EncoderRunner::counters() const {

@@ -5,7 +5,7 @@
 // compute threads each. Memory follows the work: a workspace's plan is sized for the
 // batches it gets (tokens and sequences rounded up to a power of two), in which only
 // the hidden state is as long as the batch (the sublayers run in chunks: encoder_plan.hpp),
-// and the pool keeps the workspaces of the latest thread split only.
+// and the pool keeps, per thread count, the workspaces of the latest batch sizes only.
 #pragma once
 
 #include <atomic>
@@ -45,6 +45,11 @@ struct SequenceOutput {
 struct EncoderRunOptions {
   EncoderHeads heads;
   bool hidden = false;  // copy each sequence's last hidden state out
+  // Compute threads of each batch of this call, which then runs its batches one after
+  // another (0: as configured — a lone batch on every thread, several side by side). For
+  // a caller that runs calls side by side itself and knows how many threads are free
+  // (the server's lanes: one alone gets every thread, the results are the same bits either way).
+  int threads = 0;
 };
 
 class EncoderRunner {
@@ -79,6 +84,9 @@ class EncoderRunner {
   std::vector<EncoderStepCost> step_costs() const;  // one per plan step, as step_seconds
   EncoderCounters counters() const;
   void reset_statistics() const;
+  // The compute threads of each workspace waiting for a call (the threads the batches of
+  // the latest calls ran on).
+  std::vector<int> idle_workspace_threads() const;
 
  private:
   std::shared_ptr<const EncoderPlan> plan_for(std::int64_t sequences, std::int64_t tokens, std::int64_t longest,

@@ -159,6 +159,7 @@ class PartsJoin {
     whole_.timing.batch_sequences = std::max(whole_.timing.batch_sequences, part.timing.batch_sequences);
     whole_.timing.batch_requests = std::max(whole_.timing.batch_requests, part.timing.batch_requests);
     whole_.timing.lane = part.timing.lane;
+    whole_.timing.threads = std::max(whole_.timing.threads, part.timing.threads);
     whole_.timing.parts = parts_;
     if (--left_ > 0) return;
     if (!whole_.error.empty()) whole_.embeddings.clear(), whole_.classes.clear();
@@ -218,7 +219,7 @@ bool EncoderService::submit(std::shared_ptr<Job> job) {
   return queue().push_all(std::move(queued));
 }
 
-void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) {
+void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane, int threads) {
   const auto& lead = static_cast<const EncoderJob&>(*jobs.front());
   std::vector<std::vector<std::int32_t>> ids, types;
   std::int64_t tokens = 0;
@@ -239,16 +240,16 @@ void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, in
     if (lead.task == EncoderJob::Task::embed) {
       EmbedOptions o;
       o.normalize = lead.normalize;
-      embeddings = encoder_->embed_ids(ids, o);
+      embeddings = EncoderInternals::embed_ids(*encoder_, ids, o, threads);
     } else {
-      classes = encoder_->classify_ids(ids, types);
+      classes = EncoderInternals::classify_ids(*encoder_, ids, types, threads);
     }
   } catch (const std::exception& e) {
     error = e.what();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto sequences = static_cast<std::int64_t>(ids.size());
-  const auto timing = timings(jobs, started, seconds, sequences, lane);
+  const auto timing = timings(jobs, started, seconds, sequences, lane, threads);
   if (metrics()) {
     BatchRecord r;
     r.sequences = sequences, r.tokens = tokens, r.inference_seconds = seconds;

@@ -81,7 +81,7 @@ class EncoderService final : public ModelService {
 
  private:
   void load() override;
-  void run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) override;
+  void run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane, int threads) override;
   EncodedInput encoded(runtime::Encoding&& e, bool truncate, const std::string& what) const;
   void tokenize_options(bool truncate, bool from_left, runtime::TokenizeOptions& o) const;
 

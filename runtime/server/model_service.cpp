@@ -26,7 +26,7 @@ bool ModelService::submit(std::shared_ptr<Job> job) { return queue_.push(std::mo
 
 std::vector<JobTiming> ModelService::timings(const std::vector<std::shared_ptr<Job>>& jobs,
                                              std::chrono::steady_clock::time_point started, double seconds,
-                                             std::int64_t sequences, int lane) {
+                                             std::int64_t sequences, int lane, int threads) {
   std::vector<JobTiming> out;
   for (const auto& job : jobs) {
     JobTiming t;
@@ -35,6 +35,7 @@ std::vector<JobTiming> ModelService::timings(const std::vector<std::shared_ptr<J
     t.batch_sequences = sequences;
     t.batch_requests = static_cast<std::int64_t>(jobs.size());
     t.lane = lane;
+    t.threads = threads;
     out.push_back(t);
   }
   return out;
@@ -59,7 +60,7 @@ void ModelService::take_batches(int lane) {
     std::vector<std::shared_ptr<Job>> jobs;
     jobs.reserve(batch.size());
     for (auto& r : batch) jobs.push_back(std::static_pointer_cast<Job>(std::move(r)));
-    run_batch(jobs, lane);
+    run_batch(jobs, lane, threads_per_lane_ * state.lanes_of_threads);
   }
 }
 

@@ -34,7 +34,8 @@ using Post = std::function<void(std::function<void()>)>;
 struct JobTiming {
   double queue_seconds = 0, inference_seconds = 0;
   std::int64_t batch_sequences = 0, batch_requests = 0;
-  int lane = 0;   // which lane ran the batch
+  int lane = 0;     // which lane ran the batch
+  int threads = 0;  // its compute threads (a lane's, or more where other lanes were idle)
   int parts = 1;  // queue entries the request was cut into (one per lane: encoder_service.hpp)
 };
 
@@ -75,9 +76,12 @@ class ModelService {
 
  protected:
   virtual void load() = 0;
-  // Runs one batch (jobs of one group) on `lane`'s thread and hands each job its outcome
-  // through post(). Lanes call it at once: it must be thread-safe.
-  virtual void run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) = 0;
+  // Runs one batch (jobs of one group) on `lane`'s thread with `threads` compute threads
+  // and hands each job its outcome through post(). Lanes call it at once: it must be
+  // thread-safe. `threads` is the lane's (threads_per_lane), or more: a batch that left
+  // the queue with nothing else to do for the lanes then idle takes their threads too
+  // (RequestLane::lanes_of_threads) — one client's lone requests run on every thread.
+  virtual void run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane, int threads) = 0;
   // The model's thread split, set by the derived constructor: `lanes` batches at once,
   // each on `threads_per_lane` threads.
   // With several lanes, a lane's batch holds at most lane_max_tokens (0: --max-batch-tokens).
@@ -87,7 +91,7 @@ class ModelService {
   void post(std::function<void()> task) const { post_(std::move(task)); }
   // Timing of each job of a batch that started at `started` and took `seconds`.
   static std::vector<JobTiming> timings(const std::vector<std::shared_ptr<Job>>& jobs, std::chrono::steady_clock::time_point started,
-                                        double seconds, std::int64_t sequences, int lane);
+                                        double seconds, std::int64_t sequences, int lane, int threads);
   Metrics* metrics() const { return metrics_; }
 
  private:

@@ -232,6 +232,7 @@ void Router::access_log(const Call& call, int status, double seconds, std::size_
     f["batch_inputs"] = call.timing.batch_sequences;
     f["batch_requests"] = call.timing.batch_requests;
     f["lane"] = call.timing.lane;
+    f["threads"] = call.timing.threads;
     if (call.timing.parts > 1) f["parts"] = call.timing.parts;
   }
   f["bytes_in"] = call.request.body.size();

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "thread_split.hpp"
+#include "translator_internals.hpp"
 
 namespace attend::server {
 
@@ -51,7 +52,7 @@ std::string TranslationService::group_of(const TranslationOptions& o, bool prefi
   return key.str();
 }
 
-void TranslationService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) {
+void TranslationService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane, int threads) {
   const auto& lead = static_cast<const TranslationJob&>(*jobs.front());
   std::vector<std::vector<std::int32_t>> sources, prefixes;
   std::int64_t tokens = 0;
@@ -67,13 +68,15 @@ void TranslationService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs
   std::vector<TranslationResult> results;
   std::string error;
   try {
-    results = translator_->translate_ids(sources, lead.options, prefixes);
+    // With lanes, the batch's threads (a lane's, or every idle lane's too); one lane:
+    // the translator's own split, which follows the call's batches.
+    results = TranslatorInternals::translate_ids(*translator_, sources, lead.options, prefixes, lanes() > 1 ? threads : 0);
   } catch (const std::exception& e) {
     error = e.what();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto sequences = static_cast<std::int64_t>(sources.size());
-  const auto timing = timings(jobs, started, seconds, sequences, lane);
+  const auto timing = timings(jobs, started, seconds, sequences, lane, threads);
   if (metrics()) {
     BatchRecord r;
     r.sequences = sequences, r.tokens = tokens, r.inference_seconds = seconds;

@@ -43,7 +43,7 @@ class TranslationService final : public ModelService {
 
  private:
   void load() override;
-  void run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane) override;
+  void run_batch(const std::vector<std::shared_ptr<Job>>& jobs, int lane, int threads) override;
 
   ServedModel spec_;
   std::optional<Model> model_;

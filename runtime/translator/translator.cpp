@@ -160,6 +160,8 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   options.validate(plan_->limits(), plan_->model().config());
   if (!ids.each.empty() && ids.each.size() != sources.size())
     throw error_of("translate: ", ids.each.size(), " sentence ids for ", sources.size(), " sources");
+  if (options.threads < 0 || options.threads > 1024)
+    throw error_of("translate: threads = ", options.threads, " for a call: must be in [1, 1024] (0: as configured)");
   if (options.return_alternatives) return translate_alternatives(sources, options, prefixes, ids, sink);
   const PlanLimits& limits = plan_->limits();
   // Checked here, before batching, so that a message names the caller's sentence index
@@ -209,18 +211,19 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   }
   for (const std::int64_t n : lengths) longest = std::max(longest, n);
 
-  // Batches side by side, and compute threads each: a lone batch gets every thread (a
-  // single call is not slowed by a split made for throughput); a split that follows the
-  // work gives each of min(batches, inter_threads) batches an equal share.
+  // Batches side by side, and compute threads each: the call's own (options.threads:
+  // its batches one after another), or a lone batch gets every thread (a single call is
+  // not slowed by a split made for throughput); a split that follows the work gives each
+  // of min(batches, inter_threads) batches an equal share.
   const int all_threads = config_.threads * config_.inter_threads;
   const std::int64_t batch_count = static_cast<std::int64_t>(batches.size());
-  const int side_by_side = !workers_ || batch_count == 1 ? 1
+  const int side_by_side = !workers_ || batch_count == 1 || options.threads > 0 ? 1
                            : config_.split_follows_batches
                                ? static_cast<int>(std::min<std::int64_t>(config_.inter_threads, batch_count))
                                : config_.inter_threads;
   const int threads_each = config_.split_follows_batches ? std::max(1, all_threads / side_by_side) : config_.threads;
   if (side_by_side == 1) {
-    const int threads = workers_ ? all_threads : config_.threads;
+    const int threads = options.threads > 0 ? options.threads : workers_ ? all_threads : config_.threads;
     std::unique_ptr<Workspace> w = acquire(largest, longest, threads);
     try {
       for (const auto& batch : batches) decode_batch(*w, batch, sources, prefixes, options, ids, results, sink);

@@ -142,6 +142,34 @@ void check_encoder(const std::string& name, const char* compute_type) {
       check_same(got[k], want[order[k]]);
     }
   }
+  // A call that names its threads (a server lane alone, EncoderRunOptions::threads): a
+  // runner split 2 × 1 runs each batch of it on 3 threads, one after another — the
+  // workspaces it leaves say so — and every sequence keeps its bits.
+  EncoderRunnerConfig config;
+  config.max_batch_size = 5, config.inter_threads = 2, config.threads = 1;
+  const EncoderRunner runner(model, config);
+  EncoderRunOptions on_three = options;
+  on_three.threads = 3;
+  const auto order = compositions(all)[2];
+  std::vector<Ids> ids;
+  for (std::size_t i : order) ids.push_back(all[i]);
+  const auto got = runner.run(ids, {}, on_three);
+  REQUIRE(got.size() == order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    INFO("on 3 threads a call: sequence " << order[k] << " at position " << k);
+    check_same(got[k], want[order[k]]);
+  }
+  CHECK(runner.idle_workspace_threads() == std::vector<int>{3});
+  // The same runner's own split afterwards: its workers' workspaces of 1 thread join the
+  // idle one of 3 (kept for the next such call, not made anew).
+  runner.run(ids, {}, options);
+  auto threads = runner.idle_workspace_threads();
+  std::sort(threads.begin(), threads.end());
+  REQUIRE(threads.size() >= 2);
+  CHECK(threads.back() == 3);
+  CHECK(threads[threads.size() - 2] == 1);
+  on_three.threads = 1025;
+  CHECK_THROWS_WITH(runner.run(ids, {}, on_three), Catch::Contains("threads = 1025"));
 }
 
 TEST_CASE("encoders: every sequence's outputs are the same bits alone and in any batch or thread split",
@@ -239,6 +267,30 @@ TEST_CASE("translation: every sentence's tokens and scores are the same bits alo
                           "ct2-families-generated/marian-seed5", "ct2-families-generated/t5-seed5",
                           "ct2-families-generated/onmt_relative-seed5", "ct2-families-generated/nllb-seed5"})
     for (const char* type : kComputeTypes) check_translator(dir, type);
+}
+
+TEST_CASE("translation: a call that names its threads decodes each batch on them, the same bits", "[runtime][batch-invariance]") {
+  // A server lane alone (DecodeOptions::threads): a translator split 2 × 1 decodes each
+  // batch of the call on 3 threads, one after another — the workspaces it leaves say so.
+  const auto model = load_model(kData + "parity/pre-ln-relu/model");
+  const auto all = sentences(12, 4, static_cast<std::int32_t>(model->config().src_vocab_size), 20, 12);
+  const Translator alone(model, translator_config({1, 1, 1}));
+  const Translator split(model, translator_config({5, 2, 1}));
+  for (const Search& search : searches()) {
+    INFO(search.name);
+    DecodeOptions on_three = search.options;
+    on_three.threads = 3;
+    const auto got = split.translate(all, on_three);
+    REQUIRE(got.size() == all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      INFO("sentence " << i);
+      check_same(got[i], alone.translate(std::span<const Ids>(&all[i], 1), search.options, {}, SentenceIds(i)).at(0));
+    }
+    CHECK(split.idle_workspace_threads() == std::vector<int>{3});
+  }
+  DecodeOptions bad;
+  bad.threads = -1;
+  CHECK_THROWS_WITH(split.translate(all, bad), Catch::Contains("threads = -1"));
 }
 
 TEST_CASE("translation: logits rules renormalise a sentence's rows alike whatever its batch-mates need",

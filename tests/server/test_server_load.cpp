@@ -248,6 +248,134 @@ TEST_CASE("the request queue with one lane still waits for its last clients, and
   CHECK(batch.get() == std::vector<int>{4, 5, 6});
 }
 
+namespace {
+
+// The lane of `lanes` whose next_batch returned first (polled, for a minute at most), or
+// -1.
+int first_back(std::vector<std::future<std::vector<int>>>& asks) {
+  for (const auto until = Clock::now() + std::chrono::seconds(60); Clock::now() < until; std::this_thread::yield())
+    for (std::size_t k = 0; k < asks.size(); ++k)
+      if (asks[k].wait_for(std::chrono::seconds(0)) == std::future_status::ready) return static_cast<int>(k);
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("the request queue with several lanes: a batch with nothing else to do takes the idle lanes' threads", "[server][queue]") {
+  SECTION("alone: every lane free, one request") {
+    runtime::RequestQueue q({100, 0, std::chrono::hours(1)});
+    q.set_lanes(3);
+    std::vector<runtime::RequestLane> lanes(3);
+    std::vector<std::future<std::vector<int>>> asks;
+    for (auto& lane : lanes) asks.push_back(lane_asks(q, lane));
+    until_free(q, 3);
+    q.push(fake(1, 5), false);
+    const int got = first_back(asks);
+    q.close();  // the others: nothing more comes
+    REQUIRE(got >= 0);
+    CHECK(asks[got].get() == std::vector<int>{1});
+    CHECK(lanes[got].lanes_of_threads == 3);  // its own and the two idle lanes' threads
+  }
+  SECTION("a lane busy: the batch takes its own lane's and the idle one's, not the busy one's") {
+    runtime::RequestQueue q({100, 0, std::chrono::hours(1)});
+    q.set_lanes(3);
+    runtime::RequestLane a, b;  // the third is busy (not asking)
+    auto first = lane_asks(q, a);
+    auto second = lane_asks(q, b);
+    until_free(q, 2);
+    q.push(fake(1, 5), false);
+    std::vector<std::future<std::vector<int>>> asks;
+    asks.push_back(std::move(first)), asks.push_back(std::move(second));
+    const int got = first_back(asks);
+    q.close();
+    REQUIRE(got >= 0);
+    CHECK((got == 0 ? a : b).lanes_of_threads == 2);
+  }
+  SECTION("work for every free lane: each batch keeps its own lane's threads") {
+    runtime::RequestQueue q({100, 0, std::chrono::hours(1)});
+    q.set_lanes(2);
+    runtime::RequestLane a, b;
+    auto first = lane_asks(q, a);
+    auto second = lane_asks(q, b);
+    until_free(q, 2);
+    std::vector<std::shared_ptr<runtime::QueuedRequest>> two;
+    two.push_back(fake(1, 10)), two.push_back(fake(2, 10));
+    q.push_all(std::move(two), false);
+    REQUIRE(returns(first));
+    REQUIRE(returns(second));
+    CHECK(first.get().size() == 1);
+    CHECK(second.get().size() == 1);
+    CHECK(a.lanes_of_threads == 1);
+    CHECK(b.lanes_of_threads == 1);
+  }
+  SECTION("one lane busy and work queued: the free lane takes it on its own threads") {
+    runtime::RequestQueue q({100, 0, std::chrono::hours(1)});
+    q.set_lanes(2);
+    runtime::RequestLane a;
+    q.push(fake(1, 5), false);
+    CHECK(ids_of(q.next_batch(a)) == std::vector<int>{1});  // the other lane busy
+    CHECK(a.lanes_of_threads == 1);
+  }
+}
+
+TEST_CASE("one client's requests one after another run on every thread, though the model has lanes", "[server][load]") {
+  ServerOptions o = test_options(false);
+  o.models.resize(1);  // bert: 2 threads, split as 2 lanes of 1
+  TestServer s(o);
+  for (int r = 0; r < 5; ++r) {
+    const Reply reply = s.post("/embed", {{"inputs", text_for(7, r, 0)}});
+    REQUIRE_STATUS(reply, 200);
+    // (The lane that answered is back in the queue's next_batch within microseconds of
+    // posting the answer; this leaves it ample time, so that both lanes are free when
+    // the next request comes, as with a real client's round trip.)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // Each batch ran on 2 threads: the access log's threads figure, the count the lane
+  // handed the encoder (EncoderInternals::embed_ids; that a call's batches run on the
+  // threads it names is the runtime's test, test_batch_invariance.cpp).
+  int lines = 0;
+  for (const std::string& line : s.log())
+    if (line.find("path=/embed") != std::string::npos) {
+      ++lines;
+      CAPTURE(line);
+      CHECK(line.find(" threads=2 ") != std::string::npos);
+    }
+  CHECK(lines == 5);
+}
+
+TEST_CASE("so do one client's translations, with --inter-threads lanes", "[server][load]") {
+  {
+    INFO("the CLI fixture is absent: ctest's 'cli: build the test models and tokenizers' makes it");
+    REQUIRE(std::filesystem::exists(translator_dir() + "/source.spm"));
+  }
+  ServerOptions o = test_options(true);
+  o.models.erase(o.models.begin(), o.models.end() - 1);  // the translator: 2 threads,
+  o.models[0].translator.inter_threads = 2;              // as 2 lanes of 1
+  TestServer s(o);
+  const Model model = Model::load(translator_dir());
+  TranslatorOptions one;
+  one.threads = 1;
+  const Translator reference(model, one);
+  for (int r = 0; r < 3; ++r) {
+    const std::string text = "The quick brown fox " + std::to_string(r) + ".";
+    const Reply reply = s.post("/translate", {{"text", {text}}});
+    REQUIRE_STATUS(reply, 200);
+    // The same tokens as one thread gives.
+    CHECK(json::parse(reply.body)["translations"][0]["text"] ==
+          reference.translate_text({text}).at(0).hypotheses.at(0).text);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // (as above)
+  }
+  int lines = 0;
+  for (const std::string& line : s.log())
+    if (line.find("path=/translate") != std::string::npos) {
+      ++lines;
+      CAPTURE(line);
+      CHECK(line.find(" lane=") != std::string::npos);
+      CHECK(line.find(" threads=2 ") != std::string::npos);
+    }
+  CHECK(lines == 3);
+}
+
 TEST_CASE("64 concurrent clients with mixed lengths: every answer is its own request's, rows in order, batched together", "[server][load]") {
   ServerOptions o = test_options(false);
   o.models.resize(1);  // bert
