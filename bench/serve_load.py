@@ -134,6 +134,28 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def machine_busy_fraction(seconds: float = 0.5) -> float:
+    """The share of the machine's CPU time that was not idle over `seconds` (/proc/stat)."""
+    def sample():
+        fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # all, idle + iowait
+    total0, idle0 = sample()
+    time.sleep(seconds)
+    total1, idle1 = sample()
+    return 1.0 - (idle1 - idle0) / max(total1 - total0, 1)
+
+
+def wait_until_quiet(limit: float = 60.0, busy: float = 0.15) -> None:
+    """Waits (up to `limit` s) until the machine is idle: a server that failed its round
+    may still be working through the requests it queued, and on 2 cores that would fall
+    on the next server's round (one such round gave attend 24 sentences/s after 726)."""
+    start = time.monotonic()
+    while machine_busy_fraction() > busy:
+        if time.monotonic() - start > limit:
+            print(f"note: the machine stayed busy for {limit:.0f} s before this run", flush=True)
+            return
+
+
 def own_cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
     u = resource.getrusage(who)
     return u.ru_utime + u.ru_stime
@@ -505,6 +527,7 @@ def run_embeddings(args, sentences: List[str], workload: Path) -> Dict:
                         server = servers[kind]
                         # A server that fails a round (an error answer, no request done in
                         # wrk's time) is reported so, and the others' runs go on.
+                        wait_until_quiet()
                         try:
                             rounds[kind].append(load(server.url + server.route, server.body, groups, clients, args,
                                                      server.process.pid))
