@@ -49,7 +49,7 @@ inline void prefetch_next_item(const detail::AttentionTile& t, index_t part, ind
   };
   share(t.next_q, t.q_stride, t.next_q_rows);
   // (A long next sentence goes to the tile kernel, which reads its keys tile by tile.)
-  const index_t keys = std::min(t.next_kv_len, detail::kShortAttentionMaxKeys);
+  const index_t keys = std::min(t.next_kv_len, index_t{detail::kShortAttentionMaxKeys});
   share(t.next_k, t.k_stride, keys);
   share(t.next_v, t.v_stride, keys);
 }
