@@ -218,7 +218,7 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
     }
     case EncoderStepKind::outlier_rows: {
       std::int32_t* list = buffer<std::int32_t>(s.out.buffer);
-      list[0] = static_cast<std::int32_t>(find_outlier_rows(matrix(s.in, rows), list + 1));
+      list[0] = static_cast<std::int32_t>(find_outlier_rows(matrix(s.in, rows), list + 1, s.threads));
       return;
     }
     case EncoderStepKind::normalize: {

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "attend/error.hpp"
 #include "attend/ops/activation.hpp"
+#include "attend/ops/parallel_tasks.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -71,10 +73,24 @@ void quantization_residual(const float* a, std::int64_t k, float max, float* r) 
 
 bool is_outlier_row(const float* a, std::int64_t k) { return is_outlier(magnitude(a, k), k); }
 
-std::int64_t find_outlier_rows(ops::ConstMatrix a, std::int32_t* rows) {
-  std::int64_t n = 0;
-  for (std::int64_t r = 0; r < a.rows; ++r)
-    if (is_outlier_row(a.row(r), a.cols)) rows[n++] = static_cast<std::int32_t>(r);
+std::int64_t find_outlier_rows(ops::ConstMatrix a, std::int32_t* rows, int threads) {
+  // Thread t scans rows [r_t, r_t+1) — the same split as the LayerNorm before it, so the
+  // rows are in its own core's cache — and lists its finds from rows + r_t (room enough:
+  // no more than it scanned); the lists are then joined in order.
+  const int nt = static_cast<int>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(a.rows, 1)));
+  std::vector<std::int64_t> found(static_cast<size_t>(nt), 0);
+  auto begin_of = [&](int t) { return a.rows * t / nt; };
+  ops::parallel_tasks(nt, [&](int t) {
+    std::int64_t n = 0;
+    for (std::int64_t r = begin_of(t); r < begin_of(t + 1); ++r)
+      if (is_outlier_row(a.row(r), a.cols)) rows[begin_of(t) + n++] = static_cast<std::int32_t>(r);
+    found[static_cast<size_t>(t)] = n;
+  });
+  std::int64_t n = found[0];
+  for (int t = 1; t < nt; ++t) {
+    std::copy_n(rows + begin_of(t), found[static_cast<size_t>(t)], rows + n);
+    n += found[static_cast<size_t>(t)];
+  }
   return n;
 }
 

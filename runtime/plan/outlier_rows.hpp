@@ -39,8 +39,9 @@ inline constexpr std::int64_t kOutlierRowsPerPass = 32;
 bool is_outlier_row(const float* a, std::int64_t k);
 
 // Writes the indices of a's outlier rows to `rows` (room for a.rows), ascending, and
-// returns how many there are.
-std::int64_t find_outlier_rows(ops::ConstMatrix a, std::int32_t* rows);
+// returns how many there are; `threads` share the rows (the list is the same whatever
+// their number).
+std::int64_t find_outlier_rows(ops::ConstMatrix a, std::int32_t* rows, int threads = 1);
 
 // Floats of scratch a GEMM of `k` inputs and `n` outputs needs for its outlier rows.
 std::size_t outlier_rows_scratch_floats(std::int64_t k, std::int64_t n);

@@ -46,6 +46,30 @@ TEST_CASE("outlier rows: a row whose mean magnitude gets fewer than 4 of int8's 
   CHECK(rows[1] == 4);
 }
 
+TEST_CASE("outlier rows: the list is the same whatever the threads that scan", "[encoder][int8]") {
+  // 301 rows, outliers scattered (some at the ends of the threads' shares), scanned by
+  // 1…5 threads and by more threads than rows.
+  constexpr std::int64_t M = 301, K = 48;
+  std::vector<float> m(M * K, 0.25f);
+  std::vector<std::int32_t> expected;
+  for (std::int64_t r = 0; r < M; ++r)
+    if (r % 7 == 0 || r == 75 || r == 150 || r == 151 || r == M - 1) {
+      m[r * K + r % K] = -200.0f;
+      expected.push_back(static_cast<std::int32_t>(r));
+    }
+  for (const int threads : {1, 2, 3, 4, 5}) {
+    INFO("threads " << threads);
+    std::vector<std::int32_t> rows(M, -1);
+    const std::int64_t n = find_outlier_rows({m.data(), M, K}, rows.data(), threads);
+    CHECK(std::vector<std::int32_t>(rows.begin(), rows.begin() + n) == expected);
+  }
+  std::vector<std::int32_t> few(2, -1);
+  std::vector<float> two(2 * K, 0.25f);
+  two[K + 3] = 90.0f;
+  REQUIRE(find_outlier_rows({two.data(), 2, K}, few.data(), 8) == 1);
+  CHECK(few[0] == 1);
+}
+
 // C = act(A·Wᵀ + b) + R for A with two rows one value dominates. The weight's own
 // rounding is common to every path, so accuracy is measured against the exact product
 // with the weights as quantized (W̃, unpack_weight), in double. A row with max |a| = m is

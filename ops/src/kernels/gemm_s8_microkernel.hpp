@@ -263,12 +263,14 @@ inline void s8_quantize_a_avx512(const float* a, index_t lda, int mr, index_t k,
       const float* x = a + r * lda;
       __m512 m[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
       index_t i = 0;
-      for (; i + 64 <= k; i += 64)  // four chains: vmaxps latency, not throughput, bounds one
+      // vrangeps 0x0B: the larger magnitude, sign cleared — |x| and the max in one op
+      // (AVX-512DQ). Four chains: its latency, not its throughput, bounds one.
+      for (; i + 64 <= k; i += 64)
 #pragma GCC unroll 4
-        for (int u = 0; u < 4; ++u) m[u] = _mm512_max_ps(m[u], _mm512_abs_ps(_mm512_loadu_ps(x + i + 16 * u)));
+        for (int u = 0; u < 4; ++u) m[u] = _mm512_range_ps(m[u], _mm512_loadu_ps(x + i + 16 * u), 0x0B);
       for (; i < k; i += 16) {
         const auto mask = static_cast<__mmask16>(k - i >= 16 ? 0xffff : (1u << (k - i)) - 1u);
-        m[0] = _mm512_max_ps(m[0], _mm512_abs_ps(_mm512_maskz_loadu_ps(mask, x + i)));
+        m[0] = _mm512_range_ps(m[0], _mm512_maskz_loadu_ps(mask, x + i), 0x0B);
       }
       const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])));
       const RowQuantization rq = row_quantization(amax, true, levels, alpha);
@@ -281,26 +283,35 @@ inline void s8_quantize_a_avx512(const float* a, index_t lda, int mr, index_t k,
     const int rows = std::min(4, mr - r0);
     row_maxima(r0, rows);
     const auto row_bytes = static_cast<__mmask16>((1u << (4 * rows)) - 1u);
-    __m512i sum[4];
     __m512 scale[4];
     const float* x[4];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {  // rows past mr repeat the last one, their results unused
-      sum[j] = _mm512_setzero_si512();
       scale[j] = _mm512_set1_ps(inv[r0 + std::min(j, rows - 1)]);
       x[j] = a + (r0 + std::min(j, rows - 1)) * lda;
     }
+    // Σ q per row, from the packed bytes: each 32-bit lane of `bytes` is 4 values of one
+    // row (row j in lane j of every 128 bits), so vpmaddubsw by ones sums its pairs into
+    // 16 bits (|pair| ≤ 256) — 2 ops per 64 values where 4 int32 additions were; the
+    // 16-bit sums are widened every kPairSteps steps, before they can overflow.
+    constexpr int kPairSteps = 127;  // 127 · 256 < 2¹⁵
+    const __m512i ones_u8 = _mm512_set1_epi8(1), ones_s16 = _mm512_set1_epi16(1);
+    __m512i pairs = _mm512_setzero_si512(), sums = _mm512_setzero_si512();
+    int pair_steps = 0;
     __mmask64 nan_bytes = 0;
     for (index_t i = 0; i < kp; i += 16) {
       const auto mask = static_cast<__mmask16>(k - i >= 16 ? 0xffff : k > i ? (1u << (k - i)) - 1u : 0u);
       __m512i q[4];
 #pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < 4; ++j)
         q[j] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x[j] + i), scale[j]));  // nearest even
-        sum[j] = _mm512_add_epi32(sum[j], q[j]);
-      }
       const __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(q[0], q[1]), _mm512_packs_epi32(q[2], q[3]));
       nan_bytes |= _mm512_cmpeq_epi8_mask(bytes, minus_128);
+      pairs = _mm512_add_epi16(pairs, _mm512_maddubs_epi16(ones_u8, bytes));
+      if (++pair_steps == kPairSteps) {
+        sums = _mm512_add_epi32(sums, _mm512_madd_epi16(pairs, ones_s16));
+        pairs = _mm512_setzero_si512(), pair_steps = 0;
+      }
       std::int8_t* out = dst + (i / 4 * mr + r0) * 4;  // group i/4 of row r0
       const int groups = static_cast<int>(std::min<index_t>(16, kp - i)) / 4;
       if (rows == 4 && groups == 4) {
@@ -315,15 +326,21 @@ inline void s8_quantize_a_avx512(const float* a, index_t lda, int mr, index_t k,
       for (int g = 0; g < groups; ++g)
         _mm_mask_storeu_epi8(out + g * mr * 4, row_bytes, _mm_load_si128(reinterpret_cast<const __m128i*>(lanes + 16 * g)));
     }
+    sums = _mm512_add_epi32(sums, _mm512_madd_epi16(pairs, ones_s16));
+    const __m128i row_sums =
+        _mm_add_epi32(_mm_add_epi32(_mm512_castsi512_si128(sums), _mm512_extracti32x4_epi32(sums, 1)),
+                      _mm_add_epi32(_mm512_extracti32x4_epi32(sums, 2), _mm512_extracti32x4_epi32(sums, 3)));
+    alignas(16) std::int32_t row_sum[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(row_sum), row_sums);
     for (int j = 0; j < rows; ++j) {
       // Bytes 4j … 4j+3 of each 16 are row j's.
       if (nan_bytes & (0x000f000f000f000full << (4 * j))) {  // a NaN: the row becomes zeros
         row_offset[r0 + j] = 0;
         row_scale[r0 + j] = std::numeric_limits<float>::quiet_NaN();
         for (index_t g = 0; g < kp / 4; ++g) std::memset(dst + (g * mr + r0 + j) * 4, 0, 4);
-        continue;  // (its sum holds INT_MIN terms: reducing it would overflow)
+        continue;
       }
-      row_offset[r0 + j] = 128 * _mm512_reduce_add_epi32(sum[j]);  // |Σ q| ≤ 127·kMaxS8K
+      row_offset[r0 + j] = 128 * row_sum[j];  // |Σ q| ≤ 127·kMaxS8K
     }
   }
 }
