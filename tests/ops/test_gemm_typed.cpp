@@ -173,6 +173,46 @@ TEST_CASE("s8 and bf16 GEMMs propagate NaN and inf in A to their rows only", "[o
     }
 }
 
+// Rows whose every value quantizes to ±127 over a K of 257 16-value steps: the largest
+// per-step sums the quantizer's row sums (ops' Σq, which the VNNI kernel's start value
+// needs) ever meet, past the 127 steps after which its 16-bit sums are widened, and a
+// masked tail. Weights are integers with scale 1, so each output is Σ_k sign_k·w_jk
+// exactly (within fp32's rounding of the int32 sum); an overflowed row sum would be off
+// by thousands. Every ISA gives the same bits.
+TEST_CASE("s8 GEMM: rows at ±127 everywhere over a long K keep their exact sums", "[ops][gemm][int8]") {
+  const index_t M = 4, N = 24, K = 4100;
+  Buffer2D a(M, K), c(M, N), first(M, N);
+  std::vector<std::int8_t> w(static_cast<size_t>(N * K));
+  Rng rng(test_seed() ^ 4747);
+  for (auto& x : w) x = static_cast<std::int8_t>(rng.uniform_int(-127, 127));
+  for (index_t k = 0; k < K; ++k) {
+    a.at(0, k) = 1.0f;                       // every pair +254
+    a.at(1, k) = -1.0f;                      // every pair −254
+    a.at(2, k) = k % 2 ? 0.5f : -0.5f;       // alternating
+    a.at(3, k) = (k * 7919) % 3 ? 2.0f : -2.0f;
+  }
+  const std::vector<float> scales(N, 1.0f);
+  bool have_first = false;
+  for (ops::Isa isa : ops::available_isas()) {
+    INFO("isa " << ops::isa_name(isa));
+    const ops::PackedWeight p = ops::pack_weight_s8({w.data(), N, K}, scales.data(), isa);
+    ops::gemm(a.view(), p, c.view(), {}, 1);
+    for (index_t r = 0; r < M; ++r)
+      for (index_t j = 0; j < N; ++j) {
+        double exact = 0;
+        for (index_t k = 0; k < K; ++k) exact += (a.at(r, k) > 0 ? 1.0 : -1.0) * w[static_cast<size_t>(j * K + k)];
+        exact *= std::fabs(a.at(r, 0));
+        INFO("row " << r << " column " << j);
+        CHECK(std::fabs(c.at(r, j) - exact) <= 1e-5 * (std::fabs(exact) + 127.0 * K / 100));
+      }
+    if (!have_first) {
+      first = c, have_first = true;
+      continue;
+    }
+    CHECK(max_absolute_error(c.view(), first.view()) == 0.0);
+  }
+}
+
 TEST_CASE("an s8 GEMM gives the same result in caller scratch", "[ops][gemm]") {
   const index_t M = 50, N = 70, K = 90;
   Buffer2D a(M, K), w(N, K), own(M, N), given(M, N);
