@@ -80,6 +80,12 @@ void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
   for (index_t t = t_begin; t < t_end; ++t) {
     const index_t i0 = tile_start(M, g.m_tiles, t);
     const int rows = tile_rows(M, g.m_tiles, t);
+    if (g.qa.form == S8ActivationForm::s16 && g.kt->s8_quantize_a_s16 != nullptr) {  // straight to int16
+      g.kt->s8_quantize_a_s16(g.a.row(i0), g.a.ld, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha,
+                              static_cast<std::int16_t*>(g.qa.extra) + i0 * g.kp, g.qa.row_scale + i0,
+                              g.qa.row_offset + i0);
+      continue;
+    }
     g.kt->s8_quantize_a(g.a.row(i0), g.a.ld, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha, g.qa.q + i0 * g.kp,
                         g.qa.row_scale + i0, g.qa.row_offset + i0);
     // The kernels' second form of the same values (loops the compiler vectorises).

@@ -111,6 +111,10 @@ using Bf16PackA = void (*)(const float* a, index_t lda, int mr, index_t k0, inde
 // Every ISA's quantizer gives the same q, scales and offsets (levels: kS8ActivationLevels).
 using S8QuantizeA = void (*)(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels, float alpha,
                             std::int8_t* dst, float* row_scale, std::int32_t* row_offset);
+// The same quantization written as int16 in the same layout, for kernels that read A in
+// S8ActivationForm::s16 (no int8 copy then: the driver skips the widening pass).
+using S8QuantizeAWide = void (*)(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels, float alpha,
+                                 std::int16_t* dst, float* row_scale, std::int32_t* row_offset);
 
 // One query tile of one (batch, head) against all its visible keys.
 struct AttentionTile {
@@ -169,6 +173,7 @@ struct KernelTable {
   Bf16PackA bf16_pack_a;
   GemmKernels s8;
   S8QuantizeA s8_quantize_a;
+  S8QuantizeAWide s8_quantize_a_s16 = nullptr;  // where s8.s8_a_form is s16 and a direct one exists
 
   int attention_query_tile;         // queries per tile (vector lanes × vectors)
   void (*attention_tile)(const AttentionTile&);

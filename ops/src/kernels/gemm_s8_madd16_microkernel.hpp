@@ -26,7 +26,10 @@
 // the 2-D accumulator array of 5- and 6-row tiles on the stack (93 GOP/s measured).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 
 #include "kernels/gemm_s8_microkernel.hpp"
 
@@ -78,6 +81,85 @@ void s8_gemm_tile_madd16(const detail::GemmTile& t) {
     dequantize_row<A, 1>(sum, cols, t, r, sums);
   }
   store_tile<A, 1>(sums, MR, t);
+}
+
+// The activation quantizer for this kernel (detail::S8QuantizeAWide): q as
+// s8_quantize_a computes it, written straight to the s16 form the kernel reads, rows two
+// at a time. One vpackssdw of the two rows' int32 vectors leaves, in 128-bit lane l,
+// k group i/4 + l of rows r, r + 1 — 16 contiguous bytes of the [groups][mr][4] int16
+// tile — so 16 values take a pack and two stores, where the generic quantizer stored
+// each value alone and the driver then widened the int8 tile in a pass of its own
+// (together 5.5% of an AVX2 int8 embedding). A NaN converts to INT_MIN, which the pack
+// saturates to −32768, which no |q| ≤ 127 is: that is how NaN rows (and inf rows,
+// whose scale is 0, so inf·0) are caught, as the AVX-512 quantizer catches them.
+inline void s8_quantize_a_s16_avx2(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels, float alpha,
+                                   std::int16_t* dst, float* row_scale, std::int32_t* row_offset) {
+  const __m256 no_sign = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  auto first_lanes = [&](index_t n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lane); };
+  auto row_inverse = [&](const float* x, int r) {
+    __m256 m[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    index_t i = 0;
+    for (; i + 32 <= k; i += 32)  // four chains: vmaxps latency, not throughput, bounds one
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) m[u] = _mm256_max_ps(m[u], _mm256_and_ps(_mm256_loadu_ps(x + i + 8 * u), no_sign));
+    for (; i < k; i += 8)
+      m[0] = _mm256_max_ps(m[0], _mm256_and_ps(_mm256_maskload_ps(x + i, first_lanes(k - i)), no_sign));
+    const __m256 m8 = _mm256_max_ps(_mm256_max_ps(m[0], m[1]), _mm256_max_ps(m[2], m[3]));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+    const RowQuantization rq = row_quantization(_mm_cvtss_f32(m4), true, levels, alpha);
+    row_scale[r] = rq.row_scale;
+    return rq.inv;
+  };
+  const __m256i ones = _mm256_set1_epi16(1), nan_code = _mm256_set1_epi16(-32768);
+  for (int r0 = 0; r0 < mr; r0 += 2) {
+    const bool pair = r0 + 1 < mr;  // else row r0 alone (its partner repeats it, unstored)
+    const float* x0 = a + r0 * lda;
+    const float* x1 = pair ? x0 + lda : x0;
+    const __m256 s0 = _mm256_set1_ps(row_inverse(x0, r0));
+    const __m256 s1 = pair ? _mm256_set1_ps(row_inverse(x1, r0 + 1)) : s0;
+    __m256i sums = _mm256_setzero_si256(), nan = _mm256_setzero_si256();
+    for (index_t i = 0; i < kp; i += 8) {
+      __m256 v0, v1;
+      if (i + 8 <= k) {
+        v0 = _mm256_loadu_ps(x0 + i), v1 = _mm256_loadu_ps(x1 + i);
+      } else {  // the tail of k, then k's padding: zeros
+        const __m256i live = first_lanes(std::max<index_t>(0, k - i));
+        v0 = _mm256_maskload_ps(x0 + i, live), v1 = _mm256_maskload_ps(x1 + i, live);
+      }
+      const __m256i q = _mm256_packs_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(v0, s0)),   // nearest even
+                                           _mm256_cvtps_epi32(_mm256_mul_ps(v1, s1)));
+      nan = _mm256_or_si256(nan, _mm256_cmpeq_epi16(q, nan_code));
+      sums = _mm256_add_epi32(sums, _mm256_madd_epi16(q, ones));
+      std::int16_t* out = dst + ((i / 4) * mr + r0) * 4;  // group i/4 of row r0
+      const bool two_groups = i + 8 <= kp;
+      const __m128i low = _mm256_castsi256_si128(q), high = _mm256_extracti128_si256(q, 1);
+      if (pair) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), low);
+        if (two_groups) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + mr * 4), high);
+      } else {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out), low);
+        if (two_groups) _mm_storel_epi64(reinterpret_cast<__m128i*>(out + mr * 4), high);
+      }
+    }
+    // 32-bit lanes of sums: 0, 1, 4, 5 are row r0's pair sums, 2, 3, 6, 7 row r0 + 1's;
+    // bytes of the NaN mask likewise (16-bit lanes 0–3 and 8–11 are row r0's).
+    alignas(32) std::int32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums);
+    const auto nan_bytes = static_cast<std::uint32_t>(_mm256_movemask_epi8(nan));
+    for (int j = 0; j < (pair ? 2 : 1); ++j) {
+      const int r = r0 + j;
+      if (nan_bytes & (0x00ff00ffu << (8 * j))) {  // a NaN or inf: the row becomes zeros
+        row_offset[r] = 0;
+        row_scale[r] = std::numeric_limits<float>::quiet_NaN();
+        for (index_t g = 0; g < kp / 4; ++g) std::memset(dst + (g * mr + r) * 4, 0, 4 * sizeof(std::int16_t));
+        continue;
+      }
+      row_offset[r] = 128 * (lanes[2 * j] + lanes[2 * j + 1] + lanes[2 * j + 4] + lanes[2 * j + 5]);
+    }
+  }
 }
 
 template <class A, int MR>

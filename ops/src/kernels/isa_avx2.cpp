@@ -18,6 +18,7 @@ const KernelTable& avx2_kernels() {
     t.bf16_pack_a = &isa_avx2::bf16_pack_a<A, false>;
     t.s8 = isa_avx2::s8_gemm_kernels_madd16<A, 6>("qd8_f32_qc8w_gemm_6x8_avx2");
     t.s8_quantize_a = &isa_avx2::s8_quantize_a<A>;
+    t.s8_quantize_a_s16 = &isa_avx2::s8_quantize_a_s16_avx2;
     return t;
   }();
   return table;
