@@ -17,6 +17,7 @@
 // each weight panel, read from memory once, serves every row tile while it is hot.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include <unistd.h>
 
@@ -270,6 +271,13 @@ void check_gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEp
                   " B was packed with panel width ", b.nr, " but ", isa_name(b.isa), " kernels use ",
                   gemm_panel_width(b.isa, b.type));
   ATTEND_OP_CHECK(b.type != WeightType::s8 || b.scales != nullptr || b.n == 0, op, "s8 B has no scales");
+  for (size_t i = 0; i < ep.two_term_rows.size(); ++i) {
+    const index_t row = ep.two_term_rows[i] - ep.two_term_row_base;
+    ATTEND_OP_CHECK(row >= 0 && row < a.rows, op, "two-term row ", ep.two_term_rows[i], " (entry ", i,
+                    ") is row ", row, " of A, which has ", a.rows);
+    ATTEND_OP_CHECK(i == 0 || ep.two_term_rows[i] > ep.two_term_rows[i - 1], op, "two-term rows are not ascending at entry ", i,
+                    " (", ep.two_term_rows[i - 1], ", ", ep.two_term_rows[i], ")");
+  }
   if (ep.residual.data) {
     check_matrix(op, "residual", ep.residual);
     check_same_shape(op, "residual", ep.residual, "C", c);
@@ -283,8 +291,8 @@ void check_gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEp
 
 }  // namespace detail
 
-std::size_t gemm_scratch_bytes(index_t m, const PackedWeightView& b) {
-  return b.type == WeightType::s8 ? detail::gemm_s8_scratch_bytes(m, b) : 0;
+std::size_t gemm_scratch_bytes(index_t m, const PackedWeightView& b, index_t two_term_rows) {
+  return b.type == WeightType::s8 ? detail::gemm_s8_scratch_bytes(m, b, two_term_rows) : 0;
 }
 
 void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads,
@@ -295,9 +303,11 @@ void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue
     gemm_blocked(a, b, c, ep, threads);
     return;
   }
-  const std::size_t need = detail::gemm_s8_scratch_bytes(a.rows, b);
+  const auto two_term = static_cast<index_t>(ep.two_term_rows.size());
+  const std::size_t need = detail::gemm_s8_scratch_bytes(a.rows, b, two_term);
   ATTEND_OP_CHECK(scratch.size() >= need, "gemm", "scratch holds ", scratch.size(), " bytes, an s8 GEMM of ",
-                  a.rows, " rows and K = ", b.k, " needs ", need);
+                  a.rows, " rows", two_term ? " (" + std::to_string(two_term) + " of two terms)" : std::string(),
+                  " and K = ", b.k, " needs ", need);
   ATTEND_OP_CHECK(reinterpret_cast<std::uintptr_t>(scratch.data()) % 64 == 0, "gemm",
                   "scratch must be 64-byte aligned");
   detail::gemm_s8(a, b, c, ep, threads, scratch.data());
@@ -307,7 +317,7 @@ void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue
   std::span<std::byte> scratch;
   if (b.type == WeightType::s8) {
     detail::check_gemm(a, b, c, ep, threads);  // before sizing anything from the shapes
-    const std::size_t need = detail::gemm_s8_scratch_bytes(a.rows, b);
+    const std::size_t need = detail::gemm_s8_scratch_bytes(a.rows, b, static_cast<index_t>(ep.two_term_rows.size()));
     scratch = {thread_scratch(need), need};
   }
   gemm(a, b, c, ep, threads, scratch);

@@ -44,6 +44,6 @@ void check_gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEp
 // The s8 driver (gemm_s8.cpp); `scratch` holds gemm_scratch_bytes(M, b).
 void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads,
              std::byte* scratch);
-std::size_t gemm_s8_scratch_bytes(index_t m, const PackedWeightView& b);
+std::size_t gemm_s8_scratch_bytes(index_t m, const PackedWeightView& b, index_t two_term_rows);
 
 }  // namespace attend::ops::detail

@@ -8,6 +8,11 @@
 //     for each row tile                    — its quantized rows stay in L1
 //       for each panel in the block: micro-kernel (mr × NR × K) and the epilogue
 //
+// Two-term rows (GemmEpilogue::two_term_rows): quantized with their tile's rows, their
+// residuals as one-row tiles of their own. The row's tile stores its first term without
+// the epilogue; a one-row kernel then adds the residual's product on the same panel,
+// while it is in L1, and applies the epilogue to the sum.
+//
 // Few rows (decoding, quantized A within kFewRowABytes): NC = 1, so each weight panel,
 // read from memory once, serves every row tile while in L1, and the tiles prefetch the
 // next panel between them while they compute — the fp32 few-row order, for any number
@@ -15,8 +20,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <span>
+#include <utility>
 
+#include "check.hpp"
 #include "gemm_driver.hpp"
 #include "parallel.hpp"
 
@@ -61,6 +71,33 @@ struct QuantizedA {
   }
 };
 
+// The two-term rows' residuals, in scratch after the main quantized A: per listed row
+// its quantized residual as a one-row tile, then the residual's floats.
+struct TwoTermRows {
+  std::span<const std::int32_t> rows;
+  index_t base = 0;
+  std::byte* scratch = nullptr;
+  index_t k = 0, kp = 0;
+  S8ActivationForm form = S8ActivationForm::s8;
+
+  static index_t bytes_per_row(index_t k, index_t kp, S8ActivationForm form) {
+    return QuantizedA::scratch_bytes(1, kp, form) + round_up_64(4 * k);
+  }
+  index_t row(index_t i) const { return rows[static_cast<size_t>(i)] - base; }
+  std::byte* at(index_t i) const { return scratch + i * bytes_per_row(k, kp, form); }
+  QuantizedA residual(index_t i) const { return QuantizedA(at(i), 1, kp, form); }
+  float* residual_values(index_t i) const {
+    return reinterpret_cast<float*>(at(i) + QuantizedA::scratch_bytes(1, kp, form));
+  }
+  // The entries [lo, hi) of the list that are rows [r0, r1) of A.
+  std::pair<index_t, index_t> within(index_t r0, index_t r1) const {
+    auto to_row = [&](std::int32_t v) { return static_cast<index_t>(v) - base; };
+    const auto lo = std::partition_point(rows.begin(), rows.end(), [&](std::int32_t v) { return to_row(v) < r0; });
+    const auto hi = std::partition_point(lo, rows.end(), [&](std::int32_t v) { return to_row(v) < r1; });
+    return {lo - rows.begin(), hi - rows.begin()};
+  }
+};
+
 struct S8Problem {
   ConstMatrix a;
   PackedWeightView b;
@@ -71,34 +108,72 @@ struct S8Problem {
   QuantizedA qa;
   index_t kp, m_tiles;
   index_t panel_bytes;
+  TwoTermRows two_term;
 
   const std::byte* panel(index_t p) const { return static_cast<const std::byte*>(b.data) + p * panel_bytes; }
 };
 
+// `rows` rows of `a` (row stride lda, K = g.b.k) quantized into qa's rows from i0 (one
+// tile: [kp/4][rows][4]) in the form the kernels read.
+void quantize_rows(const S8Problem& g, const float* a, index_t lda, int rows, const QuantizedA& qa, index_t i0) {
+  if (qa.form == S8ActivationForm::s16 && g.kt->s8_quantize_a_s16 != nullptr) {  // straight to int16
+    g.kt->s8_quantize_a_s16(a, lda, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha,
+                            static_cast<std::int16_t*>(qa.extra) + i0 * g.kp, qa.row_scale + i0, qa.row_offset + i0);
+    return;
+  }
+  g.kt->s8_quantize_a(a, lda, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha, qa.q + i0 * g.kp,
+                      qa.row_scale + i0, qa.row_offset + i0);
+  // The kernels' second form of the same values (loops the compiler vectorises).
+  const std::int8_t* q = qa.q + i0 * g.kp;
+  const index_t n = rows * g.kp;
+  if (qa.form == S8ActivationForm::s8_with_abs) {  // |q| ≤ 127: no overflow
+    std::int8_t* abs = static_cast<std::int8_t*>(qa.extra) + i0 * g.kp;
+    for (index_t i = 0; i < n; ++i) abs[i] = static_cast<std::int8_t>(q[i] < 0 ? -q[i] : q[i]);
+  } else if (qa.form == S8ActivationForm::s16) {
+    std::int16_t* wide = static_cast<std::int16_t*>(qa.extra) + i0 * g.kp;
+    for (index_t i = 0; i < n; ++i) wide[i] = q[i];
+  }
+}
+
+// r = a − q(a)·level for a row of k values, q as every ISA's quantizer rounds it:
+// nearest-even(a · (levels / max|a|)), level = max|a| / levels. |a · inv| ≤ 127, so
+// adding and taking away 1.5·2²³ rounds to the nearest integer, ties to even (this file
+// is built for the baseline ISA, without fused multiply-adds: the same bits everywhere).
+// A row without a finite, nonzero maximum has no residual (its first term says NaN).
+void quantization_residual(const float* a, index_t k, float* r) {
+  float max = 0.0f;
+  for (index_t i = 0; i < k; ++i) max = std::max(max, std::fabs(a[i]));
+  if (!(max > 0.0f && max <= std::numeric_limits<float>::max())) {
+    std::fill_n(r, k, 0.0f);
+    return;
+  }
+  constexpr float kRound = 12582912.0f;  // 1.5·2²³
+  const float inv = static_cast<float>(kS8ActivationLevels) / max;
+  const float level = max / static_cast<float>(kS8ActivationLevels);
+  for (index_t i = 0; i < k; ++i) {
+    const float q = (a[i] * inv + kRound) - kRound;
+    r[i] = a[i] - q * level;
+  }
+}
+
+// The residuals of the two-term rows among A's rows [r0, r1), each a one-row tile.
+void quantize_two_term_rows(const S8Problem& g, index_t r0, index_t r1) {
+  const auto [lo, hi] = g.two_term.within(r0, r1);
+  for (index_t i = lo; i < hi; ++i) {
+    const float* row = g.a.row(g.two_term.row(i));
+    float* residual = g.two_term.residual_values(i);
+    quantization_residual(row, g.b.k, residual);
+    quantize_rows(g, residual, g.b.k, 1, g.two_term.residual(i), 0);
+  }
+}
+
 void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
   const index_t M = g.a.rows;
-  for (index_t t = t_begin; t < t_end; ++t) {
-    const index_t i0 = tile_start(M, g.m_tiles, t);
-    const int rows = tile_rows(M, g.m_tiles, t);
-    if (g.qa.form == S8ActivationForm::s16 && g.kt->s8_quantize_a_s16 != nullptr) {  // straight to int16
-      g.kt->s8_quantize_a_s16(g.a.row(i0), g.a.ld, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha,
-                              static_cast<std::int16_t*>(g.qa.extra) + i0 * g.kp, g.qa.row_scale + i0,
-                              g.qa.row_offset + i0);
-      continue;
-    }
-    g.kt->s8_quantize_a(g.a.row(i0), g.a.ld, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha, g.qa.q + i0 * g.kp,
-                        g.qa.row_scale + i0, g.qa.row_offset + i0);
-    // The kernels' second form of the same values (loops the compiler vectorises).
-    const std::int8_t* q = g.qa.q + i0 * g.kp;
-    const index_t n = rows * g.kp;
-    if (g.qa.form == S8ActivationForm::s8_with_abs) {  // |q| ≤ 127: no overflow
-      std::int8_t* abs = static_cast<std::int8_t*>(g.qa.extra) + i0 * g.kp;
-      for (index_t i = 0; i < n; ++i) abs[i] = static_cast<std::int8_t>(q[i] < 0 ? -q[i] : q[i]);
-    } else if (g.qa.form == S8ActivationForm::s16) {
-      std::int16_t* wide = static_cast<std::int16_t*>(g.qa.extra) + i0 * g.kp;
-      for (index_t i = 0; i < n; ++i) wide[i] = q[i];
-    }
-  }
+  for (index_t t = t_begin; t < t_end; ++t)
+    quantize_rows(g, g.a.row(tile_start(M, g.m_tiles, t)), g.a.ld, tile_rows(M, g.m_tiles, t), g.qa,
+                  tile_start(M, g.m_tiles, t));
+  if (!g.two_term.rows.empty())
+    quantize_two_term_rows(g, tile_start(M, g.m_tiles, t_begin), tile_start(M, g.m_tiles, t_end));
 }
 
 // quantize_tiles, its seconds added to a profiled call's GemmProfile as a share of the
@@ -155,6 +230,32 @@ void prefetch_next_panel(const S8Problem& g, GemmTile& t, index_t next, index_t 
   t.prefetch_step = bytes / (sharers * groups);
 }
 
+// Two-term row `i`'s second term on the panel `tile` (its row's tile, which stored the
+// row's first term raw) has just computed: the residual's product added, then the
+// epilogue — alpha is in the row scales, the bias, the activation, a residual matrix
+// (one that is C itself was there before the first term: `accumulate`).
+void second_term(const S8Problem& g, const GemmTile& tile, index_t i) {
+  const index_t r = g.two_term.row(i), column = (tile.c - g.c.data) % g.c.ld;
+  const QuantizedA residual = g.two_term.residual(i);
+  GemmTile u = tile;
+  u.a = residual.a(0, g.kp);
+  u.a_abs = residual.a_abs(0, g.kp);
+  u.row_scale = residual.row_scale;
+  u.row_offset = residual.row_offset;
+  u.c = g.c.row(r) + column;
+  u.accumulate = true;
+  u.residual = tile.residual ? g.ep.residual.row(r) + column : nullptr;
+  u.raw_rows = 0;
+  g.kt->s8.kernels[0][0](u);
+}
+
+// Bit r set for each two-term row r rows into the tile from i0 (entries [lo, hi)).
+std::uint32_t two_term_mask(const S8Problem& g, index_t i0, index_t lo, index_t hi) {
+  std::uint32_t mask = 0;
+  for (index_t i = lo; i < hi; ++i) mask |= 1u << (g.two_term.row(i) - i0);
+  return mask;
+}
+
 // Row tiles [t_begin, t_end) × panels [p_begin, p_end).
 void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_begin, index_t p_end) {
   const index_t M = g.a.rows;
@@ -168,8 +269,10 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
     for (index_t tile = t_begin; tile < t_end; ++tile) {
       const index_t i0 = tile_start(M, g.m_tiles, tile);
       const int mr = tile_rows(M, g.m_tiles, tile);
+      const auto [two_lo, two_hi] = g.two_term.within(i0, i0 + mr);
       for (index_t p = p0; p < p1; ++p) {
         fill_tile(g, t, i0, p);
+        t.raw_rows = two_term_mask(g, i0, two_lo, two_hi);
         if (few_rows && p + 1 < p_end) {
           prefetch_next_panel(g, t, p + 1, tile - t_begin, t_end - t_begin);
         } else if (!few_rows) {
@@ -181,6 +284,7 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
           t.prefetch_step = 64;
         }
         kernels[mr - 1][0](t);
+        for (index_t i = two_lo; i < two_hi; ++i) second_term(g, t, i);
       }
     }
   }
@@ -205,8 +309,10 @@ index_t row_tiles(index_t M, index_t mr, int threads) {
 
 }  // namespace
 
-std::size_t gemm_s8_scratch_bytes(index_t m, const PackedWeightView& b) {
-  return static_cast<std::size_t>(QuantizedA::scratch_bytes(m, b.k_padded(), kernels_for(b.isa).s8.s8_a_form));
+std::size_t gemm_s8_scratch_bytes(index_t m, const PackedWeightView& b, index_t two_term_rows) {
+  const S8ActivationForm form = kernels_for(b.isa).s8.s8_a_form;
+  return static_cast<std::size_t>(QuantizedA::scratch_bytes(m, b.k_padded(), form) +
+                                  two_term_rows * TwoTermRows::bytes_per_row(b.k, b.k_padded(), form));
 }
 
 void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads,
@@ -215,9 +321,14 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
   const index_t M = a.rows, kp = b.k_padded();
   const int nt = gemm_threads(threads, M, b.n, b.k, b.n * b.k);
   const bool split_rows = nt > 1 && M > b.n && (M + kt.s8.mr - 1) / kt.s8.mr >= nt;
+  ATTEND_OP_CHECK(ep.two_term_rows.empty() || kt.s8.mr <= 32, "gemm",
+                  "internal: two-term rows need s8 tiles of at most 32 rows (", kt.s8.name, ": ", kt.s8.mr, ")");
+  const S8ActivationForm form = kt.s8.s8_a_form;
+  const TwoTermRows two_term{ep.two_term_rows, ep.two_term_row_base, scratch + QuantizedA::scratch_bytes(M, kp, form),
+                             b.k, kp, form};
   const S8Problem g{a,   b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data, &kt,
-                    QuantizedA(scratch, M, kp, kt.s8.s8_a_form), kp, row_tiles(M, kt.s8.mr, split_rows ? nt : 1),
-                    static_cast<index_t>(b.panel_bytes())};
+                    QuantizedA(scratch, M, kp, form), kp, row_tiles(M, kt.s8.mr, split_rows ? nt : 1),
+                    static_cast<index_t>(b.panel_bytes()), two_term};
   if (nt == 1) {
     quantize_tiles_profiled(g, 0, g.m_tiles, 1);
     run_range(g, 0, g.m_tiles, 0, b.panels());

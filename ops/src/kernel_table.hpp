@@ -70,6 +70,9 @@ struct GemmTile {
   const float* row_scale = nullptr;          // [mr], alpha folded in
   const std::int32_t* row_offset = nullptr;  // [mr]
   const float* col_scale = nullptr;          // [nr], at this tile's first column
+  // Rows (bit r) stored as their sums alone — no alpha, bias, activation or residual —
+  // for the s8 driver to finish with a second term (GemmEpilogue::two_term_rows).
+  std::uint32_t raw_rows = 0;
 };
 // Indexed by mr − 1: one specialisation per row count, so no row is wasted.
 using GemmMicroKernel = void (*)(const GemmTile&);

@@ -150,8 +150,7 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
       const std::span<const std::int32_t> all(list + 1, static_cast<size_t>(list[0]));
       const auto begin = std::lower_bound(all.begin(), all.end(), first);
       const auto end = std::lower_bound(begin, all.end(), first + rows);
-      const std::span<float> scratch(buffer<float>(io.outlier_scratch), plan_.buffers()[io.outlier_scratch].cols);
-      gemm_keeping_outlier_rows(in, s.linear->weight.view(), out, ep, s.threads, {begin, end}, first, scratch);
+      gemm_keeping_outlier_rows(in, s.linear->weight.view(), out, ep, s.threads, {begin, end}, first);
       return;
     }
     case EncoderStepKind::attention: {

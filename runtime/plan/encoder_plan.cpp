@@ -137,7 +137,7 @@ class EncoderPlanBuilder {
     const auto& io = plan_->io_;
     switch (s.kind) {
       case EncoderStepKind::embed: return {io.tokens, io.positions, io.types};
-      case EncoderStepKind::linear: return {s.outliers, s.outliers >= 0 ? io.outlier_scratch : -1};
+      case EncoderStepKind::linear: return {s.outliers};
       case EncoderStepKind::attention:
       case EncoderStepKind::first_token:
       case EncoderStepKind::pool: return {io.starts};
@@ -200,10 +200,6 @@ class EncoderPlanBuilder {
     const bool s8 = m().compute_type().gemm_weights == ops::WeightType::s8;
     const int attn_outliers = s8 ? buffer("encoder.outliers.attn", ElementType::i32, T + 1, 1) : -1;
     const int ffn_outliers = s8 ? buffer("encoder.outliers.ffn", ElementType::i32, T + 1, 1) : -1;
-    if (s8) {
-      const std::size_t floats = std::max(outlier_rows_scratch_floats(D, 3 * D), outlier_rows_scratch_floats(D, F));
-      io.outlier_scratch = buffer("encoder.outliers.scratch", ElementType::f32, 1, static_cast<std::int64_t>(floats));
-    }
     // The rows of a sublayer's input (a LayerNorm's output, from the residual stream)
     // that get int8's second term; the attention's output, a mix of value rows, has none.
     auto find_outliers = [&](Operand in, int list, std::int64_t layer) {

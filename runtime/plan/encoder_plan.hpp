@@ -102,7 +102,6 @@ class EncoderPlan {
     int pooler = -1;               // [batch, D]
     int embedding;                 // [batch, embedding_dim]
     int logits = -1;               // [batch, num_labels]
-    int outlier_scratch = -1;      // int8 models: the scratch of the second terms (outlier_rows.hpp)
   };
   const Io& io() const { return io_; }
 

@@ -55,20 +55,6 @@ bool is_outlier(const RowMagnitude& r, std::int64_t k) {
              static_cast<double>(kOutlierRowMeanLevels) * static_cast<double>(k) * r.max;
 }
 
-// r = a − q(a)·level, q as ops' quantizer rounds: nearest-even(a · (levels / max)).
-// |a · inv| ≤ 127, so adding and taking away 1.5·2²³ rounds it to the nearest integer,
-// ties to even, in the default rounding mode — SSE2 additions, where std::nearbyint is
-// a libm call per value on x86-64 without SSE4.1 (it tripled this correction's cost).
-void quantization_residual(const float* a, std::int64_t k, float max, float* r) {
-  constexpr float kRound = 12582912.0f;  // 1.5·2²³
-  const float inv = static_cast<float>(ops::kS8ActivationLevels) / max;
-  const float level = max / static_cast<float>(ops::kS8ActivationLevels);
-  for (std::int64_t i = 0; i < k; ++i) {
-    const float q = (a[i] * inv + kRound) - kRound;
-    r[i] = a[i] - q * level;
-  }
-}
-
 }  // namespace
 
 bool is_outlier_row(const float* a, std::int64_t k) { return is_outlier(magnitude(a, k), k); }
@@ -94,62 +80,12 @@ std::int64_t find_outlier_rows(ops::ConstMatrix a, std::int32_t* rows, int threa
   return n;
 }
 
-std::size_t outlier_rows_scratch_floats(std::int64_t k, std::int64_t n) {
-  // Up to two rows per outlier row (the row and its residual), in and out.
-  return static_cast<std::size_t>(2 * kOutlierRowsPerPass * (k + n));
-}
-
 void gemm_keeping_outlier_rows(ops::ConstMatrix a, const ops::PackedWeightView& w, ops::Matrix c,
                                const ops::GemmEpilogue& epilogue, int threads, std::span<const std::int32_t> rows,
-                               std::int64_t first, std::span<float> scratch) {
-  ops::gemm(a, w, c, epilogue, threads);
-  if (w.type != ops::WeightType::s8 || rows.empty()) return;
-  const std::int64_t K = a.cols, N = c.cols;
-  if (scratch.size() < outlier_rows_scratch_floats(K, N))
-    throw error_of("internal: outlier-row scratch of ", scratch.size(), " floats for a ", K, "→", N, " GEMM");
-  // Without an activation the epilogue is linear in A·Wᵀ: the residual's product is
-  // added to C as it stands. With one, the pre-activation sum is needed: the row's
-  // product is recomputed beside its residual's, and the epilogue applied here. (ops
-  // allows no residual in C with an activation, so epilogue.residual is intact.)
-  const bool recompute = epilogue.activation != ops::Activation::none;
-  float* in = scratch.data();
-  float* out = in + 2 * kOutlierRowsPerPass * K;
-  ops::GemmEpilogue product;
-  product.alpha = epilogue.alpha;
-  for (size_t done = 0; done < rows.size(); done += kOutlierRowsPerPass) {
-    const auto pass = rows.subspan(done, std::min<size_t>(kOutlierRowsPerPass, rows.size() - done));
-    const auto n = static_cast<std::int64_t>(pass.size());
-    // in: the residuals (rows 0…n−1); to recompute, the rows first, then their residuals.
-    float* residuals = recompute ? in + n * K : in;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float* row = a.row(pass[i] - first);
-      quantization_residual(row, K, magnitude(row, K).max, residuals + i * K);
-      if (recompute) std::copy_n(row, K, in + i * K);
-    }
-    const std::int64_t m = recompute ? 2 * n : n;
-    const ops::Matrix y{out, m, N};
-    ops::gemm(ops::ConstMatrix{in, m, K}, w, y, product, threads);
-    if (!recompute) {
-      for (std::int64_t i = 0; i < n; ++i) {
-        float* dst = c.row(pass[i] - first);
-        const float* add = y.row(i);
-        for (std::int64_t j = 0; j < N; ++j) dst[j] += add[j];
-      }
-      continue;
-    }
-    for (std::int64_t i = 0; i < n; ++i) {
-      float* z = y.row(i);
-      const float* low = y.row(n + i);
-      for (std::int64_t j = 0; j < N; ++j) z[j] += low[j] + (epilogue.bias ? epilogue.bias[j] : 0.0f);
-    }
-    const ops::Matrix z{out, n, N};
-    ops::activation(epilogue.activation, z, z, threads);
-    for (std::int64_t i = 0; i < n; ++i) {
-      float* dst = c.row(pass[i] - first);
-      const float* res = epilogue.residual.data ? epilogue.residual.row(pass[i] - first) : nullptr;
-      for (std::int64_t j = 0; j < N; ++j) dst[j] = z(i, j) + (res ? res[j] : 0.0f);
-    }
-  }
+                               std::int64_t first) {
+  ops::GemmEpilogue ep = epilogue;
+  if (w.type == ops::WeightType::s8) ep.two_term_rows = rows, ep.two_term_row_base = first;
+  ops::gemm(a, w, c, ep, threads);
 }
 
 }  // namespace attend::runtime

@@ -9,7 +9,8 @@
 //
 // Such a row gets a second int8 term: its quantization residual r = a − q(a) (under half
 // a level everywhere), quantized with its own scale and multiplied by the same int8
-// weights, which carries the row to ~15 bits while every other row stays one int8 pass.
+// weights, which carries the row to ~15 bits while every other row stays one int8 pass
+// (ops computes it beside the row's tile: GemmEpilogue::two_term_rows).
 // Which rows: those whose mean magnitude gets fewer than kOutlierRowMeanLevels of the
 // 127 levels, found where a row enters the GEMMs from the residual stream (a LayerNorm's
 // output) — decided from the row itself, with no calibration data and no model-specific
@@ -30,8 +31,6 @@ namespace attend::runtime {
 
 // A row whose mean magnitude quantizes to fewer levels than this is an outlier row.
 inline constexpr int kOutlierRowMeanLevels = 4;
-// Outlier rows corrected per pass of the second term (the scratch holds this many).
-inline constexpr std::int64_t kOutlierRowsPerPass = 32;
 
 // Whether ops' per-row quantization leaves the row's mean magnitude fewer than
 // kOutlierRowMeanLevels levels (false for a zero row and for a NaN or inf, which the
@@ -43,16 +42,14 @@ bool is_outlier_row(const float* a, std::int64_t k);
 // their number).
 std::int64_t find_outlier_rows(ops::ConstMatrix a, std::int32_t* rows, int threads = 1);
 
-// Floats of scratch a GEMM of `k` inputs and `n` outputs needs for its outlier rows.
-std::size_t outlier_rows_scratch_floats(std::int64_t k, std::int64_t n);
-
-// ops::gemm (same arguments), then, for an s8 weight, the second int8 term of the rows
-// listed: `rows` ascending, each in [first, first + a.rows), naming row `r − first` of a
-// and c (a chunk of a larger matrix starts at its row `first`). `a` must not overlap
-// `c`. `scratch`: at least outlier_rows_scratch_floats(a.cols, c.cols) floats. Throws
-// attend::Error on a short scratch or what ops::gemm refuses.
+// ops::gemm (same arguments) with, for an s8 weight, the second int8 term on the rows
+// listed (ops' GemmEpilogue::two_term_rows: each row's term computed with its tile, on
+// the weight panel the tile just read): `rows` ascending, each in [first, first +
+// a.rows), naming row `r − first` of a and c (a chunk of a larger matrix starts at its
+// row `first`). Other weight types: ops::gemm as asked. Throws attend::Error on what
+// ops::gemm refuses (a row outside the chunk or out of order among them).
 void gemm_keeping_outlier_rows(ops::ConstMatrix a, const ops::PackedWeightView& w, ops::Matrix c,
                                const ops::GemmEpilogue& epilogue, int threads, std::span<const std::int32_t> rows,
-                               std::int64_t first, std::span<float> scratch);
+                               std::int64_t first);
 
 }  // namespace attend::runtime

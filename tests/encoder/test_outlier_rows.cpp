@@ -88,7 +88,6 @@ TEST_CASE("outlier rows: the second int8 term carries a dominated row to its bou
   for (float& x : start) x = normal(rng);
   a[2 * K + 7] = 300.0f, a[4 * K + 50] = -500.0f;
   const std::vector<std::int32_t> listed = {2, 4};
-  std::vector<float> scratch(outlier_rows_scratch_floats(K, N));
 
   for (const ops::Activation act : {ops::Activation::none, ops::Activation::gelu}) {
     INFO("activation " << ops::activation_name(act));
@@ -106,7 +105,7 @@ TEST_CASE("outlier rows: the second int8 term carries a dominated row to its bou
         ep.residual = {start.data(), M, N};
         if (act == ops::Activation::none) ep.residual = {c.data(), M, N};
         const std::span<const std::int32_t> rows = second_term ? listed : std::span<const std::int32_t>();
-        gemm_keeping_outlier_rows({a.data(), M, K}, packed.view(), {c.data(), M, N}, ep, 2, rows, 0, scratch);
+        gemm_keeping_outlier_rows({a.data(), M, K}, packed.view(), {c.data(), M, N}, ep, 2, rows, 0);
         return c;
       };
       const std::vector<float> plain = run(false), kept = run(true);
@@ -141,17 +140,20 @@ TEST_CASE("outlier rows: the second int8 term carries a dominated row to its bou
       ep.bias = bias.data(), ep.activation = act;
       ep.residual = act == ops::Activation::none ? ops::ConstMatrix{chunk.data(), M - 2, N}
                                                  : ops::ConstMatrix{start.data() + 2 * N, M - 2, N};
-      gemm_keeping_outlier_rows({a.data() + 2 * K, M - 2, K}, packed.view(), {chunk.data(), M - 2, N}, ep, 1, listed, 2,
-                                scratch);
+      gemm_keeping_outlier_rows({a.data() + 2 * K, M - 2, K}, packed.view(), {chunk.data(), M - 2, N}, ep, 1, listed, 2);
       CHECK(std::memcmp(chunk.data(), kept.data() + 2 * N, chunk.size() * sizeof(float)) == 0);
       if (first_isa.empty()) first_isa = kept;
       else CHECK(std::memcmp(kept.data(), first_isa.data(), kept.size() * sizeof(float)) == 0);
     }
   }
-  std::vector<float> short_scratch(8);
+  // A list that names a row outside the chunk, or out of order, is refused by name.
   const ops::PackedWeight packed = ops::pack_weight({w.data(), N, K}, ops::WeightType::s8);
   std::vector<float> c(M * N);
-  CHECK_THROWS(gemm_keeping_outlier_rows({a.data(), M, K}, packed.view(), {c.data(), M, N}, {}, 1, listed, 0, short_scratch));
+  const std::vector<std::int32_t> outside = {2, 9}, unordered = {4, 2};
+  CHECK_THROWS_WITH(gemm_keeping_outlier_rows({a.data(), M, K}, packed.view(), {c.data(), M, N}, {}, 1, outside, 0),
+                    Catch::Matchers::Contains("two-term row 9 (entry 1) is row 9 of A, which has 6"));
+  CHECK_THROWS_WITH(gemm_keeping_outlier_rows({a.data(), M, K}, packed.view(), {c.data(), M, N}, {}, 1, unordered, 0),
+                    Catch::Matchers::Contains("two-term rows are not ascending at entry 1 (4, 2)"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // propagation, caller scratch, and argument errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -210,6 +211,62 @@ TEST_CASE("s8 GEMM: rows at ±127 everywhere over a long K keep their exact sums
       continue;
     }
     CHECK(max_absolute_error(c.view(), first.view()) == 0.0);
+  }
+}
+
+// GemmEpilogue::two_term_rows: a listed row's result depends only on the row — not on
+// the threads, the tile it falls in or the rows around it — and on every ISA is the
+// same bits; unlisted rows are exactly the one-term GEMM's. (Its accuracy against the
+// bound its arithmetic gives: tests/encoder/test_outlier_rows.cpp.)
+TEST_CASE("s8 GEMM two-term rows: the same bits whatever the threads, tiles and neighbours", "[ops][gemm][int8]") {
+  const index_t M = 40, N = 70, K = 200;
+  Buffer2D a(M, K), w(N, K), start(M, N);
+  Rng rng(test_seed() ^ 4848);
+  a.fill_random(rng, -1, 1);
+  w.fill_random(rng, -0.2, 0.2);
+  start.fill_random(rng, -1, 1);
+  std::vector<float> bias(N);
+  for (auto& b : bias) b = rng.uniform(-1, 1);
+  const std::vector<std::int32_t> listed = {0, 13, 14, 29, 39};
+  for (std::int32_t r : listed) a.at(r, (r * 7) % K) = 60.0f + static_cast<float>(r);  // one value dominates
+  for (const ops::Activation act : {ops::Activation::none, ops::Activation::gelu}) {
+    INFO("activation " << ops::activation_name(act));
+    std::vector<float> first_isa;
+    for (ops::Isa isa : ops::available_isas()) {
+      INFO("isa " << ops::isa_name(isa));
+      const ops::PackedWeight p = ops::pack_weight(w.view(), ops::WeightType::s8, isa);
+      // rows [r0, M) of A as their own GEMM, the list's rows among them.
+      auto run = [&](index_t r0, int threads, bool two_terms) {
+        Buffer2D c(M - r0, N);
+        for (index_t r = r0; r < M; ++r)
+          for (index_t j = 0; j < N; ++j) c.at(r - r0, j) = start.at(r, j);
+        ops::GemmEpilogue ep;
+        ep.bias = bias.data(), ep.activation = act;
+        const ops::ConstMatrix rows_of_start{start.view().row(r0), M - r0, N, start.view().ld};
+        ep.residual = act == ops::Activation::none ? ops::ConstMatrix(c.view()) : rows_of_start;
+        std::vector<std::int32_t> mine;
+        for (std::int32_t r : listed)
+          if (r >= r0 && two_terms) mine.push_back(r);
+        ep.two_term_rows = mine, ep.two_term_row_base = r0;
+        const ops::ConstMatrix rows_of_a{a.view().row(r0), M - r0, K, a.view().ld};
+        ops::gemm(rows_of_a, p.view(), c.view(), ep, threads);
+        return std::vector<float>(c.view().data, c.view().data + (M - r0) * N);
+      };
+      const std::vector<float> one = run(0, 1, true), plain = run(0, 1, false);
+      for (int threads : {2, 3}) CHECK(run(0, threads, true) == one);
+      for (index_t r0 : {13, 14, 27}) {
+        INFO("rows from " << r0);
+        const std::vector<float> part = run(r0, 2, true);
+        CHECK(std::equal(part.begin(), part.end(), one.begin() + r0 * N));
+      }
+      for (index_t r = 0; r < M; ++r) {
+        const bool two = std::find(listed.begin(), listed.end(), r) != listed.end();
+        INFO("row " << r);
+        CHECK(std::equal(one.begin() + r * N, one.begin() + (r + 1) * N, plain.begin() + r * N) == !two);
+      }
+      if (first_isa.empty()) first_isa = one;
+      else CHECK(one == first_isa);
+    }
   }
 }
 

@@ -32,7 +32,7 @@ ATTEND_VECTOR_MATH void store_row(vfloat<A> (&acc)[NV], const detail::GemmTile& 
     const bool full = n >= W;
     V x = acc[v];
     if (t.accumulate) x += full ? V::load_unaligned(c + col) : load_partial<A>(c + col, n, 0.f);
-    if (t.last) {
+    if (t.last && !(t.raw_rows >> r & 1u)) {
       if (t.alpha != 1.0f) x *= V(t.alpha);
       if (t.bias) x += full ? V::load_unaligned(t.bias + col) : load_partial<A>(t.bias + col, n, 0.f);
       x = activate<A>(Runtime ? t.activation : Act, x);

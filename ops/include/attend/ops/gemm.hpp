@@ -132,6 +132,14 @@ struct GemmEpilogue {
   ConstMatrix residual{};                     // [M, N] added last, or none (data == nullptr);
                                               // may be C itself when activation is none
   GemmProfile* profile = nullptr;             // profiled: its parts' seconds are added there
+  // s8 only (other types ignore it): the rows of A, each two_term_rows[i] −
+  // two_term_row_base in [0, M), ascending, whose quantization residual (a − q(a)·level,
+  // under half a level) gets a second int8 term with a scale of its own: such a row's A
+  // is carried to ~15 bits while every other row stays one int8 pass. For rows one value
+  // dominates (runtime/plan/outlier_rows.hpp). Each is computed with its tile, on the
+  // weight panel the tile just read: a one-row kernel per term and panel.
+  std::span<const std::int32_t> two_term_rows{};
+  index_t two_term_row_base = 0;
 };
 
 // C[M, N] = act(alpha·A·Bᵀ + bias) + residual, for B of any type. `threads` ≥ 1 is an
@@ -143,11 +151,11 @@ struct GemmEpilogue {
 // fp32 is the same bits on AVX2 and AVX-512 (fused multiply-adds), not on SSE2; bf16 on
 // every ISA but AVX512_BF16 (whose vdpbf16ps rounds its own way); s8 on every ISA.
 //
-// An s8 GEMM quantizes A once into scratch: gemm_scratch_bytes(M, b) bytes (0 for f32
-// and bf16), 64-byte aligned, given by the caller (e.g. a slice of its arena), or —
-// without the argument — a thread_local buffer of the calling thread, grown when a
-// larger M·K comes and then reused.
-std::size_t gemm_scratch_bytes(index_t m, const PackedWeightView& b);
+// An s8 GEMM quantizes A once into scratch: gemm_scratch_bytes(M, b, two-term rows)
+// bytes (0 for f32 and bf16), 64-byte aligned, given by the caller (e.g. a slice of its
+// arena), or — without the argument — a thread_local buffer of the calling thread, grown
+// when a larger M·K comes and then reused.
+std::size_t gemm_scratch_bytes(index_t m, const PackedWeightView& b, index_t two_term_rows = 0);
 void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& epilogue,
           int threads, std::span<std::byte> scratch);
 void gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& epilogue,
