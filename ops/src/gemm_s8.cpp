@@ -9,9 +9,12 @@
 //       for each panel in the block: micro-kernel (mr × NR × K) and the epilogue
 //
 // Two-term rows (GemmEpilogue::two_term_rows): quantized with their tile's rows, their
-// residuals as one-row tiles of their own. The row's tile stores its first term without
-// the epilogue; a one-row kernel then adds the residual's product on the same panel,
-// while it is in L1, and applies the epilogue to the sum.
+// residuals in groups of up to MR rows, each group a tile of its own. A row's tile stores
+// its first term without the epilogue; once a block of panels is done, each group of
+// the thread's residuals runs on each panel (still in L2) as one tile — ~5 rows of a
+// 256-row share: 5× the products per weight load of the one-row kernel per row and
+// panel it replaces — and each row's two terms are summed and stored through the
+// epilogue (KernelTable's s8_store_sums).
 //
 // Few rows (decoding, quantized A within kFewRowABytes): NC = 1, so each weight panel,
 // read from memory once, serves every row tile while in L1, and the tiles prefetch the
@@ -35,6 +38,9 @@ namespace {
 
 constexpr index_t kBBlockBytes = 1 << 19;   // NC panels of B: half of a 1 MiB L2
 constexpr index_t kFewRowABytes = 1 << 18;  // quantized A of a thread's rows up to this: NC = 1
+// Bounds of the stack tile a group of two-term rows' second terms is stored in.
+constexpr index_t kMaxTwoTermGroupRows = 32;
+constexpr index_t kMaxS8PanelWidth = 64;
 
 index_t round_up_64(index_t bytes) { return (bytes + 63) / 64 * 64; }
 
@@ -71,23 +77,36 @@ struct QuantizedA {
   }
 };
 
-// The two-term rows' residuals, in scratch after the main quantized A: per listed row
-// its quantized residual as a one-row tile, then the residual's floats.
+// The two-term rows' residuals, in scratch after the main quantized A: each listed
+// row's residual floats, then the residuals quantized in groups — runs of consecutive
+// entries, at most group_rows of them, each one tile ([kp/4][n][4]) in its first
+// entry's slot (a group of n rows fits in n one-row slots).
 struct TwoTermRows {
   std::span<const std::int32_t> rows;
   index_t base = 0;
   std::byte* scratch = nullptr;
   index_t k = 0, kp = 0;
   S8ActivationForm form = S8ActivationForm::s8;
+  // Rows per group: the kernels' MR where the thread that quantizes a row's residual
+  // also computes it (the groups of a range are then the same for both); else 1.
+  index_t group_rows = 1;
 
+  static index_t value_bytes(index_t k) { return round_up_64(4 * k); }
   static index_t bytes_per_row(index_t k, index_t kp, S8ActivationForm form) {
-    return QuantizedA::scratch_bytes(1, kp, form) + round_up_64(4 * k);
+    return QuantizedA::scratch_bytes(1, kp, form) + value_bytes(k);
   }
+  index_t count() const { return static_cast<index_t>(rows.size()); }
   index_t row(index_t i) const { return rows[static_cast<size_t>(i)] - base; }
-  std::byte* at(index_t i) const { return scratch + i * bytes_per_row(k, kp, form); }
-  QuantizedA residual(index_t i) const { return QuantizedA(at(i), 1, kp, form); }
-  float* residual_values(index_t i) const {
-    return reinterpret_cast<float*>(at(i) + QuantizedA::scratch_bytes(1, kp, form));
+  float* values(index_t i) const { return reinterpret_cast<float*>(scratch + i * value_bytes(k)); }
+  index_t values_ld() const { return value_bytes(k) / static_cast<index_t>(sizeof(float)); }
+  // Entries [i, i + n) quantized as one tile.
+  QuantizedA group(index_t i, index_t n) const {
+    return QuantizedA(scratch + count() * value_bytes(k) + i * QuantizedA::scratch_bytes(1, kp, form), n, kp, form);
+  }
+  // f(i, n) for the groups of entries [lo, hi): [lo, lo + group_rows), and so on.
+  template <class F>
+  void for_each_group(index_t lo, index_t hi, const F& f) const {
+    for (index_t i = lo; i < hi; i += group_rows) f(i, std::min(group_rows, hi - i));
   }
   // The entries [lo, hi) of the list that are rows [r0, r1) of A.
   std::pair<index_t, index_t> within(index_t r0, index_t r1) const {
@@ -156,15 +175,13 @@ void quantization_residual(const float* a, index_t k, float* r) {
   }
 }
 
-// The residuals of the two-term rows among A's rows [r0, r1), each a one-row tile.
+// The residuals of the two-term rows among A's rows [r0, r1), quantized in groups.
 void quantize_two_term_rows(const S8Problem& g, index_t r0, index_t r1) {
   const auto [lo, hi] = g.two_term.within(r0, r1);
-  for (index_t i = lo; i < hi; ++i) {
-    const float* row = g.a.row(g.two_term.row(i));
-    float* residual = g.two_term.residual_values(i);
-    quantization_residual(row, g.b.k, residual);
-    quantize_rows(g, residual, g.b.k, 1, g.two_term.residual(i), 0);
-  }
+  for (index_t i = lo; i < hi; ++i) quantization_residual(g.a.row(g.two_term.row(i)), g.b.k, g.two_term.values(i));
+  g.two_term.for_each_group(lo, hi, [&](index_t i, index_t n) {
+    quantize_rows(g, g.two_term.values(i), g.two_term.values_ld(), static_cast<int>(n), g.two_term.group(i, n), 0);
+  });
 }
 
 void quantize_tiles(const S8Problem& g, index_t t_begin, index_t t_end) {
@@ -230,23 +247,39 @@ void prefetch_next_panel(const S8Problem& g, GemmTile& t, index_t next, index_t 
   t.prefetch_step = bytes / (sharers * groups);
 }
 
-// Two-term row `i`'s second term on the panel `tile` (its row's tile, which stored the
-// row's first term raw) has just computed: the residual's product added, then the
-// epilogue — alpha is in the row scales, the bias, the activation, a residual matrix
-// (one that is C itself was there before the first term: `accumulate`).
-void second_term(const S8Problem& g, const GemmTile& tile, index_t i) {
-  const index_t r = g.two_term.row(i), column = (tile.c - g.c.data) % g.c.ld;
-  const QuantizedA residual = g.two_term.residual(i);
-  GemmTile u = tile;
-  u.a = residual.a(0, g.kp);
-  u.a_abs = residual.a_abs(0, g.kp);
-  u.row_scale = residual.row_scale;
-  u.row_offset = residual.row_offset;
-  u.c = g.c.row(r) + column;
-  u.accumulate = true;
-  u.residual = tile.residual ? g.ep.residual.row(r) + column : nullptr;
-  u.raw_rows = 0;
-  g.kt->s8.kernels[0][0](u);
+// The second terms of the two-term rows in row tiles [t_begin, t_end) on panels
+// [p0, p1), whose tiles have stored those rows' first terms raw: on each panel, each
+// group of residuals as one tile (its dequantized sums raw into a stack tile), then each
+// row's second term + first term through the epilogue — alpha is in the row scales, the
+// bias, the activation, a residual matrix (one that is C itself was there before the
+// first term). The same float operations, in the same order, as a kernel that had
+// added the first term as a partial sum: a row's bits do not depend on its group.
+void second_terms(const S8Problem& g, index_t t_begin, index_t t_end, index_t p0, index_t p1) {
+  const index_t M = g.a.rows, NR = g.kt->s8.nr;
+  const auto [lo, hi] = g.two_term.within(tile_start(M, g.m_tiles, t_begin), tile_start(M, g.m_tiles, t_end));
+  if (lo == hi) return;
+  alignas(64) float sums[kMaxTwoTermGroupRows * kMaxS8PanelWidth];
+  GemmTile group = tile_template(g), row = tile_template(g);
+  for (index_t p = p0; p < p1; ++p) {
+    g.two_term.for_each_group(lo, hi, [&](index_t i, index_t n) {
+      const QuantizedA q = g.two_term.group(i, n);
+      fill_tile(g, group, 0, p);  // the panel's columns, then this group's rows
+      group.a = q.a(0, g.kp);
+      group.a_abs = q.a_abs(0, g.kp);
+      group.row_scale = q.row_scale;
+      group.row_offset = q.row_offset;
+      group.c = sums;
+      group.ldc = NR;
+      group.accumulate = false;
+      group.raw_rows = n == 32 ? ~0u : (1u << n) - 1;
+      g.kt->s8.kernels[n - 1][0](group);
+      for (index_t j = 0; j < n; ++j) {
+        fill_tile(g, row, g.two_term.row(i + j), p);
+        row.accumulate = true;  // onto the first term
+        g.kt->s8.s8_store_sums(sums + j * NR, 1, row);
+      }
+    });
+  }
 }
 
 // Bit r set for each two-term row r rows into the tile from i0 (entries [lo, hi)).
@@ -270,9 +303,10 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
       const index_t i0 = tile_start(M, g.m_tiles, tile);
       const int mr = tile_rows(M, g.m_tiles, tile);
       const auto [two_lo, two_hi] = g.two_term.within(i0, i0 + mr);
+      const std::uint32_t raw_rows = two_term_mask(g, i0, two_lo, two_hi);
       for (index_t p = p0; p < p1; ++p) {
         fill_tile(g, t, i0, p);
-        t.raw_rows = two_term_mask(g, i0, two_lo, two_hi);
+        t.raw_rows = raw_rows;
         if (few_rows && p + 1 < p_end) {
           prefetch_next_panel(g, t, p + 1, tile - t_begin, t_end - t_begin);
         } else if (!few_rows) {
@@ -284,9 +318,9 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
           t.prefetch_step = 64;
         }
         kernels[mr - 1][0](t);
-        for (index_t i = two_lo; i < two_hi; ++i) second_term(g, t, i);
       }
     }
+    if (!g.two_term.rows.empty()) second_terms(g, t_begin, t_end, p0, p1);
   }
 }
 
@@ -321,19 +355,10 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
   const index_t M = a.rows, kp = b.k_padded();
   const int nt = gemm_threads(threads, M, b.n, b.k, b.n * b.k);
   const bool split_rows = nt > 1 && M > b.n && (M + kt.s8.mr - 1) / kt.s8.mr >= nt;
-  ATTEND_OP_CHECK(ep.two_term_rows.empty() || kt.s8.mr <= 32, "gemm",
-                  "internal: two-term rows need s8 tiles of at most 32 rows (", kt.s8.name, ": ", kt.s8.mr, ")");
-  const S8ActivationForm form = kt.s8.s8_a_form;
-  const TwoTermRows two_term{ep.two_term_rows, ep.two_term_row_base, scratch + QuantizedA::scratch_bytes(M, kp, form),
-                             b.k, kp, form};
-  const S8Problem g{a,   b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data, &kt,
-                    QuantizedA(scratch, M, kp, form), kp, row_tiles(M, kt.s8.mr, split_rows ? nt : 1),
-                    static_cast<index_t>(b.panel_bytes()), two_term};
-  if (nt == 1) {
-    quantize_tiles_profiled(g, 0, g.m_tiles, 1);
-    run_range(g, 0, g.m_tiles, 0, b.panels());
-    return;
-  }
+  ATTEND_OP_CHECK(ep.two_term_rows.empty() || (kt.s8.mr <= kMaxTwoTermGroupRows && kt.s8.nr <= kMaxS8PanelWidth),
+                  "gemm", "internal: two-term rows need s8 tiles of at most ", kMaxTwoTermGroupRows, " × ",
+                  kMaxS8PanelWidth, " (", kt.s8.name, ": ", kt.s8.mr, " × ", kt.s8.nr, ")");
+  const index_t m_tiles = row_tiles(M, kt.s8.mr, split_rows ? nt : 1);
   // More rows than columns (the encoder): split the rows — each thread then computes on
   // the rows it quantized, so no quantized A crosses cores and no barrier is needed,
   // and the smaller B is shared read-only. Otherwise (decoding) split the panels, so
@@ -341,10 +366,21 @@ void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilo
   int tm = 1, tn = 1;
   if (split_rows) {
     tm = nt;
-  } else {
-    choose_grid(g.m_tiles, b.panels(), nt, tm, tn);
+  } else if (nt > 1) {
+    choose_grid(m_tiles, b.panels(), nt, tm, tn);
   }
-  if (tn == 1 && tm == nt) {
+  const bool one_region = nt == 1 || (tn == 1 && tm == nt);  // each thread computes what it quantized
+  const S8ActivationForm form = kt.s8.s8_a_form;
+  const TwoTermRows two_term{ep.two_term_rows, ep.two_term_row_base, scratch + QuantizedA::scratch_bytes(M, kp, form),
+                             b.k, kp, form, one_region ? kt.s8.mr : 1};
+  const S8Problem g{a,   b, c, ep, ep.residual.data != nullptr && ep.residual.data == c.data, &kt,
+                    QuantizedA(scratch, M, kp, form), kp, m_tiles, static_cast<index_t>(b.panel_bytes()), two_term};
+  if (nt == 1) {
+    quantize_tiles_profiled(g, 0, g.m_tiles, 1);
+    run_range(g, 0, g.m_tiles, 0, b.panels());
+    return;
+  }
+  if (one_region) {
     // One region: thread t quantizes the rows it then computes, no barrier.
     parallel_chunks(nt, nt, [&](index_t first, index_t last) {
       for (index_t t = first; t < last; ++t) {

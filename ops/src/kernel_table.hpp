@@ -100,6 +100,10 @@ struct GemmKernels {
   int panels[16] = {};              // [mr − 1]: panels per call (1: tall tiles, and s8)
   int s8_weight_offset = 0;         // s8 only: panels hold q + this (128: u8, for vpdpbusd)
   S8ActivationForm s8_a_form = S8ActivationForm::s8;  // s8 only: how the kernels read A
+  // s8 only: the kernels' last step alone — mr rows of dequantized sums (nr floats
+  // apart) stored through the tile's epilogue (accumulate, bias, activation, residual)
+  // exactly as a kernel stores its own. The driver finishes two-term rows with it.
+  void (*s8_store_sums)(const float* sums, int mr, const GemmTile& t) = nullptr;
 };
 
 // Rows [0, mr) of A (row stride lda) × columns [k0, k0 + kc) packed for a bf16 kernel:

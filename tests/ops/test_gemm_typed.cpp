@@ -215,11 +215,16 @@ TEST_CASE("s8 GEMM: rows at ±127 everywhere over a long K keep their exact sums
 }
 
 // GemmEpilogue::two_term_rows: a listed row's result depends only on the row — not on
-// the threads, the tile it falls in or the rows around it — and on every ISA is the
-// same bits; unlisted rows are exactly the one-term GEMM's. (Its accuracy against the
-// bound its arithmetic gives: tests/encoder/test_outlier_rows.cpp.)
+// the threads, the tile it falls in, the rows around it or the group its residual is
+// computed in — and on every ISA is the same bits; unlisted rows are exactly the
+// one-term GEMM's. Shapes: fewer rows than columns (the threads split the panels; one
+// residual per group), and more (the threads split the rows; 56 listed rows make
+// groups of up to MR residuals, several per thread, and runs longer than a tile). (Its
+// accuracy against the bound its arithmetic gives: tests/encoder/test_outlier_rows.cpp.)
 TEST_CASE("s8 GEMM two-term rows: the same bits whatever the threads, tiles and neighbours", "[ops][gemm][int8]") {
-  const index_t M = 40, N = 70, K = 200;
+  const bool tall = GENERATE(false, true);
+  const index_t M = tall ? 168 : 40, N = tall ? 40 : 70, K = 200;
+  INFO((tall ? "rows split" : "panels split") << ": M " << M << ", N " << N);
   Buffer2D a(M, K), w(N, K), start(M, N);
   Rng rng(test_seed() ^ 4848);
   a.fill_random(rng, -1, 1);
@@ -227,7 +232,12 @@ TEST_CASE("s8 GEMM two-term rows: the same bits whatever the threads, tiles and 
   start.fill_random(rng, -1, 1);
   std::vector<float> bias(N);
   for (auto& b : bias) b = rng.uniform(-1, 1);
-  const std::vector<std::int32_t> listed = {0, 13, 14, 29, 39};
+  std::vector<std::int32_t> listed = {0, 13, 14, 29, 39};
+  if (tall) {
+    listed.clear();
+    for (std::int32_t r = 0; r < M; ++r)
+      if (r % 3 == 0 || (r >= 100 && r < 140)) listed.push_back(r);  // 56, and a run of 40
+  }
   for (std::int32_t r : listed) a.at(r, (r * 7) % K) = 60.0f + static_cast<float>(r);  // one value dominates
   for (const ops::Activation act : {ops::Activation::none, ops::Activation::gelu}) {
     INFO("activation " << ops::activation_name(act));
@@ -254,7 +264,7 @@ TEST_CASE("s8 GEMM two-term rows: the same bits whatever the threads, tiles and 
       };
       const std::vector<float> one = run(0, 1, true), plain = run(0, 1, false);
       for (int threads : {2, 3}) CHECK(run(0, threads, true) == one);
-      for (index_t r0 : {13, 14, 27}) {
+      for (index_t r0 : {13, 14, 27, tall ? 101 : 33}) {
         INFO("rows from " << r0);
         const std::vector<float> part = run(r0, 2, true);
         CHECK(std::equal(part.begin(), part.end(), one.begin() + r0 * N));

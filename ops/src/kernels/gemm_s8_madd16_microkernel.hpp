@@ -165,6 +165,7 @@ inline void s8_quantize_a_s16_avx2(const float* a, index_t lda, int mr, index_t 
 template <class A, int MR>
 detail::GemmKernels s8_gemm_kernels_madd16(const char* name) {
   detail::GemmKernels k = make_gemm_kernels<MR>(kMadd16Nr, name, []<int R>() { return &s8_gemm_tile_madd16<A, R>; });
+  k.s8_store_sums = &store_tile<A, 1>;
   k.s8_weight_offset = 0;  // s8 weights
   k.s8_a_form = detail::S8ActivationForm::s16;
   return k;

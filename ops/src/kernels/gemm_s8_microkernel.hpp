@@ -222,6 +222,7 @@ detail::GemmKernels s8_gemm_kernels(const char* name) {
       return &s8_gemm_tile<A, Dot, R, NV, kLatencyWays<R, NV>>;
     }
   });
+  k.s8_store_sums = &store_tile<A, NV>;
   if constexpr (!std::is_void_v<Dot>) {
     k.s8_weight_offset = Dot::kWeightOffset;
     k.s8_a_form = Dot::kAbsA ? detail::S8ActivationForm::s8_with_abs : detail::S8ActivationForm::s8;

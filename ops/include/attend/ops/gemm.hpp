@@ -136,8 +136,9 @@ struct GemmEpilogue {
   // two_term_row_base in [0, M), ascending, whose quantization residual (a − q(a)·level,
   // under half a level) gets a second int8 term with a scale of its own: such a row's A
   // is carried to ~15 bits while every other row stays one int8 pass. For rows one value
-  // dominates (runtime/plan/outlier_rows.hpp). Each is computed with its tile, on the
-  // weight panel the tile just read: a one-row kernel per term and panel.
+  // dominates (runtime/plan/outlier_rows.hpp). The residuals of a thread's rows are
+  // computed as tiles of their own, up to the kernels' MR rows each, on the weight panels
+  // its row tiles have just read.
   std::span<const std::int32_t> two_term_rows{};
   index_t two_term_row_base = 0;
 };
