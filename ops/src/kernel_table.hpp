@@ -10,6 +10,7 @@
 
 #include "attend/ops/attention.hpp"
 #include "attend/ops/isa.hpp"
+#include "attend/ops/row_magnitude.hpp"
 #include "attend/ops/types.hpp"
 
 namespace attend::ops::detail {
@@ -200,6 +201,7 @@ struct KernelTable {
 
   // Row kernels: n elements. Pointers may alias as the public ops allow. `stream`: write
   // y with streaming stores (the caller fences; see streaming.hpp).
+  RowMagnitude (*row_magnitude)(const float* x, index_t n);
   void (*layer_norm_row)(const float* x, const float* residual, float* sum_out, float* y,
                          const float* gamma, const float* beta, float eps, index_t n, bool stream);
   void (*rms_norm_row)(const float* x, const float* residual, float* sum_out, float* y,

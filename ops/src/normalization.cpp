@@ -45,21 +45,25 @@ void for_rows(int threads, ConstMatrix x, const RowFn& row_fn) {
 
 }  // namespace
 
-void layer_norm(ConstMatrix x, Matrix y, const NormWeights& w, int threads, ConstMatrix residual, Matrix sum_out) {
+void layer_norm(ConstMatrix x, Matrix y, const NormWeights& w, int threads, ConstMatrix residual, Matrix sum_out,
+                RowMagnitude* magnitudes) {
   check_norm("layer_norm", x, y, w, threads, residual, sum_out);
   const auto& k = detail::active_kernels();
   for_rows(threads, x, [&](index_t r, bool stream) {
     k.layer_norm_row(x.row(r), residual.data ? residual.row(r) : nullptr, sum_out.data ? sum_out.row(r) : nullptr,
                      y.row(r), w.gamma, w.beta, w.epsilon, x.cols, stream);
+    if (magnitudes) magnitudes[r] = k.row_magnitude(y.row(r), x.cols);  // the row just written: in L1
   });
 }
 
-void rms_norm(ConstMatrix x, Matrix y, const NormWeights& w, int threads, ConstMatrix residual, Matrix sum_out) {
+void rms_norm(ConstMatrix x, Matrix y, const NormWeights& w, int threads, ConstMatrix residual, Matrix sum_out,
+              RowMagnitude* magnitudes) {
   check_norm("rms_norm", x, y, w, threads, residual, sum_out);
   const auto& k = detail::active_kernels();
   for_rows(threads, x, [&](index_t r, bool stream) {
     k.rms_norm_row(x.row(r), residual.data ? residual.row(r) : nullptr, sum_out.data ? sum_out.row(r) : nullptr,
                    y.row(r), w.gamma, w.epsilon, x.cols, stream);
+    if (magnitudes) magnitudes[r] = k.row_magnitude(y.row(r), x.cols);
   });
 }
 

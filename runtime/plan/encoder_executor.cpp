@@ -120,7 +120,7 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
     }
     case EncoderStepKind::layer_norm:
       ops::layer_norm(matrix(s.in, first, rows), matrix(s.out, first, rows), s.norm->with_epsilon(c.layer_norm_epsilon),
-                      s.threads);
+                      s.threads, {}, {}, s.magnitudes >= 0 ? buffer<ops::RowMagnitude>(s.magnitudes) + first : nullptr);
       return;
     case EncoderStepKind::linear: {
       ops::GemmEpilogue ep;
@@ -217,7 +217,10 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
     }
     case EncoderStepKind::outlier_rows: {
       std::int32_t* list = buffer<std::int32_t>(s.out.buffer);
-      list[0] = static_cast<std::int32_t>(find_outlier_rows(matrix(s.in, rows), list + 1, s.threads));
+      list[0] = static_cast<std::int32_t>(
+          s.magnitudes >= 0 ? list_outlier_rows({buffer<ops::RowMagnitude>(s.magnitudes), static_cast<size_t>(rows)},
+                                                s.in.cols, list + 1)
+                            : find_outlier_rows(matrix(s.in, rows), list + 1, s.threads));
       return;
     }
     case EncoderStepKind::normalize: {

@@ -62,6 +62,9 @@ struct EncoderStep {
   const Linear* linear = nullptr;
   ops::Activation activation = ops::Activation::none;
   int outliers = -1;  // linear: the outlier_rows list whose rows get int8's second term
+  // layer_norm: where it writes its output rows' ops::RowMagnitude; outlier_rows: where
+  // it reads them (-1: it measures `in` itself).
+  int magnitudes = -1;
   const LayerNormWeights* norm = nullptr;
   Pooling pooling = Pooling::mean;
   int group = -1;  // ≥ 0: a step of row group EncoderPlan::groups()[group] (consecutive in

@@ -18,7 +18,8 @@
 //
 // Results are the same bits on every ISA: the ops GEMMs are, the residual mirrors ops'
 // quantizer (q = nearest-even(a·127/max|a|), a level = max|a|/127) in portable code, and
-// the row test sums in a fixed order.
+// the row test reads ops::RowMagnitude, summed in one order on every ISA (the LayerNorm
+// before the GEMMs takes it as it writes the rows).
 #pragma once
 
 #include <cstddef>
@@ -26,20 +27,23 @@
 #include <span>
 
 #include "attend/ops/gemm.hpp"
+#include "attend/ops/row_magnitude.hpp"
 
 namespace attend::runtime {
 
 // A row whose mean magnitude quantizes to fewer levels than this is an outlier row.
 inline constexpr int kOutlierRowMeanLevels = 4;
 
-// Whether ops' per-row quantization leaves the row's mean magnitude fewer than
-// kOutlierRowMeanLevels levels (false for a zero row and for a NaN or inf, which the
-// GEMM reports as NaN).
+// Whether ops' per-row quantization leaves the mean magnitude of a row of k values
+// with magnitudes m fewer than kOutlierRowMeanLevels levels (false for a zero row and
+// for a NaN or inf, which the GEMM reports as NaN).
+bool is_outlier(const ops::RowMagnitude& m, std::int64_t k);
 bool is_outlier_row(const float* a, std::int64_t k);
 
-// Writes the indices of a's outlier rows to `rows` (room for a.rows), ascending, and
-// returns how many there are; `threads` share the rows (the list is the same whatever
-// their number).
+// Writes the indices of the outlier rows to `rows` (room for one per row), ascending,
+// and returns how many there are: from rows of k values whose magnitudes are given, or
+// from a's rows, which `threads` then share (the list is the same whatever their number).
+std::int64_t list_outlier_rows(std::span<const ops::RowMagnitude> magnitudes, std::int64_t k, std::int32_t* rows);
 std::int64_t find_outlier_rows(ops::ConstMatrix a, std::int32_t* rows, int threads = 1);
 
 // ops::gemm (same arguments) with, for an s8 weight, the second int8 term on the rows

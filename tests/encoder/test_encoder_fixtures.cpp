@@ -23,6 +23,7 @@
 #include "encoder/encoder_runner.hpp"
 #include "formats/encoder_io.hpp"
 #include "model/compute_type.hpp"
+#include "plan/encoder_plan.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -135,6 +136,38 @@ TEST_CASE("DistilBERT classifies sentence pairs, their token types unused", "[en
 }
 
 TEST_CASE("CTranslate2's converted encoder matches its Encoder", "[encoder]") { check_fixture("ct2-bert", 1e-4); }
+
+// The outlier-row lists of an int8 plan are taken from the magnitudes the LayerNorm
+// before them measured as it wrote the rows (no pass of their own over the batch), one
+// list per sublayer; float32 plans have none.
+TEST_CASE("int8 plans list outlier rows from the magnitudes their LayerNorm took", "[encoder][int8]") {
+  for (const char* name : {"bert", "distilbert", "xlm-roberta"}) {
+    INFO(name);
+    const auto model = load(name, "int8");
+    EncoderLimits limits;
+    limits.threads = 2;
+    limits.max_length = model->config().max_positions();
+    const auto plan = EncoderPlan::compile(model, limits);
+    const auto& steps = plan->steps();
+    int lists = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].kind != EncoderStepKind::outlier_rows) continue;
+      ++lists;
+      REQUIRE(i > 0);
+      const EncoderStep& norm = steps[i - 1];
+      INFO(steps[i].name << " after " << norm.name);
+      CHECK(norm.kind == EncoderStepKind::layer_norm);
+      CHECK(norm.out.buffer == steps[i].in.buffer);
+      CHECK(steps[i].magnitudes >= 0);
+      CHECK(norm.magnitudes == steps[i].magnitudes);
+    }
+    CHECK(lists == 2 * model->config().layers);
+    for (const EncoderStep& s : EncoderPlan::compile(load(name, "float32"), limits)->steps()) {
+      CHECK(s.kind != EncoderStepKind::outlier_rows);
+      CHECK(s.magnitudes < 0);
+    }
+  }
+}
 
 TEST_CASE("results do not depend on batching or threads", "[encoder]") {
   // Packed batches: a sequence's rows never see another's, so any grouping gives the

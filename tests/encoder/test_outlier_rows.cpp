@@ -3,6 +3,7 @@
 // every ISA this CPU runs, with the same bits everywhere.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,6 +12,7 @@
 
 #include "attend/ops/activation.hpp"
 #include "attend/ops/isa.hpp"
+#include "attend/ops/normalization.hpp"
 #include "plan/outlier_rows.hpp"
 
 namespace attend::runtime {
@@ -44,6 +46,25 @@ TEST_CASE("outlier rows: a row whose mean magnitude gets fewer than 4 of int8's 
   REQUIRE(find_outlier_rows({m.data(), 5, 64}, rows.data()) == 2);
   CHECK(rows[0] == 1);
   CHECK(rows[1] == 4);
+}
+
+// What the encoder plan does: the list from the magnitudes a LayerNorm takes as it writes
+// its rows is the list a scan of its output finds.
+TEST_CASE("outlier rows: listed from a LayerNorm's magnitudes as from its output", "[encoder][int8]") {
+  constexpr std::int64_t M = 97, K = 384;
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(M * K), y(M * K), gamma(K), beta(K);
+  for (auto& v : x) v = normal(rng);
+  for (std::int64_t k = 0; k < K; ++k) gamma[k] = 1.0f + 0.1f * normal(rng), beta[k] = 0.1f * normal(rng);
+  for (std::int64_t r = 0; r < M; r += 5) x[r * K + 99] = 400.0f;  // as all-MiniLM-L6-v2's channel 99 in [CLS]
+  std::vector<ops::RowMagnitude> magnitudes(M);
+  ops::layer_norm({x.data(), M, K}, {y.data(), M, K}, {gamma.data(), beta.data(), 1e-12f}, 2, {}, {}, magnitudes.data());
+  std::vector<std::int32_t> from_norm(M, -1), from_scan(M, -1);
+  const std::int64_t n = list_outlier_rows(magnitudes, K, from_norm.data());
+  REQUIRE(n == find_outlier_rows({y.data(), M, K}, from_scan.data(), 2));
+  CHECK(n >= M / 5);
+  CHECK(std::equal(from_norm.begin(), from_norm.begin() + n, from_scan.begin()));
 }
 
 TEST_CASE("outlier rows: the list is the same whatever the threads that scan", "[encoder][int8]") {

@@ -9,6 +9,7 @@
 #include "attend/ops/bf16.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
+#include "attend/ops/row_magnitude.hpp"
 #include "attend/ops/reference.hpp"
 #include "attend/ops/softmax.hpp"
 #include "op_cases.hpp"
@@ -298,6 +299,42 @@ OpCase finite_case(Rng& rng, index_t rows, index_t cols) {
   return c;
 }
 
+// row_magnitudes: ordinary rows, and rows one value dominates (the int8 outlier rows
+// the runtime looks for); max and sum compared exactly with the reference's order.
+OpCase magnitude_case(Rng& rng, index_t rows, index_t cols) {
+  struct State {
+    Buffer2D x, got, expected;
+    std::vector<ops::RowMagnitude> m;
+  };
+  auto s = std::make_shared<State>();
+  s->x = Buffer2D(rows, cols, rng.uniform_int(0, 2));
+  s->x.fill_random(rng, -1, 1);
+  for (index_t i = 0; i < rows; i += 2) s->x.at(i, rng.uniform_int(0, cols - 1)) = 40.0f * rng.uniform(-1, 1);
+  s->got = Buffer2D(rows, 2);
+  s->expected = Buffer2D(rows, 2);
+  s->m.resize(static_cast<size_t>(rows));
+  auto store = [s](Buffer2D& out) {
+    for (index_t r = 0; r < out.rows(); ++r) out.at(r, 0) = s->m[r].max_abs, out.at(r, 1) = s->m[r].sum_abs;
+  };
+  OpCase c;
+  c.op = "row_magnitudes";
+  c.name = c.op + " " + std::to_string(rows) + "x" + std::to_string(cols);
+  c.flops = 2.0 * rows * cols;
+  c.bytes = 4.0 * rows * cols;
+  c.tolerance = 0;
+  c.run = [s, store](int threads) {
+    ops::row_magnitudes(s->x.view(), s->m.data(), threads);
+    store(s->got);
+  };
+  c.reference = [s, store] {
+    ops::reference::row_magnitudes(s->x.view(), s->m.data());
+    store(s->expected);
+  };
+  c.outputs = {{&s->got, &s->expected}};
+  c.state = s;
+  return c;
+}
+
 OpCase positions_case(index_t first, index_t count, index_t dim, ops::PositionLayout layout) {
   struct State {
     Buffer2D out, out_ref;
@@ -357,7 +394,9 @@ std::vector<OpCase> row_op_cases(Rng& rng, CaseScale scale) {
     out.push_back(selection_case(rng, rows, cols, std::min<index_t>(cols, 8), cols > 1));
     out.push_back(selection_case(rng, rows, cols, cols, false));
     out.push_back(finite_case(rng, rows, cols));
+    out.push_back(magnitude_case(rng, rows, cols));
   }
+  out.push_back(magnitude_case(rng, 33, 384));  // all-MiniLM-L6-v2's width: whole slots only
   out.push_back(finite_case(rng, 40, 32000));
   out.push_back(selection_case(rng, 5, 32000, 0, true));
   out.push_back(selection_case(rng, 5, 32000, 8, true));

@@ -411,6 +411,50 @@ TEST_CASE("packed-weight buffers share blocks of huge pages, zeroed and aligned,
   CHECK(std::all_of(own.data(), own.data() + own.bytes(), [](std::byte x) { return x == std::byte{0}; }));
 }
 
+// layer_norm's and rms_norm's magnitudes are row_magnitudes of the rows they wrote, bit
+// for bit, streamed or not, on every ISA (the differential cases check row_magnitudes
+// itself against the reference order, and across ISAs); a NaN never wins the max, an
+// inf does.
+TEST_CASE("a norm's row magnitudes are those of its output rows, on every ISA", "[ops][rows]") {
+  ProcessIsaRestorer restore;
+  const index_t rows = 21, cols = 389;
+  Buffer2D x(rows, cols, 3), gamma(1, cols), beta(1, cols), y(rows, cols, 1);
+  Rng rng(test_seed() ^ 5151);
+  x.fill_random(rng, -2, 2);
+  gamma.fill_random(rng, 0.5f, 1.5f);
+  beta.fill_random(rng, -1, 1);
+  for (index_t r = 0; r < rows; r += 3) x.at(r, (r * 17) % cols) = 300.0f;  // one value dominates
+  const ops::NormWeights w{gamma.data(), beta.data(), 1e-5f};
+  const std::size_t saved = ops::streaming_store_threshold();
+  for (ops::Isa isa : ops::available_isas()) {
+    ops::set_isa(isa);
+    for (bool rms : {false, true})
+      for (std::size_t threshold : {saved, std::size_t{0}}) {
+        INFO(ops::isa_name(isa) << (rms ? " rms_norm" : " layer_norm") << (threshold == 0 ? ", streamed" : ""));
+        ops::set_streaming_store_threshold(threshold);
+        std::vector<ops::RowMagnitude> during(rows), after(rows);
+        if (rms) ops::rms_norm(x.view(), y.view(), w, 2, {}, {}, during.data());
+        else ops::layer_norm(x.view(), y.view(), w, 2, {}, {}, during.data());
+        ops::set_streaming_store_threshold(saved);
+        ops::reference::row_magnitudes(y.view(), after.data());
+        for (index_t r = 0; r < rows; ++r) {
+          INFO("row " << r);
+          CHECK(std::memcmp(&during[r], &after[r], sizeof(ops::RowMagnitude)) == 0);
+        }
+      }
+  }
+  std::vector<float> odd = {1.0f, -3.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f};
+  odd.resize(37, 0.5f);
+  ops::RowMagnitude m;
+  ops::row_magnitudes({odd.data(), 1, 37}, &m, 1);
+  CHECK(m.max_abs == 3.0f);
+  CHECK(std::isnan(m.sum_abs));
+  odd[30] = -std::numeric_limits<float>::infinity();
+  ops::row_magnitudes({odd.data(), 1, 37}, &m, 1);
+  CHECK(m.max_abs == std::numeric_limits<float>::infinity());
+  CHECK_THROWS_WITH(ops::row_magnitudes({odd.data(), 1, 37}, nullptr, 1), Contains("row_magnitudes: out is null"));
+}
+
 TEST_CASE("ISA selection", "[ops][isa]") {
   const auto isas = ops::available_isas();
   REQUIRE_FALSE(isas.empty());

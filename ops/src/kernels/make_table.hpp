@@ -44,6 +44,7 @@ detail::KernelTable make_table(Isa isa, const char* name, const char* gemm_kerne
   t.log_softmax_row = &log_softmax_row<A>;
   t.argmax_row = &argmax_row<A>;
   t.all_finite_row = &all_finite_row<A>;
+  t.row_magnitude = &row_magnitude<A>;
   t.top_k_row = &top_k_row<A>;
   t.scale_add_row = &scale_add_row<A>;
   t.bf16_scale_add_row = &bf16_scale_add_row<A>;

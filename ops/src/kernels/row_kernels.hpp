@@ -133,6 +133,33 @@ bool all_finite_row(const float* x, index_t n) {
   return xsimd::all(sum == V(0.0f));  // (==, not !=: an ordered compare says false for NaN)
 }
 
+// max |x| (four chains: a maximum's order does not matter) and Σ |x| in SlotSums'
+// order (64 slots: four 16-lane chains, so neither waits on its own latency), in one
+// pass over the row.
+template <class A>
+RowMagnitude row_magnitude(const float* x, index_t n) {
+  using V = vfloat<A>;
+  constexpr int W = kLanes<A>, P = 64 / W;
+  SlotSums<A, 64> sums;
+  V max[4] = {V(0.0f), V(0.0f), V(0.0f), V(0.0f)};
+  auto take = [&](V& m, const V& v) { m = xsimd::select(m < v, v, m); };  // a NaN never wins
+  index_t c = 0;
+  for (; c + 64 <= n; c += 64)
+#pragma GCC unroll 16
+    for (int p = 0; p < P; ++p) {
+      const V v = xsimd::abs(V::load_unaligned(x + c + p * W));
+      take(max[p % 4], v);
+      sums.part[p] += v;
+    }
+  for (; c < n; c += W) {
+    const V v = keep_first<A>(xsimd::abs(load_n<A>(x + c, n - c)), n - c);  // −0 past the end
+    take(max[0], v);
+    sums.add(c, v);
+  }
+  take(max[0], max[1]), take(max[2], max[3]), take(max[0], max[2]);
+  return {hmax<A>(max[0]), sums.total()};
+}
+
 // s = x + residual, written to dst (returns the row the later passes read).
 template <class A>
 inline const float* add_residual(const float* x, const float* residual, float* dst, index_t n) {

@@ -111,6 +111,23 @@ void row_all_finite(ConstMatrix x, std::uint8_t* out) {
   }
 }
 
+void row_magnitudes(ConstMatrix x, RowMagnitude* out) {
+  for (index_t r = 0; r < x.rows; ++r) {
+    float slot[64];
+    std::fill_n(slot, 64, -0.0f);
+    RowMagnitude m;
+    for (index_t c = 0; c < x.cols; ++c) {
+      const float v = std::fabs(x(r, c));
+      m.max_abs = m.max_abs < v ? v : m.max_abs;
+      slot[c % 64] += v;
+    }
+    for (int half = 32; half >= 1; half /= 2)
+      for (int l = 0; l < half; ++l) slot[l] += slot[l + half];
+    m.sum_abs = slot[0];
+    out[r] = m;
+  }
+}
+
 void row_argmax(ConstMatrix x, std::int32_t* out) {
   for (index_t r = 0; r < x.rows; ++r) {
     index_t best = 0;

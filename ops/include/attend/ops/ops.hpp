@@ -11,6 +11,7 @@
 #include "attend/ops/isa.hpp"
 #include "attend/ops/normalization.hpp"
 #include "attend/ops/parallel_tasks.hpp"
+#include "attend/ops/row_magnitude.hpp"
 #include "attend/ops/softmax.hpp"
 #include "attend/ops/streaming_stores.hpp"
 #include "attend/ops/types.hpp"

@@ -9,6 +9,7 @@
 #include "attend/ops/attention.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/normalization.hpp"
+#include "attend/ops/row_magnitude.hpp"
 #include "attend/ops/types.hpp"
 
 namespace attend::ops::reference {
@@ -47,6 +48,8 @@ void softmax(ConstMatrix x, Matrix y);
 void log_softmax(ConstMatrix x, Matrix y);
 void row_argmax(ConstMatrix x, std::int32_t* out);
 void row_all_finite(ConstMatrix x, std::uint8_t* out);
+// RowMagnitude's order, element by element.
+void row_magnitudes(ConstMatrix x, RowMagnitude* out);
 void row_top_k(ConstMatrix x, index_t k, std::int32_t* indices, float* values);
 // Table elements widened in double: bf16 exactly, s8 as q·factor.
 void embedding(const EmbeddingTable& table, const std::int32_t* ids, float scale, ConstMatrix positions,
