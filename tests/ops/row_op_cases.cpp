@@ -255,43 +255,35 @@ OpCase selection_case(Rng& rng, index_t rows, index_t cols, index_t k, bool with
   return c;
 }
 
-// row_all_finite: about half the rows get one NaN, +inf or −inf at a random column (the
-// first, the last — a vector tail — or anywhere); the flags are compared exactly.
-OpCase finite_case(Rng& rng, index_t rows, index_t cols) {
+// A row op that gives one value per row (Value: what ops writes), run on x and compared
+// exactly with the reference: `columns` turn a row's value into floats of the output.
+template <class Value, class Fast, class Reference, class Columns>
+OpCase per_row_case(const std::string& op, Buffer2D x, int columns, Fast fast, Reference reference, Columns to_columns) {
   struct State {
     Buffer2D x, got, expected;
-    std::vector<std::uint8_t> flags;
+    std::vector<Value> values;
   };
   auto s = std::make_shared<State>();
-  s->x = Buffer2D(rows, cols, rng.uniform_int(0, 2));
-  for (index_t i = 0; i < rows; ++i)
-    for (index_t j = 0; j < cols; ++j) s->x.at(i, j) = 1e30f * static_cast<float>(rng.uniform_int(-3, 3));
-  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity()};
-  for (index_t i = 0; i < rows; ++i) {
-    if (rng.uniform_int(0, 1) == 0) continue;
-    const index_t where = rng.uniform_int(0, 2);
-    const index_t j = where == 0 ? 0 : where == 1 ? cols - 1 : rng.uniform_int(0, cols - 1);
-    s->x.at(i, j) = specials[rng.uniform_int(0, 2)];
-  }
-  s->got = Buffer2D(rows, 1);
-  s->expected = Buffer2D(rows, 1);
-  s->flags.resize(static_cast<size_t>(rows));
-  auto store = [s](Buffer2D& out) {
-    for (index_t r = 0; r < out.rows(); ++r) out.at(r, 0) = s->flags[r];
+  const index_t rows = x.rows(), cols = x.cols();
+  s->x = std::move(x);
+  s->got = Buffer2D(rows, columns);
+  s->expected = Buffer2D(rows, columns);
+  s->values.resize(static_cast<size_t>(rows));
+  auto store = [s, to_columns](Buffer2D& out) {
+    for (index_t r = 0; r < out.rows(); ++r) to_columns(s->values[r], &out.at(r, 0));
   };
   OpCase c;
-  c.op = "row_all_finite";
-  c.name = c.op + " " + std::to_string(rows) + "x" + std::to_string(cols);
+  c.op = op;
+  c.name = op + " " + std::to_string(rows) + "x" + std::to_string(cols);
   c.flops = 2.0 * rows * cols;
   c.bytes = 4.0 * rows * cols;
   c.tolerance = 0;
-  c.run = [s, store](int threads) {
-    ops::row_all_finite(s->x.view(), s->flags.data(), threads);
+  c.run = [s, store, fast](int threads) {
+    fast(s->x.view(), s->values.data(), threads);
     store(s->got);
   };
-  c.reference = [s, store] {
-    ops::reference::row_all_finite(s->x.view(), s->flags.data());
+  c.reference = [s, store, reference] {
+    reference(s->x.view(), s->values.data());
     store(s->expected);
   };
   c.outputs = {{&s->got, &s->expected}};
@@ -299,40 +291,37 @@ OpCase finite_case(Rng& rng, index_t rows, index_t cols) {
   return c;
 }
 
+// row_all_finite: about half the rows get one NaN, +inf or −inf at a random column (the
+// first, the last — a vector tail — or anywhere); the flags are compared exactly.
+OpCase finite_case(Rng& rng, index_t rows, index_t cols) {
+  Buffer2D x(rows, cols, rng.uniform_int(0, 2));
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) x.at(i, j) = 1e30f * static_cast<float>(rng.uniform_int(-3, 3));
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
+  for (index_t i = 0; i < rows; ++i) {
+    if (rng.uniform_int(0, 1) == 0) continue;
+    const index_t where = rng.uniform_int(0, 2);
+    const index_t j = where == 0 ? 0 : where == 1 ? cols - 1 : rng.uniform_int(0, cols - 1);
+    x.at(i, j) = specials[rng.uniform_int(0, 2)];
+  }
+  return per_row_case<std::uint8_t>(
+      "row_all_finite", std::move(x), 1, [](ops::ConstMatrix m, std::uint8_t* out, int t) { ops::row_all_finite(m, out, t); },
+      [](ops::ConstMatrix m, std::uint8_t* out) { ops::reference::row_all_finite(m, out); },
+      [](std::uint8_t flag, float* out) { out[0] = flag; });
+}
+
 // row_magnitudes: ordinary rows, and rows one value dominates (the int8 outlier rows
 // the runtime looks for); max and sum compared exactly with the reference's order.
 OpCase magnitude_case(Rng& rng, index_t rows, index_t cols) {
-  struct State {
-    Buffer2D x, got, expected;
-    std::vector<ops::RowMagnitude> m;
-  };
-  auto s = std::make_shared<State>();
-  s->x = Buffer2D(rows, cols, rng.uniform_int(0, 2));
-  s->x.fill_random(rng, -1, 1);
-  for (index_t i = 0; i < rows; i += 2) s->x.at(i, rng.uniform_int(0, cols - 1)) = 40.0f * rng.uniform(-1, 1);
-  s->got = Buffer2D(rows, 2);
-  s->expected = Buffer2D(rows, 2);
-  s->m.resize(static_cast<size_t>(rows));
-  auto store = [s](Buffer2D& out) {
-    for (index_t r = 0; r < out.rows(); ++r) out.at(r, 0) = s->m[r].max_abs, out.at(r, 1) = s->m[r].sum_abs;
-  };
-  OpCase c;
-  c.op = "row_magnitudes";
-  c.name = c.op + " " + std::to_string(rows) + "x" + std::to_string(cols);
-  c.flops = 2.0 * rows * cols;
-  c.bytes = 4.0 * rows * cols;
-  c.tolerance = 0;
-  c.run = [s, store](int threads) {
-    ops::row_magnitudes(s->x.view(), s->m.data(), threads);
-    store(s->got);
-  };
-  c.reference = [s, store] {
-    ops::reference::row_magnitudes(s->x.view(), s->m.data());
-    store(s->expected);
-  };
-  c.outputs = {{&s->got, &s->expected}};
-  c.state = s;
-  return c;
+  Buffer2D x(rows, cols, rng.uniform_int(0, 2));
+  x.fill_random(rng, -1, 1);
+  for (index_t i = 0; i < rows; i += 2) x.at(i, rng.uniform_int(0, cols - 1)) = 40.0f * rng.uniform(-1, 1);
+  return per_row_case<ops::RowMagnitude>(
+      "row_magnitudes", std::move(x), 2,
+      [](ops::ConstMatrix m, ops::RowMagnitude* out, int t) { ops::row_magnitudes(m, out, t); },
+      [](ops::ConstMatrix m, ops::RowMagnitude* out) { ops::reference::row_magnitudes(m, out); },
+      [](const ops::RowMagnitude& v, float* out) { out[0] = v.max_abs, out[1] = v.sum_abs; });
 }
 
 OpCase positions_case(index_t first, index_t count, index_t dim, ops::PositionLayout layout) {
