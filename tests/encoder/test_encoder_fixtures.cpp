@@ -162,7 +162,8 @@ TEST_CASE("int8 plans list outlier rows from the magnitudes their LayerNorm took
       CHECK(norm.magnitudes == steps[i].magnitudes);
     }
     CHECK(lists == 2 * model->config().layers);
-    for (const EncoderStep& s : EncoderPlan::compile(load(name, "float32"), limits)->steps()) {
+    const auto fp32_plan = EncoderPlan::compile(load(name, "float32"), limits);
+    for (const EncoderStep& s : fp32_plan->steps()) {
       CHECK(s.kind != EncoderStepKind::outlier_rows);
       CHECK(s.magnitudes < 0);
     }
