@@ -54,8 +54,11 @@ struct QuantizedA {
   S8ActivationForm form;
   void* extra;                // |q| (s8_with_abs) or q as int16 (s16); else null
 
+  static bool has_extra(S8ActivationForm form) {
+    return form == S8ActivationForm::s8_with_abs || form == S8ActivationForm::s16;
+  }
   static index_t extra_bytes(index_t m, index_t kp, S8ActivationForm form) {
-    return form == S8ActivationForm::s8 ? 0 : round_up_64(m * kp * (form == S8ActivationForm::s16 ? 2 : 1));
+    return has_extra(form) ? round_up_64(m * kp * (form == S8ActivationForm::s16 ? 2 : 1)) : 0;
   }
   static index_t scratch_bytes(index_t m, index_t kp, S8ActivationForm form) {
     return round_up_64(m * kp) + 2 * round_up_64(4 * m) + extra_bytes(m, kp, form);
@@ -65,7 +68,7 @@ struct QuantizedA {
         row_scale(reinterpret_cast<float*>(scratch + round_up_64(m * kp))),
         row_offset(reinterpret_cast<std::int32_t*>(scratch + round_up_64(m * kp) + round_up_64(4 * m))),
         form(form),
-        extra(form == S8ActivationForm::s8 ? nullptr : scratch + round_up_64(m * kp) + 2 * round_up_64(4 * m)) {}
+        extra(has_extra(form) ? scratch + round_up_64(m * kp) + 2 * round_up_64(4 * m) : nullptr) {}
 
   // What the kernels read as GemmTile::a and ::a_abs for rows from i0.
   const void* a(index_t i0, index_t kp) const {
@@ -138,6 +141,12 @@ void quantize_rows(const S8Problem& g, const float* a, index_t lda, int rows, co
   if (qa.form == S8ActivationForm::s16 && g.kt->s8_quantize_a_s16 != nullptr) {  // straight to int16
     g.kt->s8_quantize_a_s16(a, lda, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha,
                             static_cast<std::int16_t*>(qa.extra) + i0 * g.kp, qa.row_scale + i0, qa.row_offset + i0);
+    return;
+  }
+  if (qa.form == S8ActivationForm::rows) {  // a one-row tile's [kp/4][1][4] is the row itself
+    for (int r = 0; r < rows; ++r)
+      g.kt->s8_quantize_a(a + r * lda, lda, 1, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha, qa.q + (i0 + r) * g.kp,
+                          qa.row_scale + i0 + r, qa.row_offset + i0 + r);
     return;
   }
   g.kt->s8_quantize_a(a, lda, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha, qa.q + i0 * g.kp,
@@ -296,6 +305,7 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
   const bool few_rows = rows * g.kp <= kFewRowABytes;
   const index_t nc = few_rows ? 1 : std::max<index_t>(1, kBBlockBytes / std::max<index_t>(g.panel_bytes, 1));
   const auto& kernels = g.kt->s8.kernels;
+  if (g.kt->s8_begin_thread != nullptr) g.kt->s8_begin_thread();
   GemmTile t = tile_template(g);
   for (index_t p0 = p_begin; p0 < p_end; p0 += nc) {
     const index_t p1 = std::min(p_end, p0 + nc);
@@ -341,17 +351,27 @@ index_t row_tiles(index_t M, index_t mr, int threads) {
   return (tiles + threads - 1) / threads * threads;
 }
 
+// The table whose s8 kernels compute an M-row product with b: b's own, or its fallback
+// where those kernels do not suit the shape (kernel_table.hpp: s8_fallback) — the same
+// packed panels, the same bits.
+const KernelTable& s8_table(index_t m, const PackedWeightView& b) {
+  const KernelTable& kt = kernels_for(b.isa);
+  if (kt.s8_fallback != nullptr && (m < kt.s8_min_rows || b.k_padded() % kt.s8_k_multiple != 0))
+    return *kt.s8_fallback;
+  return kt;
+}
+
 }  // namespace
 
 std::size_t gemm_s8_scratch_bytes(index_t m, const PackedWeightView& b, index_t two_term_rows) {
-  const S8ActivationForm form = kernels_for(b.isa).s8.s8_a_form;
+  const S8ActivationForm form = s8_table(m, b).s8.s8_a_form;
   return static_cast<std::size_t>(QuantizedA::scratch_bytes(m, b.k_padded(), form) +
                                   two_term_rows * TwoTermRows::bytes_per_row(b.k, b.k_padded(), form));
 }
 
 void gemm_s8(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads,
              std::byte* scratch) {
-  const KernelTable& kt = kernels_for(b.isa);
+  const KernelTable& kt = s8_table(a.rows, b);
   const index_t M = a.rows, kp = b.k_padded();
   const int nt = gemm_threads(threads, M, b.n, b.k, b.n * b.k);
   const bool split_rows = nt > 1 && M > b.n && (M + kt.s8.mr - 1) / kt.s8.mr >= nt;

@@ -34,6 +34,8 @@ inline constexpr index_t kGemmMaxKc = 512;
 inline constexpr index_t kGemmAStride = kGemmMaxKc + 16;
 // Most adjacent panels one fp32 or bf16 micro-kernel call computes (GemmKernels::panels).
 inline constexpr int kGemmMaxPanels = 4;
+// Most rows of a micro-tile (AMX: two 16-row tiles).
+inline constexpr int kGemmMaxMr = 32;
 
 // One GEMM micro-tile: C[mr×nr] (+)= A[mr×kc]·B[kc×nr], then the epilogue on the last
 // K block. `b` points into a packed panel, `a` into packed A; their layouts are the
@@ -42,7 +44,8 @@ inline constexpr int kGemmMaxPanels = 4;
 //   bf16  a: rows [mr][kGemmAStride] floats' bytes holding bf16 (or, for widening
 //            kernels, floats already rounded to bf16); b: [kc/2][NR][2] bf16 pairs
 //   s8    a: [kc/4][mr][4] int8 (activations quantized per row), or the same values
-//            as int16 for kernels whose S8ActivationForm is s16;
+//            as int16 for kernels whose S8ActivationForm is s16, or plain rows of kc
+//            int8 for those whose form is `rows` (AMX tiles load rows);
 //         b: [kc/4][NR][4] weights q + s8_weight_offset (u8 q + 128, or s8 q). Never
 //         K-blocked: kc = K rounded up to 4
 struct GemmTile {
@@ -80,8 +83,9 @@ using GemmMicroKernel = void (*)(const GemmTile&);
 
 // How an s8 kernel reads the quantized activations (GemmTile::a): the int8 values; the
 // int8 values and their magnitudes (GemmTile::a_abs, for vpmaddubsw's unsigned operand);
-// or the same values widened to int16 (for vpmaddwd).
-enum class S8ActivationForm { s8, s8_with_abs, s16 };
+// the same values widened to int16 (for vpmaddwd); or the int8 values as plain rows
+// ([mr][kc], for AMX's tile loads) instead of in groups of 4 k.
+enum class S8ActivationForm { s8, s8_with_abs, s16, rows };
 
 // One GEMM element type's micro-kernels: MR×NR register tile, every row count 1…MR.
 //
@@ -97,8 +101,8 @@ struct GemmKernels {
   int mr = 0;                       // rows per micro-tile
   int nr = 0;                       // panel width
   const char* name = "";            // e.g. "f32_gemm_14x32_avx512"
-  GemmMicroKernel kernels[16][kGemmMaxPanels] = {};  // [mr − 1][panels − 1]
-  int panels[16] = {};              // [mr − 1]: panels per call (1: tall tiles, and s8)
+  GemmMicroKernel kernels[kGemmMaxMr][kGemmMaxPanels] = {};  // [mr − 1][panels − 1]
+  int panels[kGemmMaxMr] = {};      // [mr − 1]: panels per call (1: tall tiles, and s8)
   int s8_weight_offset = 0;         // s8 only: panels hold q + this (128: u8, for vpdpbusd)
   S8ActivationForm s8_a_form = S8ActivationForm::s8;  // s8 only: how the kernels read A
   // s8 only: the kernels' last step alone — mr rows of dequantized sums (nr floats
@@ -182,6 +186,15 @@ struct KernelTable {
   GemmKernels s8;
   S8QuantizeA s8_quantize_a;
   S8QuantizeAWide s8_quantize_a_s16 = nullptr;  // where s8.s8_a_form is s16 and a direct one exists
+  // Where the s8 kernels do not suit a product — AMX: K (padded) not a multiple of their
+  // 64-byte step, or fewer rows than fill its tiles usefully — the table whose s8 kernels
+  // compute it instead: one that reads the same packed panels and gives the same bits.
+  const KernelTable* s8_fallback = nullptr;
+  index_t s8_min_rows = 0;    // a product of fewer rows goes to s8_fallback
+  index_t s8_k_multiple = 4;  // one whose padded K is not a multiple of this, too
+  // Called on each thread before its first s8 kernel of a product (AMX: the thread's tile
+  // configuration is loaded afresh, whatever ran on the thread before). Null: nothing.
+  void (*s8_begin_thread)() = nullptr;
 
   int attention_query_tile;         // queries per tile (vector lanes × vectors)
   void (*attention_tile)(const AttentionTile&);
@@ -232,6 +245,7 @@ const KernelTable& avx2_kernels();
 const KernelTable& avx512_kernels();
 const KernelTable& avx512_vnni_kernels();  // avx512's, with the VNNI s8 GEMM
 const KernelTable& avx512_bf16_kernels();  // avx512_vnni's, with the BF16 bf16 GEMM
+const KernelTable& avx512_amx_kernels();   // avx512_bf16's, with the AMX s8 GEMM
 
 const KernelTable& kernels_for(Isa isa);  // throws if the machine cannot run it
 const KernelTable& active_kernels();

@@ -289,7 +289,11 @@ std::vector<std::string> isas_the_cpu_reports() {
   out.push_back("avx512");
   if (!has({"avx512_vnni"})) return out;
   out.push_back("avx512_vnni");
-  if (has({"avx512_bf16"})) out.push_back("avx512_bf16");
+  if (!has({"avx512_bf16"})) return out;
+  out.push_back("avx512_bf16");
+  // AMX also needs the kernel's permission (isa.cpp); a kernel that lists the flags
+  // manages the tile state, so it grants it.
+  if (has({"amx_tile", "amx_int8"})) out.push_back("avx512_amx");
   return out;
 }
 
@@ -315,7 +319,7 @@ TEST_CASE("compute types: int8 gives bit-identical translations, scores and atte
                                   {"ct2-aren-transliteration", "int8"}}) {
     std::vector<std::vector<attend::TranslationResult>> first;
     std::string first_isa;
-    for (const std::string isa : {"sse2", "avx2", "avx512", "avx512_vnni", "avx512_bf16"}) {
+    for (const std::string isa : {"sse2", "avx2", "avx512", "avx512_vnni", "avx512_bf16", "avx512_amx"}) {
       INFO(dir << " on " << isa);
       if (std::find(reported.begin(), reported.end(), isa) == reported.end()) {
         CHECK_THROWS_WITH(attend::Model::load(kModels + dir, {.isa = isa, .compute_type = type}),

@@ -192,6 +192,11 @@ void typed_test_cases(Rng& rng, ops::Isa isa, ops::WeightType type, std::vector<
   for (index_t M : {1, 3, 14, 33, 60})
     for (index_t N : {1, 31, 33, 100})
       for (index_t K : {1, 3, 7, 64, 130, 513}) out.push_back(gemm_case(rng, M, N, K, random_variant(rng, type), isa));
+  // K a multiple of 64 (AMX's tiles; every other K goes to its VNNI fallback) at row
+  // counts around its 16-row tile halves and 32-row tiles, and an encoder-like shape.
+  for (index_t M : {16, 17, 32, 33, 47, 96})
+    for (index_t K : {64, 384}) out.push_back(gemm_case(rng, M, 70, K, random_variant(rng, type), isa));
+  out.push_back(gemm_case(rng, 300, 130, 1536, random_variant(rng, type), isa));
   // Beam-sized rows, and (s8) rows × K beyond the few-row path, on 1 and 2 threads.
   out.push_back(gemm_case(rng, 128, 100, 257, random_variant(rng, type), isa));
   out.push_back(gemm_case(rng, 200, 300, 1400, random_variant(rng, type), isa));

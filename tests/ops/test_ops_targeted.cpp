@@ -464,6 +464,8 @@ TEST_CASE("ISA selection", "[ops][isa]") {
   CHECK(ops::parse_isa("avx512_vnni") == ops::Isa::avx512_vnni);
   CHECK(ops::parse_isa("avx512_bf16") == ops::Isa::avx512_bf16);
   CHECK(ops::f32_kernel_isa(ops::Isa::avx512_bf16) == ops::Isa::avx512);
+  CHECK(ops::parse_isa("avx512_amx") == ops::Isa::avx512_amx);
+  CHECK(ops::f32_kernel_isa(ops::Isa::avx512_amx) == ops::Isa::avx512);
   // A chain: a level is available only with every level below it.
   for (ops::Isa isa : isas)
     for (int lower = 0; lower < static_cast<int>(isa); ++lower) CHECK(ops::isa_available(static_cast<ops::Isa>(lower)));
@@ -497,7 +499,8 @@ TEST_CASE("an IsaScope sets the ISA of its thread and of the team workers it sta
   }
   CHECK(ops::active_isa() == process);
   CHECK(workers_isa() == all(process));  // the workers dropped it with the region
-  for (const ops::Isa isa : {ops::Isa::avx512_bf16, ops::Isa::avx512_vnni, ops::Isa::avx512, ops::Isa::avx2})
+  for (const ops::Isa isa :
+       {ops::Isa::avx512_amx, ops::Isa::avx512_bf16, ops::Isa::avx512_vnni, ops::Isa::avx512, ops::Isa::avx2})
     if (!ops::isa_available(isa)) CHECK_THROWS_WITH(ops::IsaScope(isa), Contains("cannot run"));
 }
 

@@ -14,7 +14,7 @@ void EncoderChoice::add_flags(CLI::App& app, bool pooling_flag) {
                  "CTranslate2's converted encoder")
       ->required();
   app.add_option("--isa", isa, "Kernels to use: avx512, avx2, sse2 (default: the best this CPU runs, or $ATTEND_ISA)")
-      ->check(CLI::IsMember({"avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"}));
+      ->check(CLI::IsMember({"avx512_amx", "avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"}));
   app.add_option("--compute-type", compute_type,
                  "Arithmetic of the matrix products: default (the model's stored type), auto (the fastest here), float32, "
                  "int8, bfloat16")

@@ -16,7 +16,7 @@ void ModelChoice::add_flags(CLI::App& app, const std::string& default_preset) {
       ->check(any_uint64())
       ->capture_default_str();
   app.add_option("--isa", isa, "Kernels to use: avx512, avx2, sse2 (default: the best this CPU runs, or $ATTEND_ISA)")
-      ->check(CLI::IsMember({"avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"}));
+      ->check(CLI::IsMember({"avx512_amx", "avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"}));
   app.add_option("--compute-type", compute_type,
                  "Arithmetic of the matrix products, CTranslate2's names: default (the model's stored type), auto "
                  "(the fastest here), float32, int8 (int8_float32), bfloat16, int8_bfloat16")

@@ -34,7 +34,7 @@ const std::vector<ModelFlag>& model_flags() {
        "bfloat16, int8_bfloat16",
        CLI::IsMember({"default", "auto", "float32", "int8", "int8_float32", "bfloat16", "int8_bfloat16"})},
       {"--isa", "Kernels to use: avx512, avx2, sse2 (default: the best this CPU runs, or $ATTEND_ISA)",
-       CLI::IsMember({"avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"})},
+       CLI::IsMember({"avx512_amx", "avx512_bf16", "avx512_vnni", "avx512", "avx2", "sse2"})},
       {"--kv-cache-type", "Translation: the decoder's attention caches: default, float32, bfloat16",
        CLI::IsMember({"default", "float32", "bfloat16"})},
       {"--threads", "Compute threads of the model in all (0: one per core)", at_least(0), false, true},

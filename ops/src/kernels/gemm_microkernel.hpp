@@ -190,7 +190,7 @@ void gemm_tile(const detail::GemmTile& t) {
 // A table's entry with its shape and no kernels yet.
 template <int MR>
 detail::GemmKernels empty_gemm_kernels(int nr, const char* name) {
-  static_assert(MR <= 16, "GemmKernels holds 16 row counts");
+  static_assert(MR <= detail::kGemmMaxMr, "GemmKernels holds kGemmMaxMr row counts");
   detail::GemmKernels k;
   k.mr = MR;
   k.nr = nr;

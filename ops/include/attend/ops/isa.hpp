@@ -9,8 +9,10 @@
 //   avx512       AVX-512 F/CD/DQ/BW/VL
 //   avx512_vnni  + AVX512_VNNI (vpdpbusd): the int8 GEMM's dot product
 //   avx512_bf16  + AVX512_BF16 (vdpbf16ps): the bf16 GEMM's dot product
+//   avx512_amx   + AMX-TILE and AMX-INT8 (tdpbsud: 16×16×64 products per instruction),
+//                where the OS grants the process the tile state (Linux: arch_prctl)
 //
-// The two top levels add only the int8 and bf16 GEMM kernels; every fp32 kernel is the
+// The three top levels add only the int8 and bf16 GEMM kernels; every fp32 kernel is the
 // avx512 one (f32_kernel_isa). The environment variable ATTEND_ISA (one of the names
 // above, or "portable" for sse2) forces a lower one; asking for one the machine lacks
 // is an error at first use, not a silent downgrade.
@@ -21,7 +23,7 @@
 
 namespace attend::ops {
 
-enum class Isa { sse2 = 0, avx2 = 1, avx512 = 2, avx512_vnni = 3, avx512_bf16 = 4 };
+enum class Isa { sse2 = 0, avx2 = 1, avx512 = 2, avx512_vnni = 3, avx512_bf16 = 4, avx512_amx = 5 };
 
 const char* isa_name(Isa isa);
 Isa parse_isa(const std::string& name);  // throws attend::Error on an unknown name
@@ -30,7 +32,7 @@ Isa parse_isa(const std::string& name);  // throws attend::Error on an unknown n
 std::vector<Isa> available_isas();
 bool isa_available(Isa isa);
 
-// The level whose fp32 kernels `isa` runs: avx512 for avx512_vnni and avx512_bf16,
+// The level whose fp32 kernels `isa` runs: avx512 for avx512_vnni, avx512_bf16 and avx512_amx,
 // `isa` itself otherwise. Tests use it to run each distinct fp32 kernel once.
 Isa f32_kernel_isa(Isa isa);
 

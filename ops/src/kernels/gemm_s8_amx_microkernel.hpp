@@ -1,0 +1,206 @@
+// The int8 GEMM micro-kernel on AMX tiles: up to 32 rows × one 32-column panel, K in
+// steps of 64.
+//
+// tdpbsud C += A·B takes A as int8 rows (16 rows × 64 k) and B as unsigned bytes in
+// groups of 4 k per column (16 groups × 16 columns × 4) — the VNNI panel layout
+// [K/4][NR][4] of u8 = q + 128, read as two 16-column halves of each 128-byte group row.
+// So the weights are packed exactly as for vpdpbusd (the two tables share their packed
+// panels, and a product can go to either), only the activations come as plain rows
+// (S8ActivationForm::rows) instead of 4-k groups. Tiles: C[i][j] = tmm(2i + j) for row
+// half i and column half j, A[i] = tmm(4 + i), B[j] = tmm(6 + j); a tile of ≤ 16 rows
+// leaves the second row half unconfigured.
+//
+// The sums are exact int32 (Σ a·(q + 128)); 128·Σ a (row_offset) is taken off after the
+// K loop, and from there the sums go through the same dequantization and epilogue as
+// the vector kernels (gemm_s8_microkernel.hpp): the same bits as every other ISA.
+//
+// The tile operations come from a policy: AmxTiles (the instructions) or
+// AmxTilesEmulated (plain C++, the same semantics: tests run the kernel's loops, edges
+// and layouts with it on CPUs without AMX).
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/gemm_s8_microkernel.hpp"
+
+namespace attend::ops::ATTEND_ISA_NS {
+
+inline constexpr int kAmxPanelWidth = 32;  // columns per panel: two 16-column tiles
+inline constexpr int kAmxRows = 32;        // rows per micro-tile: two 16-row tiles
+inline constexpr int kAmxKStep = 64;       // k per tile step (a tile row: 64 bytes)
+
+// LDTILECFG's 64-byte operand, palette 1.
+struct alignas(64) AmxTileConfig {
+  std::uint8_t palette = 1;
+  std::uint8_t start_row = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t colsb[16] = {};  // bytes per row of tmm i
+  std::uint8_t rows[16] = {};
+};
+
+// The kernel's tiles for a micro-tile of mr rows.
+inline AmxTileConfig amx_tile_config(int mr) {
+  AmxTileConfig c;
+  const int low = std::min(mr, 16), high = mr - low;
+  auto set = [&](int tmm, int rows) {
+    c.rows[tmm] = static_cast<std::uint8_t>(rows);
+    c.colsb[tmm] = static_cast<std::uint16_t>(rows > 0 ? 64 : 0);
+  };
+  set(0, low), set(1, low), set(2, high), set(3, high);  // C
+  set(4, low), set(5, high);                             // A
+  set(6, 16), set(7, 16);                                // B: 16 groups of 4 k
+  return c;
+}
+
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__)
+// The instructions. The configuration is the thread's: loaded when a micro-tile's row
+// count differs from the last one this thread loaded during this product (begin_thread
+// forgets it, so another library's tiles on the thread cannot leave a stale one).
+struct AmxTiles {
+  static inline thread_local int configured_rows = 0;
+  static void begin_thread() { configured_rows = 0; }
+  static void configure(int mr) {
+    if (configured_rows == mr) return;
+    const AmxTileConfig c = amx_tile_config(mr);
+    _tile_loadconfig(&c);
+    configured_rows = mr;
+  }
+  // (GCC's tile intrinsics are macros that paste their register number into the
+  // assembly: a template parameter has to be spelled out as a literal.)
+  template <int T>
+  static void zero() {
+    if constexpr (T == 0) _tile_zero(0);
+    if constexpr (T == 1) _tile_zero(1);
+    if constexpr (T == 2) _tile_zero(2);
+    if constexpr (T == 3) _tile_zero(3);
+  }
+  template <int T>
+  static void load(const void* p, index_t stride) {
+    if constexpr (T == 4) _tile_loadd(4, p, stride);
+    if constexpr (T == 5) _tile_loadd(5, p, stride);
+    if constexpr (T == 6) _tile_loadd(6, p, stride);
+    if constexpr (T == 7) _tile_loadd(7, p, stride);
+  }
+  template <int C, int A, int B>
+  static void dot() {
+    if constexpr (C == 0) _tile_dpbsud(0, 4, 6);
+    if constexpr (C == 1) _tile_dpbsud(1, 4, 7);
+    if constexpr (C == 2) _tile_dpbsud(2, 5, 6);
+    if constexpr (C == 3) _tile_dpbsud(3, 5, 7);
+    static_assert(A == 4 + C / 2 && B == 6 + C % 2, "C[i][j] = A[i]·B[j]");
+  }
+  template <int T>
+  static void store(void* p, index_t stride) {
+    if constexpr (T == 0) _tile_stored(0, p, stride);
+    if constexpr (T == 1) _tile_stored(1, p, stride);
+    if constexpr (T == 2) _tile_stored(2, p, stride);
+    if constexpr (T == 3) _tile_stored(3, p, stride);
+  }
+};
+#endif
+
+// The same operations on arrays (tests only: slow, but any CPU runs them).
+struct AmxTilesEmulated {
+  struct State {
+    AmxTileConfig config;
+    std::uint8_t tmm[8][16][64];
+  };
+  static State& state() {
+    static thread_local State s;
+    return s;
+  }
+  static void begin_thread() {}
+  static void configure(int mr) { state().config = amx_tile_config(mr); }
+  template <int T>
+  static void zero() { std::memset(state().tmm[T], 0, sizeof state().tmm[T]); }
+  template <int T>
+  static void load(const void* p, index_t stride) {
+    State& s = state();
+    for (int r = 0; r < s.config.rows[T]; ++r)
+      std::memcpy(s.tmm[T][r], static_cast<const char*>(p) + r * stride, s.config.colsb[T]);
+  }
+  // C[m][n] += Σ_k A[m][k] (int8) · B[k/4][4n + k%4] (uint8), in int32.
+  template <int C, int A, int B>
+  static void dot() {
+    State& s = state();
+    for (int m = 0; m < s.config.rows[A]; ++m)
+      for (int n = 0; n < s.config.colsb[B] / 4; ++n) {
+        std::int32_t sum;
+        std::memcpy(&sum, &s.tmm[C][m][4 * n], 4);
+        for (int k = 0; k < s.config.colsb[A]; ++k)
+          sum += static_cast<std::int8_t>(s.tmm[A][m][k]) * static_cast<std::int32_t>(s.tmm[B][k / 4][4 * n + k % 4]);
+        std::memcpy(&s.tmm[C][m][4 * n], &sum, 4);
+      }
+  }
+  template <int T>
+  static void store(void* p, index_t stride) {
+    State& s = state();
+    for (int r = 0; r < s.config.rows[T]; ++r)
+      std::memcpy(static_cast<char*>(p) + r * stride, s.tmm[T][r], s.config.colsb[T]);
+  }
+};
+
+// mr ≤ 32 rows of A (plain rows, t.kc bytes apart; t.kc a multiple of 64) × one panel.
+template <class A, class Tiles>
+void s8_amx_tile(const detail::GemmTile& t, int mr) {
+  constexpr int W = kLanes<A>, NV = kAmxPanelWidth / W;
+  const bool high = mr > 16;
+  Tiles::configure(mr);
+  Tiles::template zero<0>();
+  Tiles::template zero<1>();
+  if (high) Tiles::template zero<2>(), Tiles::template zero<3>();
+  const auto* a = static_cast<const char*>(t.a);
+  const auto* b = static_cast<const char*>(t.b);
+  const index_t kc = t.kc;
+  constexpr index_t kGroupRowBytes = kAmxPanelWidth * 4;  // one k group of the panel
+  for (index_t k = 0; k < kc; k += kAmxKStep) {
+    const char* bk = b + k / 4 * kGroupRowBytes;
+    Tiles::template load<4>(a + k, kc);
+    Tiles::template load<6>(bk, kGroupRowBytes);
+    Tiles::template load<7>(bk + 64, kGroupRowBytes);
+    Tiles::template dot<0, 4, 6>();
+    Tiles::template dot<1, 4, 7>();
+    if (high) {
+      Tiles::template load<5>(a + 16 * kc + k, kc);
+      Tiles::template dot<2, 5, 6>();
+      Tiles::template dot<3, 5, 7>();
+    }
+  }
+  alignas(64) std::int32_t s[kAmxRows][kAmxPanelWidth];
+  constexpr index_t kRowBytes = kAmxPanelWidth * 4;
+  Tiles::template store<0>(&s[0][0], kRowBytes);
+  Tiles::template store<1>(&s[0][16], kRowBytes);
+  if (high) Tiles::template store<2>(&s[16][0], kRowBytes), Tiles::template store<3>(&s[16][16], kRowBytes);
+
+  using VI = xsimd::batch<std::int32_t, A>;
+  vfloat<A> col[NV];
+  load_col_scales<A, NV>(col, t);
+  alignas(64) float sums[kAmxRows * kAmxPanelWidth];
+  for (int r = 0; r < mr; ++r) {
+    const VI offset(t.row_offset[r]);
+    vfloat<A> sum[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) sum[v] = xsimd::to_float(VI::load_aligned(&s[r][v * W]) - offset);
+    dequantize_row<A, NV>(sum, col, t, r, sums);
+  }
+  store_tile<A, NV>(sums, mr, t);
+}
+
+// The table entry: every row count 1 … 32 is the same kernel.
+template <class A, class Tiles>
+detail::GemmKernels s8_amx_kernels(const char* name) {
+  constexpr int NV = kAmxPanelWidth / kLanes<A>;
+  detail::GemmKernels k = make_gemm_kernels<kAmxRows>(kAmxPanelWidth, name, []<int R>() {
+    return static_cast<detail::GemmMicroKernel>([](const detail::GemmTile& t) { s8_amx_tile<A, Tiles>(t, R); });
+  });
+  k.s8_store_sums = &store_tile<A, NV>;
+  k.s8_weight_offset = 128;  // u8 = q + 128: tdpbsud's unsigned operand, vpdpbusd's panels
+  k.s8_a_form = detail::S8ActivationForm::rows;
+  return k;
+}
+
+}  // namespace attend::ops::ATTEND_ISA_NS
