@@ -143,12 +143,6 @@ void quantize_rows(const S8Problem& g, const float* a, index_t lda, int rows, co
                             static_cast<std::int16_t*>(qa.extra) + i0 * g.kp, qa.row_scale + i0, qa.row_offset + i0);
     return;
   }
-  if (qa.form == S8ActivationForm::rows) {  // a one-row tile's [kp/4][1][4] is the row itself
-    for (int r = 0; r < rows; ++r)
-      g.kt->s8_quantize_a(a + r * lda, lda, 1, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha, qa.q + (i0 + r) * g.kp,
-                          qa.row_scale + i0 + r, qa.row_offset + i0 + r);
-    return;
-  }
   g.kt->s8_quantize_a(a, lda, rows, g.b.k, g.kp, kS8ActivationLevels, g.ep.alpha, qa.q + i0 * g.kp,
                       qa.row_scale + i0, qa.row_offset + i0);
   // The kernels' second form of the same values (loops the compiler vectorises).

@@ -118,7 +118,8 @@ using Bf16PackA = void (*)(const float* a, index_t lda, int mr, index_t k0, inde
 
 // Rows [0, mr) of A (row stride lda, k columns) quantized for an s8 kernel, one scale
 // per row: q = nearest-even(a·(levels / max|a_row|)) ∈ [−levels, levels], written as
-// [kp/4][mr][4] int8 (k < kp zero-padded). row_scale = alpha·max|a_row| / levels (NaN
+// [kp/4][mr][4] int8 — or as mr rows of kp where the table's s8_a_form is `rows` — (k <
+// kp zero-padded). row_scale = alpha·max|a_row| / levels (NaN
 // when the row holds a NaN or inf, so the output says so), row_offset = 128·Σ_k q.
 // Every ISA's quantizer gives the same q, scales and offsets (levels: kS8ActivationLevels).
 using S8QuantizeA = void (*)(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels, float alpha,

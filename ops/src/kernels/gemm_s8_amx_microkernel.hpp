@@ -190,6 +190,53 @@ void s8_amx_tile(const detail::GemmTile& t, int mr) {
   store_tile<A, NV>(sums, mr, t);
 }
 
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+// Rows [0, mr) of A quantized as the other quantizers do (detail::S8QuantizeA: the same
+// q, scales and offsets), written as plain rows of kp bytes: 16 values per vpmovsdb. A
+// NaN converts to INT_MIN, which saturates to −128, which no |q| ≤ 127 is: such a row
+// (or one holding ±inf, whose factor 0 makes NaN of it) becomes zeros with a NaN scale.
+inline void s8_quantize_rows_avx512(const float* a, index_t lda, int mr, index_t k, index_t kp, int levels,
+                                    float alpha, std::int8_t* dst, float* row_scale, std::int32_t* row_offset) {
+  const __m128i minus_128 = _mm_set1_epi8(-128);
+  for (int r = 0; r < mr; ++r) {
+    const float* x = a + r * lda;
+    std::int8_t* out = dst + r * kp;
+    __m512 m[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    index_t i = 0;
+    // vrangeps 0x0B: the larger magnitude, sign cleared (as s8_quantize_a_avx512).
+    for (; i + 64 <= k; i += 64)
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) m[u] = _mm512_range_ps(m[u], _mm512_loadu_ps(x + i + 16 * u), 0x0B);
+    for (; i < k; i += 16) {
+      const auto mask = static_cast<__mmask16>(k - i >= 16 ? 0xffff : (1u << (k - i)) - 1u);
+      m[0] = _mm512_range_ps(m[0], _mm512_maskz_loadu_ps(mask, x + i), 0x0B);
+    }
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])));
+    const RowQuantization rq = row_quantization(amax, true, levels, alpha);
+    row_scale[r] = rq.row_scale;
+    const __m512 scale = _mm512_set1_ps(rq.inv);
+    __m512i sum = _mm512_setzero_si512();
+    __mmask16 nan = 0;
+    for (i = 0; i < kp; i += 16) {
+      const auto mask = static_cast<__mmask16>(k - i >= 16 ? 0xffff : k > i ? (1u << (k - i)) - 1u : 0u);
+      const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i), scale));  // nearest even
+      const __m128i bytes = _mm512_cvtsepi32_epi8(q);
+      nan |= _mm_cmpeq_epi8_mask(bytes, minus_128);
+      sum = _mm512_add_epi32(sum, q);
+      const auto stored = static_cast<__mmask16>(kp - i >= 16 ? 0xffff : (1u << (kp - i)) - 1u);
+      _mm_mask_storeu_epi8(out + i, stored, bytes);
+    }
+    if (nan != 0) {
+      row_offset[r] = 0;
+      row_scale[r] = std::numeric_limits<float>::quiet_NaN();
+      std::memset(out, 0, static_cast<size_t>(kp));
+      continue;
+    }
+    row_offset[r] = 128 * _mm512_reduce_add_epi32(sum);  // |Σ q| ≤ 127·kMaxS8K
+  }
+}
+#endif
+
 // The table entry: every row count 1 … 32 is the same kernel.
 template <class A, class Tiles>
 detail::GemmKernels s8_amx_kernels(const char* name) {

@@ -23,6 +23,7 @@ const KernelTable& avx512_amx_kernels() {
     t.isa = Isa::avx512_amx;
     t.name = "avx512_amx";
     t.s8 = isa_avx512_amx::s8_amx_kernels<A, isa_avx512_amx::AmxTiles>("qd8_f32_qc8w_gemm_32x32_amx");
+    t.s8_quantize_a = &isa_avx512_amx::s8_quantize_rows_avx512;
     t.s8_fallback = &avx512_bf16_kernels();
     t.s8_min_rows = kAmxMinRows;
     t.s8_k_multiple = isa_avx512_amx::kAmxKStep;
