@@ -296,7 +296,9 @@ std::uint32_t two_term_mask(const S8Problem& g, index_t i0, index_t lo, index_t 
 void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_begin, index_t p_end) {
   const index_t M = g.a.rows;
   const index_t rows = tile_start(M, g.m_tiles, t_end) - tile_start(M, g.m_tiles, t_begin);
-  const bool few_rows = rows * g.kp <= kFewRowABytes;
+  const bool runs = g.kt->s8.s8_panel_runs;
+  // (Kernels that take runs of panels keep to the block order: a run per row tile.)
+  const bool few_rows = !runs && rows * g.kp <= kFewRowABytes;
   const index_t nc = few_rows ? 1 : std::max<index_t>(1, kBBlockBytes / std::max<index_t>(g.panel_bytes, 1));
   const auto& kernels = g.kt->s8.kernels;
   if (g.kt->s8_begin_thread != nullptr) g.kt->s8_begin_thread();
@@ -308,6 +310,15 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
       const int mr = tile_rows(M, g.m_tiles, tile);
       const auto [two_lo, two_hi] = g.two_term.within(i0, i0 + mr);
       const std::uint32_t raw_rows = two_term_mask(g, i0, two_lo, two_hi);
+      if (runs) {  // the block's panels in one call
+        fill_tile(g, t, i0, p0);
+        t.raw_rows = raw_rows;
+        t.panels = static_cast<int>(p1 - p0);
+        t.panel_stride = g.panel_bytes;
+        t.nr = static_cast<int>(std::min(g.b.n - p0 * g.kt->s8.nr, (p1 - p0) * g.kt->s8.nr));
+        kernels[mr - 1][0](t);
+        continue;
+      }
       for (index_t p = p0; p < p1; ++p) {
         fill_tile(g, t, i0, p);
         t.raw_rows = raw_rows;

@@ -105,6 +105,10 @@ struct GemmKernels {
   int panels[kGemmMaxMr] = {};      // [mr − 1]: panels per call (1: tall tiles, and s8)
   int s8_weight_offset = 0;         // s8 only: panels hold q + this (128: u8, for vpdpbusd)
   S8ActivationForm s8_a_form = S8ActivationForm::s8;  // s8 only: how the kernels read A
+  // s8 only: the kernels take a run of GemmTile::panels panels (panel_stride bytes apart,
+  // nr columns in all) in one call, so they can overlap one panel's stores with the
+  // next's products (AMX); the driver then hands each row tile a block's panels at once.
+  bool s8_panel_runs = false;
   // s8 only: the kernels' last step alone — mr rows of dequantized sums (nr floats
   // apart) stored through the tile's epilogue (accumulate, bias, activation, residual)
   // exactly as a kernel stores its own. The driver finishes two-term rows with it.

@@ -28,10 +28,11 @@ using ops::index_t;
 
 constexpr int kPanel = emu::kAmxPanelWidth;
 
-// One tile's operands: A as rows of kc int8, the panel as [kc/4][32][4] u8 = q + 128,
-// and what the kernel must store: ((float)Σ a·q · col_scale) · row_scale + bias.
+// One call's operands: A as rows of kc int8, `panels` panels of [kc/4][32][4] u8 = q +
+// 128 one after another, nr columns in all (the last panel partly), and what the kernel
+// must store: ((float)Σ a·q · col_scale) · row_scale + bias.
 struct TileCase {
-  int mr = 0, nr = 0;
+  int mr = 0, nr = 0, panels = 1;
   index_t kc = 0;
   std::vector<std::int8_t> a;
   std::vector<std::uint8_t> panel;
@@ -39,21 +40,23 @@ struct TileCase {
   std::vector<std::int32_t> row_offset;
   std::vector<float> expected;  // [mr][nr]
 
-  TileCase(Rng& rng, int mr_, int nr_, index_t kc_) : mr(mr_), nr(nr_), kc(kc_) {
+  TileCase(Rng& rng, int mr_, int nr_, index_t kc_) : mr(mr_), nr(nr_), panels((nr_ + kPanel - 1) / kPanel), kc(kc_) {
+    const int width = panels * kPanel;
     a.resize(static_cast<size_t>(mr * kc));
-    std::vector<int> q(static_cast<size_t>(kc * kPanel), 0);  // [k][j], zero past nr
+    std::vector<int> q(static_cast<size_t>(kc * width), 0);  // [k][j], zero past nr
     for (auto& x : a) x = static_cast<std::int8_t>(rng.uniform_int(-127, 127));
     for (index_t k = 0; k < kc; ++k)
-      for (int j = 0; j < nr; ++j) q[static_cast<size_t>(k * kPanel + j)] = rng.uniform_int(-127, 127);
-    panel.resize(static_cast<size_t>(kc * kPanel));
-    for (index_t k = 0; k < kc; ++k)
-      for (int j = 0; j < kPanel; ++j)
-        panel[static_cast<size_t>((k / 4) * kPanel * 4 + j * 4 + k % 4)] =
-            static_cast<std::uint8_t>(q[static_cast<size_t>(k * kPanel + j)] + 128);
+      for (int j = 0; j < nr; ++j) q[static_cast<size_t>(k * width + j)] = rng.uniform_int(-127, 127);
+    panel.resize(static_cast<size_t>(kc * width));
+    for (int p = 0; p < panels; ++p)
+      for (index_t k = 0; k < kc; ++k)
+        for (int j = 0; j < kPanel; ++j)
+          panel[static_cast<size_t>(p * kc * kPanel + (k / 4) * kPanel * 4 + j * 4 + k % 4)] =
+              static_cast<std::uint8_t>(q[static_cast<size_t>(k * width + p * kPanel + j)] + 128);
     row_scale.resize(static_cast<size_t>(mr));
     row_offset.resize(static_cast<size_t>(mr));
-    col_scale.assign(kPanel, 0.0f);
-    bias.assign(kPanel, 0.0f);
+    col_scale.assign(static_cast<size_t>(width), 0.0f);
+    bias.assign(static_cast<size_t>(width), 0.0f);
     for (auto& s : row_scale) s = static_cast<float>(rng.uniform(1e-3, 1e-2));
     for (int j = 0; j < nr; ++j) {
       col_scale[static_cast<size_t>(j)] = static_cast<float>(rng.uniform(1e-3, 1e-2));
@@ -67,7 +70,7 @@ struct TileCase {
       for (int j = 0; j < nr; ++j) {
         std::int32_t s = 0;
         for (index_t k = 0; k < kc; ++k)
-          s += a[static_cast<size_t>(r * kc + k)] * q[static_cast<size_t>(k * kPanel + j)];
+          s += a[static_cast<size_t>(r * kc + k)] * q[static_cast<size_t>(k * width + j)];
         const float dequantized = static_cast<float>(s) * col_scale[static_cast<size_t>(j)] *
                                   row_scale[static_cast<size_t>(r)];
         expected[static_cast<size_t>(r * nr + j)] = dequantized + bias[static_cast<size_t>(j)];
@@ -82,6 +85,8 @@ struct TileCase {
     ops::detail::GemmTile t;
     t.kc = kc;
     t.nr = nr;
+    t.panels = panels;
+    t.panel_stride = kc * kPanel;
     t.a = a.data();
     t.b = panel.data();
     t.c = c.data();
@@ -110,7 +115,7 @@ TEST_CASE("AMX s8 micro-kernel: emulated tiles, and the instructions where the C
                    << "checked");
   for (const int mr : {1, 5, 16, 17, 31, 32})
     for (const index_t kc : {64, 128, 384})
-      for (const int nr : {32, 7}) {
+      for (const int nr : {32, 7, 96, 77}) {  // one panel, whole or in part; a run of three
         INFO("mr " << mr << ", kc " << kc << ", nr " << nr);
         const TileCase c(rng, mr, nr, kc);
         const auto emulated = c.run([&](const ops::detail::GemmTile& t) {

@@ -66,7 +66,9 @@ struct AmxTiles {
   static void configure(int mr) {
     if (configured_rows == mr) return;
     const AmxTileConfig c = amx_tile_config(mr);
-    _tile_loadconfig(&c);
+    // (Not GCC 12's _tile_loadconfig: its asm names only a pointer's 8 bytes as read, so
+    // the compiler may drop the stores of the rest of the configuration.)
+    __asm__ volatile("ldtilecfg %0" : : "m"(c));
     configured_rows = mr;
   }
   // (GCC's tile intrinsics are macros that paste their register number into the
@@ -144,20 +146,18 @@ struct AmxTilesEmulated {
   }
 };
 
-// mr ≤ 32 rows of A (plain rows, t.kc bytes apart; t.kc a multiple of 64) × one panel.
-template <class A, class Tiles>
-void s8_amx_tile(const detail::GemmTile& t, int mr) {
-  constexpr int W = kLanes<A>, NV = kAmxPanelWidth / W;
-  const bool high = mr > 16;
-  Tiles::configure(mr);
+// One micro-tile's k loop: C (tiles 0–3) = A's mr rows (t.kc bytes apart) · the panel at
+// b, K in steps of 64; after each step, `between(step)` — the vector work the caller
+// overlaps with the tile unit's (tiles are not renamed: a load waits for the dot
+// products that read its register, so the vector units would idle through the loop).
+template <class Tiles, class Between>
+inline void amx_dot_panel(const char* a, const char* b, index_t kc, bool high, const Between& between) {
+  constexpr index_t kGroupRowBytes = kAmxPanelWidth * 4;  // one k group of the panel
   Tiles::template zero<0>();
   Tiles::template zero<1>();
   if (high) Tiles::template zero<2>(), Tiles::template zero<3>();
-  const auto* a = static_cast<const char*>(t.a);
-  const auto* b = static_cast<const char*>(t.b);
-  const index_t kc = t.kc;
-  constexpr index_t kGroupRowBytes = kAmxPanelWidth * 4;  // one k group of the panel
-  for (index_t k = 0; k < kc; k += kAmxKStep) {
+  int step = 0;
+  for (index_t k = 0; k < kc; k += kAmxKStep, ++step) {
     const char* bk = b + k / 4 * kGroupRowBytes;
     Tiles::template load<4>(a + k, kc);
     Tiles::template load<6>(bk, kGroupRowBytes);
@@ -169,25 +169,90 @@ void s8_amx_tile(const detail::GemmTile& t, int mr) {
       Tiles::template dot<2, 5, 6>();
       Tiles::template dot<3, 5, 7>();
     }
+    between(step);
   }
-  alignas(64) std::int32_t s[kAmxRows][kAmxPanelWidth];
-  constexpr index_t kRowBytes = kAmxPanelWidth * 4;
-  Tiles::template store<0>(&s[0][0], kRowBytes);
-  Tiles::template store<1>(&s[0][16], kRowBytes);
-  if (high) Tiles::template store<2>(&s[16][0], kRowBytes), Tiles::template store<3>(&s[16][16], kRowBytes);
+}
 
+// The int32 sums of one panel, stored from the C tiles: [row][column].
+struct alignas(64) AmxSums {
+  std::int32_t s[kAmxRows][kAmxPanelWidth];
+};
+
+template <class Tiles>
+inline void amx_store_sums(AmxSums& out, bool high) {
+  constexpr index_t kRowBytes = kAmxPanelWidth * 4;
+  Tiles::template store<0>(&out.s[0][0], kRowBytes);
+  Tiles::template store<1>(&out.s[0][16], kRowBytes);
+  if (high) Tiles::template store<2>(&out.s[16][0], kRowBytes), Tiles::template store<3>(&out.s[16][16], kRowBytes);
+}
+
+// Row r of a panel's sums through the vector kernels' dequantization
+// ((Σ − row_offset)·col_scale·row_scale, as dequantize_row) and epilogue (store_row):
+// the same operations, so the same bits.
+template <class A, Activation Act, bool Runtime>
+ATTEND_VECTOR_MATH void amx_store_row(const AmxSums& sums, const detail::GemmTile& t, int r) {
+  constexpr int W = kLanes<A>, NV = kAmxPanelWidth / W;
   using VI = xsimd::batch<std::int32_t, A>;
-  vfloat<A> col[NV];
-  load_col_scales<A, NV>(col, t);
-  alignas(64) float sums[kAmxRows * kAmxPanelWidth];
-  for (int r = 0; r < mr; ++r) {
-    const VI offset(t.row_offset[r]);
-    vfloat<A> sum[NV];
+  const VI offset(t.row_offset[r]);
+  const vfloat<A> row(t.row_scale[r]);
+  vfloat<A> x[NV];
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) sum[v] = xsimd::to_float(VI::load_aligned(&s[r][v * W]) - offset);
-    dequantize_row<A, NV>(sum, col, t, r, sums);
+  for (int v = 0; v < NV; ++v)
+    x[v] = xsimd::to_float(VI::load_aligned(&sums.s[r][v * W]) - offset) *
+           vfloat<A>::load_unaligned(t.col_scale + v * W) * row;
+  store_row<A, NV, Act, Runtime>(x, t, r);
+}
+
+// Panel q's columns of a run's tile (the C, bias, residual and scales it stores with).
+inline detail::GemmTile amx_panel_tile(const detail::GemmTile& t, int q) {
+  detail::GemmTile p = t;
+  const int n0 = q * kAmxPanelWidth;
+  p.c += n0;
+  p.nr = std::min(kAmxPanelWidth, t.nr - n0);
+  if (p.bias) p.bias += n0;
+  if (p.residual) p.residual += n0;
+  p.col_scale += n0;
+  return p;
+}
+
+// mr ≤ 32 rows of A (plain rows, t.kc bytes apart; t.kc a multiple of 64) × a run of
+// t.panels panels (t.panel_stride bytes apart; t.nr columns in all), software-pipelined:
+// panel q's dot products run on the tile unit while the vector units store panel q − 1
+// a few rows after each k step.
+template <class A, class Tiles, Activation Act, bool Runtime = false>
+void s8_amx_run(const detail::GemmTile& t, int mr) {
+  const bool high = mr > 16;
+  Tiles::configure(mr);
+  AmxSums sums[2];
+  const auto* a = static_cast<const char*>(t.a);
+  const auto* b = static_cast<const char*>(t.b);
+  const int steps = static_cast<int>(t.kc / kAmxKStep);
+  for (int q = 0; q < t.panels; ++q) {
+    const detail::GemmTile previous = amx_panel_tile(t, q - 1 < 0 ? 0 : q - 1);
+    const int pending = q > 0 ? mr : 0;  // rows of panel q − 1 to store
+    int stored = 0;
+    amx_dot_panel<Tiles>(a, b + q * t.panel_stride, t.kc, high, [&](int step) {
+      const int until = pending * (step + 1) / steps;
+      for (; stored < until; ++stored) amx_store_row<A, Act, Runtime>(sums[(q - 1) & 1], previous, stored);
+    });
+    amx_store_sums<Tiles>(sums[q & 1], high);
   }
-  store_tile<A, NV>(sums, mr, t);
+  const detail::GemmTile last = amx_panel_tile(t, t.panels - 1);
+  for (int r = 0; r < mr; ++r) amx_store_row<A, Act, Runtime>(sums[(t.panels - 1) & 1], last, r);
+}
+
+// The run with its activation resolved once (as store_tile).
+template <class A, class Tiles>
+void s8_amx_tile(const detail::GemmTile& t, int mr) {
+  switch (t.last ? t.activation : Activation::none) {
+    case Activation::none: return s8_amx_run<A, Tiles, Activation::none>(t, mr);
+    case Activation::relu: return s8_amx_run<A, Tiles, Activation::relu>(t, mr);
+    case Activation::gelu: return s8_amx_run<A, Tiles, Activation::gelu>(t, mr);
+    case Activation::gelu_tanh: return s8_amx_run<A, Tiles, Activation::gelu_tanh>(t, mr);
+    case Activation::silu: return s8_amx_run<A, Tiles, Activation::silu>(t, mr);
+    case Activation::gelu_sigmoid: return s8_amx_run<A, Tiles, Activation::gelu_sigmoid>(t, mr);
+  }
+  s8_amx_run<A, Tiles, Activation::none, true>(t, mr);  // an activation added without a case above
 }
 
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
@@ -247,6 +312,7 @@ detail::GemmKernels s8_amx_kernels(const char* name) {
   k.s8_store_sums = &store_tile<A, NV>;
   k.s8_weight_offset = 128;  // u8 = q + 128: tdpbsud's unsigned operand, vpdpbusd's panels
   k.s8_a_form = detail::S8ActivationForm::rows;
+  k.s8_panel_runs = true;
   return k;
 }
 
