@@ -231,7 +231,15 @@ void s8_amx_run(const detail::GemmTile& t, int mr) {
     const detail::GemmTile previous = amx_panel_tile(t, q - 1 < 0 ? 0 : q - 1);
     const int pending = q > 0 ? mr : 0;  // rows of panel q − 1 to store
     int stored = 0;
+    // The run's next panel (the first row tile's run reads the block from L3 or memory:
+    // a model's weights do not stay in L2), a k step's share after each k step.
+    const char* next = q + 1 < t.panels ? b + (q + 1) * t.panel_stride : nullptr;
     amx_dot_panel<Tiles>(a, b + q * t.panel_stride, t.kc, high, [&](int step) {
+      if (next != nullptr) {
+        const char* share = next + step * kAmxKStep * kAmxPanelWidth;
+#pragma GCC unroll 32
+        for (int l = 0; l < kAmxKStep * kAmxPanelWidth / 64; ++l) _mm_prefetch(share + l * 64, _MM_HINT_T0);
+      }
       const int until = pending * (step + 1) / steps;
       for (; stored < until; ++stored) amx_store_row<A, Act, Runtime>(sums[(q - 1) & 1], previous, stored);
     });
