@@ -30,6 +30,7 @@ const Probe kProbes[] = {
     {"fp32", "fma", "fp32 FMA", Isa::avx2, "vfmadd231ps ymm", 2.0 * 8 * loops::kChainsFma256, loops::fma_avx2},
     {"fp32", "mul_add", "fp32 mul+add", Isa::sse2, "mulps+addps xmm", 2.0 * 4 * loops::kChainsMulAdd128,
      loops::mul_add_sse2},
+    {"int8", "amx", "int8 AMX", Isa::avx512_amx, "tdpbsud tmm", 2.0 * 16 * 16 * 64 * 4, loops::amx_int8},
     {"int8", "vnni", "int8 VNNI", Isa::avx512_vnni, "vpdpbusd zmm", 2.0 * 64 * loops::kChains512, loops::vnni_avx512},
     {"int8", "exact", "int8 exact", Isa::avx512, "vpsubb{k}+vpmaddubsw+vpmaddwd+vpaddd zmm",
      2.0 * 64 * loops::kChains512, loops::s8_exact_avx512},
@@ -99,7 +100,9 @@ KernelPeaks kernel_peaks(const MachineLimits& limits, Isa isa) {
   const Isa f32 = ops::f32_kernel_isa(isa);
   KernelPeaks k;
   k.float32 = limits.find(f32 == Isa::sse2 ? "fp32_mul_add_sse2" : std::string("fp32_fma_") + ops::isa_name(f32));
-  if (isa >= Isa::avx512_vnni)
+  if (isa >= Isa::avx512_amx)
+    k.int8 = limits.find("int8_amx_avx512_amx");
+  else if (isa >= Isa::avx512_vnni)
     k.int8 = limits.find("int8_vnni_avx512_vnni");
   else if (isa >= Isa::avx2)
     k.int8 = limits.find(std::string("int8_exact_") + ops::isa_name(isa));

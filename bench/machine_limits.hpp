@@ -35,7 +35,8 @@ struct MachineLimits {
 MachineLimits measure_machine_limits(bool quick = false);
 
 // The step that bounds attend's GEMM of each compute type when its kernels run at `isa`
-// (fp32: the FMA of f32_kernel_isa, SSE2's mul+add; int8: vpdpbusd with VNNI, the exact
+// (fp32: the FMA of f32_kernel_isa, SSE2's mul+add; int8: tdpbsud with AMX (though
+// products AMX does not suit run on VNNI: kernel_table.hpp's s8_fallback), vpdpbusd with VNNI, the exact
 // sign step on AVX-512BW and AVX2, nothing measured for SSE2's scalar kernel; bf16:
 // vdpbf16ps with AVX512_BF16, else the fp32 step its widening kernel runs). nullptr where
 // none was measured.

@@ -41,4 +41,8 @@ double vnni_avx512(std::int64_t iterations);
 // avx512_bf16: vdpbf16ps zmm (32 bf16 products into 16 fp32 lanes).
 double bf16_avx512(std::int64_t iterations);
 
+// AMX (AMX-TILE + AMX-INT8), machine_limits_avx512_amx.cpp: iterations × 4 tdpbsud of
+// 16 × 16 × 64 products, from operand tiles loaded once.
+double amx_int8(std::int64_t iterations);
+
 }  // namespace attend::bench::loops

@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
           throw std::runtime_error(std::string("--isa ") + argv[i] + ": this CPU cannot run it (best: " +
                                    attend::ops::isa_name(attend::ops::available_isas().front()) + ")");
       } else {
-        std::fprintf(stderr, "usage: machine_limits [--isa avx512_bf16|avx512_vnni|avx512|avx2|sse2] [--json] [--quick]\n");
+        std::fprintf(stderr, "usage: machine_limits [--isa avx512_amx|avx512_bf16|avx512_vnni|avx512|avx2|sse2] [--json] [--quick]\n");
         return 2;
       }
     }

@@ -19,7 +19,7 @@ import os
 import re
 import subprocess
 
-ISA_ORDER = ["sse2", "avx2", "avx512", "avx512_vnni", "avx512_bf16"]
+ISA_ORDER = ["sse2", "avx2", "avx512", "avx512_vnni", "avx512_bf16", "avx512_amx"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = os.path.join(ROOT, "build", "release", "bench", "machine_limits")
 

@@ -207,7 +207,8 @@ class MachinePeaks(unittest.TestCase):
         if program is None:
             self.skipTest("no machine_limits path given")
         expected_int8 = {"sse2": None, "avx2": "int8_exact_avx2", "avx512": "int8_exact_avx512",
-                         "avx512_vnni": "int8_vnni_avx512_vnni", "avx512_bf16": "int8_vnni_avx512_vnni"}
+                         "avx512_vnni": "int8_vnni_avx512_vnni", "avx512_bf16": "int8_vnni_avx512_vnni",
+                         "avx512_amx": "int8_amx_avx512_amx"}
         measured = 0
         for isa in machine_peaks.ISA_ORDER:
             done = subprocess.run([program, "--quick", "--json", "--isa", isa], capture_output=True, text=True,
