@@ -297,7 +297,7 @@ TEST_CASE("compute types: the encoder loader chooses with this CPU's measured bf
   const ops::DotRates rates = ops::measured_dot_rates();
   for (const ops::Isa isa : ops::available_isas()) {
     INFO("isa " << ops::isa_name(isa) << ": vdpbf16ps " << rates.bf16_dot_gflops << " GFLOP/s, FMA " << rates.f32_fma_gflops);
-    const bool bf16_faster = isa == ops::Isa::avx512_bf16 && rates.bf16_dot_gflops >= 0.75 * rates.f32_fma_gflops;
+    const bool bf16_faster = isa >= ops::Isa::avx512_bf16 && rates.bf16_dot_gflops >= 0.75 * rates.f32_fma_gflops;
     LoadOptions o;
     o.isa = isa, o.compute_type = "default";
     CHECK(load_encoder(fixture("bert-bf16").string(), o)->compute_type().name == (bf16_faster ? "bfloat16" : "float32"));

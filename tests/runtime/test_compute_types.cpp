@@ -71,7 +71,7 @@ TEST_CASE("compute types: names, aliases, the stored type and the CPU decide", "
   // The measured rates: both positive where the CPU has AVX512_BF16, and the verdict follows them.
   const CpuGemmSpeed here = measure_cpu_gemm_speed(ops::available_isas().front());
   INFO(here.bf16_evidence);
-  if (here.isa == Isa::avx512_bf16) {
+  if (here.isa >= Isa::avx512_bf16) {  // (avx512_amx includes it)
     const ops::DotRates r = ops::measured_dot_rates();
     CHECK(r.f32_fma_gflops > 0);
     CHECK(r.bf16_dot_gflops > 0);
