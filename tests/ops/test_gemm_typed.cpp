@@ -218,14 +218,18 @@ TEST_CASE("s8 GEMM: rows at ±127 everywhere over a long K keep their exact sums
 // the threads, the tile it falls in, the rows around it or the group its residual is
 // computed in — and on every ISA is the same bits; unlisted rows are exactly the
 // one-term GEMM's. Shapes: fewer rows than columns (the threads split the panels; one
-// residual per group), and more (the threads split the rows; 56 listed rows make
-// groups of up to MR residuals, several per thread, and runs longer than a tile). (Its
-// accuracy against the bound its arithmetic gives: tests/encoder/test_outlier_rows.cpp.)
+// residual per group), more (the threads split the rows; 56 listed rows make groups of
+// up to MR residuals, several per thread, and runs longer than a tile), and a decoding
+// step's few rows against many columns (one AMX tile quantized once, its panels split
+// over the threads). (Its accuracy against the bound its
+// arithmetic gives: tests/encoder/test_outlier_rows.cpp.)
 TEST_CASE("s8 GEMM two-term rows: the same bits whatever the threads, tiles and neighbours", "[ops][gemm][int8]") {
-  const bool tall = GENERATE(false, true);
+  enum Shape { panels_split, tall, few_rows };
+  const Shape shape = GENERATE(panels_split, tall, few_rows);
   const index_t K = GENERATE(200, 256);  // 256: AMX's tiles, where the CPU has them
-  const index_t M = tall ? 168 : 40, N = tall ? 40 : 70;
-  INFO((tall ? "rows split" : "panels split") << ": M " << M << ", N " << N << ", K " << K);
+  const index_t M = shape == tall ? 168 : shape == few_rows ? 24 : 40, N = shape == tall ? 40 : shape == few_rows ? 600 : 70;
+  INFO((shape == tall ? "rows split" : shape == few_rows ? "few rows" : "panels split") << ": M " << M << ", N " << N
+                                                                                         << ", K " << K);
   Buffer2D a(M, K), w(N, K), start(M, N);
   Rng rng(test_seed() ^ 4848);
   a.fill_random(rng, -1, 1);
@@ -234,7 +238,8 @@ TEST_CASE("s8 GEMM two-term rows: the same bits whatever the threads, tiles and 
   std::vector<float> bias(N);
   for (auto& b : bias) b = rng.uniform(-1, 1);
   std::vector<std::int32_t> listed = {0, 13, 14, 29, 39};
-  if (tall) {
+  if (shape == few_rows) listed = {0, 11, 12, 23};
+  if (shape == tall) {
     listed.clear();
     for (std::int32_t r = 0; r < M; ++r)
       if (r % 3 == 0 || (r >= 100 && r < 140)) listed.push_back(r);  // 56, and a run of 40
@@ -265,7 +270,7 @@ TEST_CASE("s8 GEMM two-term rows: the same bits whatever the threads, tiles and 
       };
       const std::vector<float> one = run(0, 1, true), plain = run(0, 1, false);
       for (int threads : {2, 3}) CHECK(run(0, threads, true) == one);
-      for (index_t r0 : {13, 14, 27, tall ? 101 : 33}) {
+      for (index_t r0 : {13, 14, shape == few_rows ? 4 : 27, shape == tall ? 101 : shape == few_rows ? 7 : 33}) {
         INFO("rows from " << r0);
         const std::vector<float> part = run(r0, 2, true);
         CHECK(std::equal(part.begin(), part.end(), one.begin() + r0 * N));
