@@ -13,7 +13,9 @@ apart from machine_limits --quick):
 - bench/compare_report.py prints its tables when a oneDNN yardstick was skipped and
   when the machine's peaks are missing;
 - bench/before_after.py reports medians and per-round ratios of two builds, a failed
-  run as n/a, from its results file alone.
+  run as n/a, from its results file alone;
+- bench/serve_load.py's verdicts hold its figures to issue 32's targets, the translation
+  one beside its ceiling (offline in batches of the clients' count).
 
     tests/bench/test_bench_scripts.py build/release/bench/machine_limits
 """
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import before_after  # noqa: E402
 import compare_report  # noqa: E402
 import machine_peaks  # noqa: E402
+import serve_load  # noqa: E402
 import vs_ctranslate2  # noqa: E402
 import vs_onnxruntime  # noqa: E402
 
@@ -317,6 +320,32 @@ class BeforeAfter(unittest.TestCase):
                                   capture_output=True, text=True, timeout=60)
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertEqual(done.stdout.strip(), before_after.report(self.records()))
+
+
+class ServeLoadVerdicts(unittest.TestCase):
+    """bench/serve_load.py's verdicts against issue 32's targets, from canned results."""
+
+    @staticmethod
+    def results(served_translation):
+        run = lambda clients, batch, rate, p99: {"clients": clients, "batch": batch, "sentences_per_s": rate,
+                                                 "p99_ms": p99}
+        return {"embeddings": {"offline_attend_embed_sentences_per_s": 1000.0,
+                               "attend": {"runs": [run(64, 1, 850.0, 150.0), run(8, 32, 930.0, 400.0)]},
+                               "infinity-b8": {"runs": [run(64, 32, 206.0, 9600.0)]},
+                               "infinity": {"runs": [run(64, 32, 196.0, 8700.0)]}},
+                "translation": {"clients": 16, "offline_generated_tokens_per_s": 8000.0,
+                                "offline_batches_of_clients_tokens_per_s": 6000.0,
+                                "served_generated_tokens_per_s": served_translation}}
+
+    def test_targets_and_the_translation_ceiling(self):
+        lines = serve_load.verdicts(self.results(4800.0))
+        self.assertTrue(lines[0].startswith("PASS: attend serve, 64 single-sentence clients: 85%"), lines[0])
+        # attend's best at a p99 no worse than Infinity's best (206 at 9.6 s): 930 → 4.5×.
+        self.assertTrue(lines[1].startswith("PASS: attend serve 4.5× Infinity's best (206"), lines[1])
+        self.assertEqual(lines[2], "MISS: translation, 16 clients: 60% of attend translate offline tokens/s "
+                                   "(target ≥ 70%); offline in batches of 16 (the clients' most): 75%, so the "
+                                   "server ran at 80% of that")
+        self.assertTrue(serve_load.verdicts(self.results(5600.0))[2].startswith("PASS: translation, 16 clients: 70%"))
 
 
 if __name__ == "__main__":
