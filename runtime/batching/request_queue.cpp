@@ -73,7 +73,13 @@ bool RequestQueue::expecting_company(const RequestLane& lane, std::size_t picked
   if (announced_ > 0) return true;
   // The lane's last clients coming back: only with one lane, and only if the queue
   // filled right after the lane freed (a lane idle for a while has no one coming back).
-  return lanes_ == 1 && picked < lane.last_batch_requests && queue_.front()->queued - lane.free_since < limits_.wait;
+  return lanes_ == 1 && picked < lane.last_batch_requests + lane.queued_when_done &&
+         queue_.front()->queued - lane.free_since < limits_.wait;
+}
+
+void RequestQueue::batch_done(RequestLane& lane) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  lane.queued_when_done = queue_.size();
 }
 
 std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(std::vector<std::shared_ptr<QueuedRequest>>* dropped) {
@@ -137,6 +143,7 @@ std::vector<std::shared_ptr<QueuedRequest>> RequestQueue::next_batch(RequestLane
         picked.resize(n);
       }
       lane.last_batch_requests = picked.size();
+      lane.queued_when_done = 0;  // until batch_done says
       std::vector<std::shared_ptr<QueuedRequest>> batch;
       batch.reserve(picked.size());
       for (std::size_t i : picked) batch.push_back(std::move(queue_[i]));

@@ -11,10 +11,17 @@
 //     still goes, alone;
 //   - the batch leaves at once when it is full, or when no company is expected; it is
 //     expected while requests are announced (being read or tokenized), and — with one
-//     lane only — while the batch has fewer requests than the last one had and the lane
-//     freed up only just before they came (the clients its last batch answered are
-//     sending their next requests: without this wait, load on one lane splits into a
-//     large batch and a trail of tiny ones, each holding up all the threads). With
+//     lane only — while the batch has fewer requests than the last one had plus those
+//     that were queued when it was done (batch_done), and the lane freed up only just
+//     before they came (the clients its last batch answered are sending their next
+//     requests: without this wait, load on one lane splits into a large batch and a
+//     trail of tiny ones, each holding up all the threads). The queued ones count: a
+//     client that missed a batch by a millisecond waits in the queue through the whole
+//     next one, and were the lane to expect only the clients that batch answered, it
+//     would leave without the next straggler too — 16 one-sentence translation clients
+//     settled into batches of 13 and 14, never 16 again (docs/performance.md, issue 32).
+//     Only those queued before the answers went out: a request that came after may be
+//     an answered client's already. With
 //     several lanes a free lane does not wait for them: the requests that come while it
 //     runs go to the next lane that frees up, and a lane waiting idle was measured to
 //     cost more than the larger batch gains (docs/performance.md). A batch waits at most
@@ -63,6 +70,9 @@ struct RequestBatchLimits {
 // What the policy remembers of one lane: its last batch, and since when it is free.
 struct RequestLane {
   std::size_t last_batch_requests = 0;
+  // Requests that were waiting when the lane's last batch was done (batch_done; 0 if
+  // not told): clients that missed it, besides the ones it answered.
+  std::size_t queued_when_done = 0;
   std::chrono::steady_clock::time_point free_since;
   // Whose threads the last batch may use: its lane's, and those of the lanes that were
   // free when it left with nothing else queued or announced (≥ 1).
@@ -93,6 +103,9 @@ class RequestQueue {
                                                          std::vector<std::shared_ptr<QueuedRequest>>* dropped = nullptr);
   // The same for a queue with one consumer (its lane kept here).
   std::vector<std::shared_ptr<QueuedRequest>> next_batch(std::vector<std::shared_ptr<QueuedRequest>>* dropped = nullptr);
+  // `lane`'s batch is computed and its answers are about to go out: what is queued now
+  // came while it ran (see the policy above).
+  void batch_done(RequestLane& lane);
 
   // How many lanes take batches (1 unless said; before the first next_batch), and with
   // several, the most tokens of one lane's batch (0: max_tokens) — beyond what the engine

@@ -249,7 +249,7 @@ void EncoderService::run_batch(const std::vector<std::shared_ptr<Job>>& jobs, in
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto sequences = static_cast<std::int64_t>(ids.size());
-  const auto timing = timings(jobs, started, seconds, sequences, lane, threads);
+  const auto timing = batch_done(jobs, started, seconds, sequences, lane, threads);
   if (metrics()) {
     BatchRecord r;
     r.sequences = sequences, r.tokens = tokens, r.inference_seconds = seconds;

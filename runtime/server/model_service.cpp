@@ -13,6 +13,7 @@ void ModelService::load_and_start(Post post, Metrics* metrics) {
   load();
   ready_.store(true);
   queue_.set_lanes(lanes_, lane_max_tokens_);
+  lane_states_.resize(static_cast<std::size_t>(lanes_));
   for (int lane = 0; lane < lanes_; ++lane) lane_threads_.emplace_back([this, lane] { take_batches(lane); });
 }
 
@@ -24,9 +25,10 @@ void ModelService::stop() {
 
 bool ModelService::submit(std::shared_ptr<Job> job) { return queue_.push(std::move(job)); }
 
-std::vector<JobTiming> ModelService::timings(const std::vector<std::shared_ptr<Job>>& jobs,
-                                             std::chrono::steady_clock::time_point started, double seconds,
-                                             std::int64_t sequences, int lane, int threads) {
+std::vector<JobTiming> ModelService::batch_done(const std::vector<std::shared_ptr<Job>>& jobs,
+                                                std::chrono::steady_clock::time_point started, double seconds,
+                                                std::int64_t sequences, int lane, int threads) {
+  queue_.batch_done(lane_states_[static_cast<std::size_t>(lane)]);
   std::vector<JobTiming> out;
   for (const auto& job : jobs) {
     JobTiming t;
@@ -42,7 +44,7 @@ std::vector<JobTiming> ModelService::timings(const std::vector<std::shared_ptr<J
 }
 
 void ModelService::take_batches(int lane) {
-  runtime::RequestLane state;
+  runtime::RequestLane& state = lane_states_[static_cast<std::size_t>(lane)];
   for (;;) {
     std::vector<std::shared_ptr<runtime::QueuedRequest>> dropped;
     auto batch = queue_.next_batch(state, &dropped);

@@ -89,9 +89,11 @@ class ModelService {
     lanes_ = lanes, threads_per_lane_ = threads_per_lane, lane_max_tokens_ = lane_max_tokens;
   }
   void post(std::function<void()> task) const { post_(std::move(task)); }
-  // Timing of each job of a batch that started at `started` and took `seconds`.
-  static std::vector<JobTiming> timings(const std::vector<std::shared_ptr<Job>>& jobs, std::chrono::steady_clock::time_point started,
-                                        double seconds, std::int64_t sequences, int lane, int threads);
+  // run_batch's engine call on `lane` is over (it started at `started` and took
+  // `seconds`), its answers not yet posted: tells the queue (RequestQueue::batch_done:
+  // who was left waiting meanwhile) and returns the timing of each job.
+  std::vector<JobTiming> batch_done(const std::vector<std::shared_ptr<Job>>& jobs, std::chrono::steady_clock::time_point started,
+                                    double seconds, std::int64_t sequences, int lane, int threads);
   Metrics* metrics() const { return metrics_; }
 
  private:
@@ -104,6 +106,7 @@ class ModelService {
   Metrics* metrics_ = nullptr;
   int lanes_ = 1, threads_per_lane_ = 1;
   std::int64_t lane_max_tokens_ = 0;
+  std::vector<runtime::RequestLane> lane_states_;  // lane i's, used by its thread only
   std::vector<std::thread> lane_threads_;
 };
 
