@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -473,6 +474,19 @@ TEST_CASE("ISA selection", "[ops][isa]") {
   for (ops::Isa isa : isas) CHECK_THAT(ops::isa_kernel_summary(isa), Contains("f32_gemm_"));
   // ctest runs this binary again with ATTEND_ISA set and ATTEND_EXPECT_ISA naming it.
   if (const char* expect = std::getenv("ATTEND_EXPECT_ISA")) CHECK(ops::isa_name(ops::active_isa()) == std::string(expect));
+}
+
+TEST_CASE("parallel_tasks runs every task once and rethrows the lowest task's exception after all end", "[ops][threads]") {
+  // kStackTaskErrors threads keep their errors on the stack, more in a vector: both ways.
+  for (const int threads : {3, ops::kStackTaskErrors + 3}) {
+    INFO(threads << " threads");
+    std::vector<std::atomic<int>> ran(static_cast<std::size_t>(threads));
+    CHECK_THROWS_WITH(ops::parallel_tasks(threads, [&](int t) {
+      ran[static_cast<std::size_t>(t)].fetch_add(1);
+      if (t == 1 || t == threads - 1) throw std::runtime_error("task " + std::to_string(t));
+    }), "task 1");
+    for (const auto& r : ran) CHECK(r.load() == 1);
+  }
 }
 
 TEST_CASE("an IsaScope sets the ISA of its thread and of the team workers it starts, nests, and ends", "[ops][isa]") {

@@ -8,6 +8,7 @@
 // stay in its own core's cache from op to op.
 #pragma once
 
+#include <array>
 #include <exception>
 #include <vector>
 
@@ -20,27 +21,32 @@ void run_tasks(int threads, TaskJob job, const void* context);
 
 // A task that throws does not take the process down: the first exception (lowest t) is
 // rethrown here once every task has ended. Inside another parallel region the tasks run
-// one after another on the calling thread.
+// one after another on the calling thread. Up to kStackTaskErrors threads it allocates
+// nothing (decoding runs it on every step and promises no heap allocation).
+inline constexpr int kStackTaskErrors = 64;
+
 template <class Task>
 void parallel_tasks(int threads, const Task& task) {
   if (threads <= 1) {
     task(0);
     return;
   }
+  std::array<std::exception_ptr, kStackTaskErrors> few;
+  std::vector<std::exception_ptr> many(threads > kStackTaskErrors ? static_cast<std::size_t>(threads) : 0);
   struct Context {
     const Task* task;
-    std::vector<std::exception_ptr> errors;
-  } context{&task, std::vector<std::exception_ptr>(static_cast<std::size_t>(threads))};
+    std::exception_ptr* errors;
+  } context{&task, threads > kStackTaskErrors ? many.data() : few.data()};
   detail::run_tasks(threads, [](const void* c, int t) {
     auto& ctx = *static_cast<Context*>(const_cast<void*>(c));
     try {
       (*ctx.task)(t);
     } catch (...) {
-      ctx.errors[static_cast<std::size_t>(t)] = std::current_exception();
+      ctx.errors[t] = std::current_exception();
     }
   }, &context);
-  for (const std::exception_ptr& e : context.errors)
-    if (e) std::rethrow_exception(e);
+  for (int t = 0; t < threads; ++t)
+    if (context.errors[t]) std::rethrow_exception(context.errors[t]);
 }
 
 }  // namespace attend::ops
