@@ -9,8 +9,8 @@
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/gemm.hpp"
 #include "attend/ops/normalization.hpp"
-#include "attend/ops/parallel_tasks.hpp"
 #include "plan/outlier_rows.hpp"
+#include "plan/sequence_attention.hpp"
 
 namespace attend::runtime {
 namespace {
@@ -164,14 +164,7 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
       while (chunk_end + 1 < end && chunk_end[0] < first + rows) ++chunk_end;
       // Heads [h0, h0 + count) of sequence `seq`.
       auto heads_of = [&](const std::int32_t* seq, std::int64_t h0, std::int64_t count) {
-        const std::int64_t at = seq[0] - first, n = seq[1] - seq[0];
-        ops::AttentionArgs a;
-        a.batch = 1, a.heads = count, a.q_len = n, a.kv_len = n, a.head_dim = dh;
-        a.q = {qkv.row(at) + h0 * dh, 0, dh, qkv.ld};
-        a.k = {qkv.row(at) + D + h0 * dh, 0, dh, qkv.ld};
-        a.v = {qkv.row(at) + 2 * D + h0 * dh, 0, dh, qkv.ld};
-        a.out = {out.row(at) + h0 * dh, 0, dh, out.ld};
-        return a;
+        return sequence_heads(qkv, out, seq[0] - first, seq[1] - seq[0], D, dh, h0, count);
       };
       for (const std::int32_t* seq = chunk_begin; seq < chunk_end && cost != nullptr; ++seq)
         cost->multiply_adds += 2.0 * static_cast<double>(H * (seq[1] - seq[0]) * (seq[1] - seq[0]) * dh);  // QKᵀ, PV
@@ -183,19 +176,9 @@ void EncoderExecutor::run_step(const EncoderStep& s, const EncoderShape& shape, 
         }
         return;
       }
-      // One parallel region for the chunk, each thread a share of every sequence's heads
-      // (the extra heads of an uneven split rotating from sequence to sequence), rather
-      // than one region per sequence: a BERT chunk holds ~10 sequences of ~50 tokens,
-      // each too little work to split well (ops splits a sequence's heads × 32-query
-      // tiles, which for 54 tokens gave one thread all the 32-query tiles and the other
-      // the 22-query ones). A head's result is the same whichever thread computes it.
-      const int nt = static_cast<int>(std::min<std::int64_t>(s.threads, H));
-      ops::parallel_tasks(nt, [&](int t) {
-        for (const std::int32_t* seq = chunk_begin; seq < chunk_end; ++seq) {
-          const std::int64_t turn = (t + (seq - chunk_begin)) % nt;  // this thread's share, rotated
-          const std::int64_t h0 = turn * H / nt, h1 = (turn + 1) * H / nt;
-          if (h1 > h0) ops::attention(heads_of(seq, h0, h1 - h0), 1);
-        }
+      // A BERT chunk holds ~10 sequences of ~50 tokens: one region for them all.
+      attention_over_sequences(chunk_end - chunk_begin, H, s.threads, [&](std::int64_t i, std::int64_t h0, std::int64_t count) {
+        return heads_of(chunk_begin + i, h0, count);
       });
       return;
     }

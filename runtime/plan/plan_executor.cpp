@@ -13,6 +13,7 @@
 #include "attend/ops/parallel_tasks.hpp"
 #include "attend/ops/softmax.hpp"
 #include "attend/error.hpp"
+#include "plan/sequence_attention.hpp"
 
 namespace attend::runtime {
 
@@ -73,6 +74,7 @@ ops::KvCacheTarget PlanExecutor::writable(const ops::KvCacheView& v, std::int64_
 }
 
 void PlanExecutor::run(Phase phase, const PhaseShape& shape, double* step_seconds) const {
+  if (phase == Phase::encoder) (void)source_starts(shape);  // rows and lengths agree, before any step reads them
   const int split = phase == Phase::decoder && shape.capture == nullptr ? plan_.decoder_row_threads(shape.rows) : 1;
   if (split == 1) {
     run_steps(phase, shape, {0, shape.rows}, 0, step_seconds);
@@ -83,6 +85,20 @@ void PlanExecutor::run(Phase phase, const PhaseShape& shape, double* step_second
     const RowSpan share{t * base + std::min<std::int64_t>(t, extra), base + (t < extra ? 1 : 0)};
     run_steps(phase, shape, share, 1, t == 0 ? step_seconds : nullptr);
   });
+}
+
+// Where each sentence's source tokens start among the encoder's rows, and (entry batch)
+// where they end: the sums of the lengths before it.
+std::span<const std::int64_t> PlanExecutor::source_starts(const PhaseShape& shape) const {
+  if (shape.batch < 0 || shape.batch >= static_cast<std::int64_t>(source_starts_.size()))
+    throw error_of("internal: an encoder batch of ", shape.batch, " sentences in a plan for ", source_starts_.size() - 1);
+  const std::int32_t* lengths = buffer<std::int32_t>(plan_.io().source_lengths);
+  std::int64_t* starts = source_starts_.data();
+  starts[0] = 0;
+  for (std::int64_t b = 0; b < shape.batch; ++b) starts[b + 1] = starts[b] + lengths[b];
+  if (starts[shape.batch] != shape.rows)
+    throw error_of("internal: the encoder has ", shape.rows, " rows but its sources ", starts[shape.batch], " tokens");
+  return {starts, static_cast<std::size_t>(shape.batch) + 1};
 }
 
 // threads: each step's own count (0), or the given count for every step.
@@ -162,21 +178,25 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape, RowSpan 
       return;
     }
     case StepKind::encoder_attention: {
-      // The fused QKV output [batch·S, 3A] read in place as Q, K, V heads.
+      // The fused QKV output [tokens, 3A] read in place as each sentence's Q, K, V heads.
       const ops::Matrix qkv = matrix(s.in, rows), out = matrix(s.out, rows);
-      const std::int64_t S = shape.source_length;
       if (first != 0) throw error_of("internal: the encoder's attention runs on every row");
-      ops::AttentionArgs a;
-      a.batch = shape.batch, a.heads = H, a.q_len = S, a.kv_len = S, a.head_dim = dh;
-      a.q = {qkv.data, S * qkv.ld, dh, qkv.ld};
-      a.k = {qkv.data + A, S * qkv.ld, dh, qkv.ld};
-      a.v = {qkv.data + 2 * A, S * qkv.ld, dh, qkv.ld};
-      a.out = {out.data, S * out.ld, dh, out.ld};
-      a.kv_lengths = buffer<std::int32_t>(io.source_lengths);
-      a.scale = c.attention_scale;
-      a.positions = relative_positions(c, model.encoder_position_bias, model.encoder[s.layer].relative);
-      ops::attention(a, threads);
-      if (shape.capture != nullptr) capture(s, shape, a);
+      const std::span<const std::int64_t> starts = source_starts(shape);
+      // Heads [h0, h0 + count) of sentence b.
+      auto heads_of = [&](std::int64_t b, std::int64_t h0, std::int64_t count) {
+        ops::AttentionArgs a = sequence_heads(qkv, out, starts[b], starts[b + 1] - starts[b], A, dh, h0, count);
+        a.scale = c.attention_scale;
+        a.positions = relative_positions(c, model.encoder_position_bias, model.encoder[s.layer].relative);
+        if (a.positions.bias != nullptr) a.positions.bias += h0 * a.positions.bias_head_stride;
+        return a;
+      };
+      if (shape.capture != nullptr) {
+        const ops::AttentionArgs a = heads_of(0, 0, H);
+        ops::attention(a, threads);
+        capture(s, shape, a);
+        return;
+      }
+      attention_over_sequences(shape.batch, H, threads, heads_of);
       return;
     }
     case StepKind::cache_store: {
@@ -197,17 +217,21 @@ void PlanExecutor::run_step(const PlanStep& s, const PhaseShape& shape, RowSpan 
       // product never exists.
       const ops::Matrix in = matrix(s.in, rows);
       const ops::Matrix scratch = matrix(s.scratch, {0, plan_.buffers()[s.scratch.buffer].rows});
-      const std::int64_t S = shape.source_length, layers = s.out.cols / (2 * A);
+      const std::int64_t layers = s.out.cols / (2 * A);
       if (first != 0) throw error_of("internal: the cross K/V projection runs on every row");
+      const std::span<const std::int64_t> starts = source_starts(shape);
       ops::GemmEpilogue ep;
       ep.bias = s.linear->bias_data();
+      std::int64_t sentence = 0;
       for (std::int64_t r0 = 0; r0 < rows.count; r0 += scratch.rows) {
         const std::int64_t n = std::min(scratch.rows, rows.count - r0);
         const ops::Matrix chunk{scratch.data, n, s.out.cols, scratch.ld};
         ops::gemm({in.row(r0), n, in.cols, in.ld}, s.linear->weight, chunk, ep, threads);
-        // Rows r0 … r0+n−1 are positions of sentences r / S, each sentence's run at once.
+        // Rows r0 … r0+n−1 are positions of the sentences they fall in, each sentence's
+        // run at once (its positions past its length are never read: cross_lengths).
         for (std::int64_t r = r0; r < r0 + n;) {
-          const std::int64_t sentence = r / S, position = r % S, run = std::min(S - position, r0 + n - r);
+          while (starts[sentence + 1] <= r) ++sentence;
+          const std::int64_t position = r - starts[sentence], run = std::min(starts[sentence + 1] - r, r0 + n - r);
           for (std::int64_t layer = 0; layer < layers; ++layer)
             for (const bool values : {false, true}) {
               // Positions position … position+run−1 of the sentence, as cross_view reads them.

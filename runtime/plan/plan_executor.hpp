@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "attend/ops/attention.hpp"
 #include "plan/attention_capture.hpp"
@@ -13,9 +15,11 @@
 namespace attend::runtime {
 
 struct PhaseShape {
-  std::int64_t rows = 0;           // encoder: batch × source_length; decoder: live rows
+  // encoder: the batch's source tokens, sentence after sentence, unpadded (sentence b's
+  // from the sum of the lengths before it: Io::source_lengths); decoder: live rows
+  std::int64_t rows = 0;
   std::int64_t batch = 0;          // sentences in the batch
-  std::int64_t source_length = 0;  // padded source length of the batch
+  std::int64_t source_length = 0;  // the longest source: the cross K/V cache's positions per sentence
   std::int64_t step = 0;           // decoder: index of the token being produced
   bool alignment = false;          // decoder: also run the alignment step (attention probabilities)
   // Every attention step also writes every head's weights here (one sentence, one
@@ -26,7 +30,8 @@ struct PhaseShape {
 
 class PlanExecutor {
  public:
-  PlanExecutor(const ExecutionPlan& plan, std::byte* arena) : plan_(plan), arena_(arena) {}
+  PlanExecutor(const ExecutionPlan& plan, std::byte* arena)
+      : plan_(plan), arena_(arena), source_starts_(static_cast<std::size_t>(plan.limits().max_batch) + 1) {}
 
   template <class T>
   T* buffer(int id) const {
@@ -62,6 +67,10 @@ class PlanExecutor {
   void capture(const PlanStep& s, const PhaseShape& shape, const ops::AttentionArgs& args) const;
   void capture(const PlanStep& s, const PhaseShape& shape, const ops::DecodeAttentionArgs& args) const;
   ops::Matrix matrix(const Operand& o, RowSpan rows) const;
+  // The encoder's row where each sentence's source starts (batch + 1 entries: the last
+  // is the row count), from Io::source_lengths, into source_starts_ (made once: the
+  // phases allocate nothing).
+  std::span<const std::int64_t> source_starts(const PhaseShape& shape) const;
   // Layer `layer`'s cross-attention keys or values: each row reads its sentence's rows
   // (the row table from row rows.begin on).
   ops::KvCacheView cross_view(std::int64_t layer, bool values, const PhaseShape& shape, std::int64_t first_row = 0) const;
@@ -70,6 +79,7 @@ class PlanExecutor {
 
   const ExecutionPlan& plan_;
   std::byte* arena_;
+  mutable std::vector<std::int64_t> source_starts_;  // [max_batch + 1]
 };
 
 }  // namespace attend::runtime

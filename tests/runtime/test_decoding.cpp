@@ -186,9 +186,10 @@ TEST_CASE("a model loaded for a lower ISA runs every op of its batches at that I
   }
 }
 
-TEST_CASE("padding never leaks into real rows", "[runtime][padding]") {
-  // Encode a short sentence next to a long one twice, with different token ids in its
-  // padding: every value of its real rows must be bit-identical.
+TEST_CASE("a sentence's encoder rows do not depend on its batch-mates (sources packed, no padding)", "[runtime][padding]") {
+  // Encode a short sentence after two different long ones, and alone: every value of its
+  // cross K/V must be bit-identical — nothing of the other sentence reaches it, neither
+  // through the packed rows nor through the cache's padded positions.
   auto model = trained_tiny_model();
   PlanLimits limits;
   limits.max_batch = 2, limits.max_source_length = 13, limits.max_target_length = 4;
@@ -196,34 +197,45 @@ TEST_CASE("padding never leaks into real rows", "[runtime][padding]") {
   ops::AlignedBuffer arena(plan->arena_bytes());
   PlanExecutor exec(*plan, arena.data());
   const auto& io = plan->io();
-  const std::int64_t S = 13, ld = plan->buffers()[io.cross_kv].cols;
-  std::vector<std::vector<float>> real_rows;
-  for (std::int32_t pad_token : {1, 17, 44}) {
-    for (std::int64_t s = 0; s < S; ++s) {
-      exec.buffer<std::int32_t>(io.source_tokens)[s] = static_cast<std::int32_t>(4 + s);           // 13 real tokens
-      exec.buffer<std::int32_t>(io.source_tokens)[S + s] = s < 4 ? 20 + s : pad_token + s % 3;  // 4 real, 9 padding
-      exec.buffer<std::int32_t>(io.source_positions)[s] = exec.buffer<std::int32_t>(io.source_positions)[S + s] =
-          static_cast<std::int32_t>(s);
-    }
-    exec.buffer<std::int32_t>(io.source_lengths)[0] = 13;
-    exec.buffer<std::int32_t>(io.source_lengths)[1] = 4;
-    exec.run(Phase::encoder, {2 * S, 2, S, 0});
-    // The cache is head-major (2L blocks of [sentence][head][S][head_dim]): gather each
-    // sentence's real positions.
+  const std::int64_t ld = plan->buffers()[io.cross_kv].cols, D = model->config().d_model, dh = model->config().head_dim();
+  const std::int64_t L = 13, n = 4;  // the long and the short sentence's tokens
+  // The short sentence's cross K/V, gathered from the head-major cache (2L blocks of
+  // [sentence][head][S][head_dim]) of a batch of `batch` sentences padded to S positions.
+  auto short_rows = [&](std::int64_t batch, std::int64_t S, std::int64_t sentence) {
     const float* kv = exec.buffer<float>(io.cross_kv);
-    const std::int64_t D = model->config().d_model, dh = model->config().head_dim();
-    std::vector<float> real;
-    for (auto [sentence, length] : {std::pair<std::int64_t, std::int64_t>{0, 13}, {1, 4}})
-      for (std::int64_t g = 0; g < ld / D; ++g)
-        for (std::int64_t h = 0; h < D / dh; ++h)
-          for (std::int64_t p = 0; p < length; ++p) {
-            const float* head = kv + g * 2 * S * D + sentence * S * D + h * S * dh + p * dh;
-            real.insert(real.end(), head, head + dh);
-          }
-    real_rows.push_back(std::move(real));
+    std::vector<float> out;
+    for (std::int64_t g = 0; g < ld / D; ++g)
+      for (std::int64_t h = 0; h < D / dh; ++h)
+        for (std::int64_t p = 0; p < n; ++p) {
+          const float* head = kv + g * batch * S * D + sentence * S * D + h * S * dh + p * dh;
+          out.insert(out.end(), head, head + dh);
+        }
+    return out;
+  };
+  std::vector<std::vector<float>> seen;
+  for (std::int32_t first : {4, 30}) {  // two long sentences, then the short one
+    std::int32_t* tokens = exec.buffer<std::int32_t>(io.source_tokens);
+    std::int32_t* positions = exec.buffer<std::int32_t>(io.source_positions);
+    for (std::int64_t s = 0; s < L; ++s) tokens[s] = first + static_cast<std::int32_t>(s), positions[s] = static_cast<std::int32_t>(s);
+    for (std::int64_t s = 0; s < n; ++s)
+      tokens[L + s] = 20 + static_cast<std::int32_t>(s), positions[L + s] = static_cast<std::int32_t>(s);
+    exec.buffer<std::int32_t>(io.source_lengths)[0] = static_cast<std::int32_t>(L);
+    exec.buffer<std::int32_t>(io.source_lengths)[1] = static_cast<std::int32_t>(n);
+    exec.run(Phase::encoder, {L + n, 2, L, 0});
+    seen.push_back(short_rows(2, L, 1));
   }
-  CHECK(real_rows[0] == real_rows[1]);
-  CHECK(real_rows[0] == real_rows[2]);
+  {  // alone
+    std::int32_t* tokens = exec.buffer<std::int32_t>(io.source_tokens);
+    std::int32_t* positions = exec.buffer<std::int32_t>(io.source_positions);
+    for (std::int64_t s = 0; s < n; ++s) tokens[s] = 20 + static_cast<std::int32_t>(s), positions[s] = static_cast<std::int32_t>(s);
+    exec.buffer<std::int32_t>(io.source_lengths)[0] = static_cast<std::int32_t>(n);
+    exec.run(Phase::encoder, {n, 1, n, 0});
+    seen.push_back(short_rows(1, n, 0));
+  }
+  CHECK(seen[0] == seen[1]);
+  CHECK(seen[0] == seen[2]);
+  // Rows that are not its sources' tokens are an internal error, not a silent misreading.
+  CHECK_THROWS_WITH(exec.run(Phase::encoder, {L + n + 1, 2, L, 0}), Contains("rows but its sources"));
 }
 
 TEST_CASE("attention caches: an int8 model plans bf16 caches, half the bytes, unless asked for float32", "[runtime][plan]") {
