@@ -422,7 +422,7 @@ std::string ExecutionPlan::describe() const {
   };
   double totals[2][2] = {};
   for (const Phase phase : {Phase::encoder, Phase::decoder}) {
-    o << (phase == Phase::encoder ? "\nencoder phase (once per batch; rows = padded source tokens ≤ "
+    o << (phase == Phase::encoder ? "\nencoder phase (once per batch; rows = the batch's source tokens, unpadded ≤ "
                                   : "\ndecoder phase (once per generated token; rows = live hypotheses ≤ ")
       << (phase == Phase::encoder ? limits_.batch_tokens() : limits_.decoder_rows()) << "):\n";
     std::snprintf(line, sizeof line, "  %-3s %-44s %-18s %-34s %-30s %9s %10s %3s\n", "#", "step", "kernel", "in", "out",
