@@ -147,11 +147,15 @@ TEST_CASE("packing fp32 as s8 and bf16 rounds as the references do", "[ops][gemm
     CHECK(back.at(0, 0) == 1.0f);
     CHECK(back.at(0, 1) == 1.015625f);
   }
-  // Memory: s8 is a quarter of f32 (plus one float per output), bf16 a half.
+  // Memory: s8 is a quarter of f32 (plus one float per output), bf16 a half. N = 768 is a
+  // multiple of every kernel's panel width (8, 16, 24 on AVX2's 4×24 fp32 tile, 32, 64),
+  // so no type's panels carry padding columns the others do not.
   const ops::Isa best = ops::available_isas().front();
-  const auto f32_bytes = ops::packed_weight_bytes(512, 512, ops::WeightType::f32, best);
-  CHECK(ops::packed_weight_bytes(512, 512, ops::WeightType::bf16, best) == f32_bytes / 2);
-  CHECK(ops::packed_weight_bytes(512, 512, ops::WeightType::s8, best) == f32_bytes / 4 + 512 * sizeof(float));
+  const index_t n = 768, k = 512;
+  const auto f32_bytes = ops::packed_weight_bytes(n, k, ops::WeightType::f32, best);
+  CHECK(f32_bytes == n * k * sizeof(float));
+  CHECK(ops::packed_weight_bytes(n, k, ops::WeightType::bf16, best) == f32_bytes / 2);
+  CHECK(ops::packed_weight_bytes(n, k, ops::WeightType::s8, best) == f32_bytes / 4 + n * sizeof(float));
 }
 
 TEST_CASE("s8 and bf16 GEMMs propagate NaN and inf in A to their rows only", "[ops][gemm]") {
