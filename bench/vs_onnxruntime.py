@@ -72,7 +72,10 @@ def ensure_venv(workdir):
         return
     except ImportError:
         pass
-    if os.path.realpath(sys.executable) == os.path.realpath(python):
+    # sys.prefix, not the interpreter: a venv's python is a link to the system one, so by
+    # realpath the system python3 that starts this script looked like the venv's, and a
+    # second run stopped here instead of re-running itself under the venv.
+    if os.path.realpath(sys.prefix) == os.path.realpath(venv):
         raise SystemExit("vs_onnxruntime.py: the venv lacks attend, numpy or onnxruntime")
     if not os.path.exists(python):
         print(f"making {venv} (PyPI: {', '.join(PACKAGES)}; attend from {ROOT}) ...", file=sys.stderr)
