@@ -15,7 +15,9 @@ apart from machine_limits --quick):
 - bench/before_after.py reports medians and per-round ratios of two builds, a failed
   run as n/a, from its results file alone;
 - bench/serve_load.py's verdicts hold its figures to issue 32's targets, the translation
-  one beside its ceiling (offline in batches of the clients' count).
+  one beside its ceiling (offline in batches of the clients' count);
+- bench/vs_onnxruntime.py, started again once its venv exists, re-runs itself there
+  (the venv's python is a link to the system one; it once stopped instead).
 
     tests/bench/test_bench_scripts.py build/release/bench/machine_limits
 """
@@ -362,6 +364,35 @@ class ServeLoadVerdicts(unittest.TestCase):
         self.assertEqual(serve_load.verdicts(results)[2],
                          "PASS: translation, 16 clients: 72% of attend translate offline tokens/s (target ≥ 70%); "
                          "offline in batches of 16 (the clients' most): 80%, so the server ran at 90% of that")
+
+
+class VenvReexec(unittest.TestCase):
+    """vs_onnxruntime.py started by the system python re-runs itself under the venv it
+    made before — whose python is a link to that same system python."""
+
+    def test_second_run_reexecs_under_the_existing_venv(self):
+        with tempfile.TemporaryDirectory() as workdir:
+            venv_bin = Path(workdir, "venv", "bin")
+            venv_bin.mkdir(parents=True)
+            Path(venv_bin, "python").symlink_to(os.path.realpath(sys.executable))  # as `python -m venv` links it
+            calls = []
+
+            def fake_execv(path, argv):
+                calls.append(path)
+                raise InterruptedError  # stands for the process being replaced
+
+            saved_execv, saved_attend = os.execv, sys.modules.get("attend")
+            os.execv, sys.modules["attend"] = fake_execv, None  # None: `import attend` raises ImportError
+            try:
+                with self.assertRaises(InterruptedError):
+                    vs_onnxruntime.ensure_venv(workdir)
+            finally:
+                os.execv = saved_execv
+                if saved_attend is None:
+                    del sys.modules["attend"]
+                else:
+                    sys.modules["attend"] = saved_attend
+            self.assertEqual(calls, [str(venv_bin / "python")])
 
 
 if __name__ == "__main__":
