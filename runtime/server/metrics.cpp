@@ -116,6 +116,7 @@ std::string Metrics::render(const Gauges& gauges) const {
 
   for (const auto& [name, values] : gauges) {
     header(out, name.c_str(), "gauge", name == "attend_queue_depth"          ? "Requests waiting in a model's queue"
+                                       : name == "attend_free_lanes"         ? "A model's lanes waiting for work: its engine threads idle now"
                                        : name == "attend_model_ready"        ? "1 once the model is loaded"
                                        : name == "attend_requests_in_flight" ? "Requests accepted and not yet answered"
                                                                              : "Open HTTP connections");

@@ -368,13 +368,15 @@ void Router::health(const CallPtr& call) {
 
 void Router::metrics(const CallPtr& call) {
   Metrics::Gauges gauges;
-  std::vector<std::pair<std::string, double>> depth, ready_values;
+  std::vector<std::pair<std::string, double>> depth, free_lanes, ready_values;
   for (const auto& m : models_) {
     const std::string label = "model=\"" + label_value(m->name()) + "\"";
     depth.emplace_back(label, static_cast<double>(m->queue().depth()));
+    free_lanes.emplace_back(label, static_cast<double>(m->queue().free_lanes()));
     ready_values.emplace_back(label, m->ready() ? 1 : 0);
   }
   gauges.emplace_back("attend_queue_depth", std::move(depth));
+  gauges.emplace_back("attend_free_lanes", std::move(free_lanes));
   gauges.emplace_back("attend_model_ready", std::move(ready_values));
   gauges.push_back({"attend_requests_in_flight", {{"", static_cast<double>(in_flight_.load())}}});
   if (extra_gauges) extra_gauges(gauges);

@@ -341,12 +341,18 @@ TEST_CASE("one client's requests one after another run on every thread, though t
   o.models.resize(1);  // bert: 2 threads, split as 2 lanes of 1
   TestServer s(o);
   for (int r = 0; r < 5; ++r) {
+    // Both lanes free when the request comes, as with a real client's round trip: the
+    // lane that answered is back in the queue within microseconds — but on a loaded
+    // 2-core machine (ctest -j2 beside a compile) not always within a fixed sleep of 20 ms,
+    // and at start-up the second lane may not have reached the queue yet. So wait for the
+    // /metrics gauge that counts them, at most 10 s.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (s.get("/metrics").body.find("attend_free_lanes{model=\"bert\"} 2") == std::string::npos) {
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
     const Reply reply = s.post("/embed", {{"inputs", text_for(7, r, 0)}});
     REQUIRE_STATUS(reply, 200);
-    // (The lane that answered is back in the queue's next_batch within microseconds of
-    // posting the answer; this leaves it ample time, so that both lanes are free when
-    // the next request comes, as with a real client's round trip.)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   // Each batch ran on 2 threads: the access log's threads figure, the count the lane
   // handed the encoder (EncoderInternals::embed_ids; that a call's batches run on the

@@ -103,6 +103,7 @@ TEST_CASE("/health, /info, /v1/models and /metrics once the models are loaded", 
   CHECK(metrics.headers.at("content-type").find("text/plain") == 0);
   for (const char* name : {"attend_requests_total{route=\"/embed\",status=\"200\"} 2", "attend_batch_size_bucket",
                            "attend_tokens_total{model=\"bert\"}", "attend_queue_depth{model=\"bert\"} 0",
+                           "attend_free_lanes{model=\"bert\"}",
                            "attend_model_ready{model=\"st\"} 1", "attend_request_duration_seconds_count{route=\"/embed\"} 2",
                            "attend_connections", "attend_requests_in_flight"})
     CHECK(metrics.body.find(name) != std::string::npos);
