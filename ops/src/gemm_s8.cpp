@@ -19,7 +19,8 @@
 // Few rows (decoding, quantized A within kFewRowABytes): NC = 1, so each weight panel,
 // read from memory once, serves every row tile while in L1, and the tiles prefetch the
 // next panel between them while they compute — the fp32 few-row order, for any number
-// of tiles (A is already packed; nothing limits it to a stack buffer).
+// of tiles (A is already packed; nothing limits it to a stack buffer). Kernels that
+// measured the block order faster for every M opt out (GemmKernels::s8_few_row_order).
 
 #include <algorithm>
 #include <chrono>
@@ -298,7 +299,7 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
   const index_t rows = tile_start(M, g.m_tiles, t_end) - tile_start(M, g.m_tiles, t_begin);
   const bool runs = g.kt->s8.s8_panel_runs;
   // (Kernels that take runs of panels keep to the block order: a run per row tile.)
-  const bool few_rows = !runs && rows * g.kp <= kFewRowABytes;
+  const bool few_rows = !runs && g.kt->s8.s8_few_row_order && rows * g.kp <= kFewRowABytes;
   const index_t nc = few_rows ? 1 : std::max<index_t>(1, kBBlockBytes / std::max<index_t>(g.panel_bytes, 1));
   const auto& kernels = g.kt->s8.kernels;
   if (g.kt->s8_begin_thread != nullptr) g.kt->s8_begin_thread();

@@ -109,6 +109,11 @@ struct GemmKernels {
   // nr columns in all) in one call, so they can overlap one panel's stores with the
   // next's products (AMX); the driver then hands each row tile a block's panels at once.
   bool s8_panel_runs = false;
+  // s8 only: whether products of few rows (quantized A within gemm_s8.cpp's
+  // kFewRowABytes) run panel-outer — each weight panel through every row tile while it
+  // is in L1 — rather than in the block order (row tile outer, a block of panels from
+  // L2). Kernels whose in-situ measurements favour the block order at every M say false.
+  bool s8_few_row_order = true;
   // s8 only: the kernels' last step alone — mr rows of dequantized sums (nr floats
   // apart) stored through the tile's epilogue (accumulate, bias, activation, residual)
   // exactly as a kernel stores its own. The driver finishes two-term rows with it.
