@@ -23,6 +23,7 @@
 // measured the block order faster for every M opt out (GemmKernels::s8_few_row_order).
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -39,6 +40,10 @@ namespace {
 
 constexpr index_t kBBlockBytes = 1 << 19;   // NC panels of B: half of a 1 MiB L2
 constexpr index_t kFewRowABytes = 1 << 18;  // quantized A of a thread's rows up to this: NC = 1
+// set_s8_loop_order's choice (atomic: a bench sets it from the thread that runs GEMMs
+// while pool workers read it).
+std::atomic<S8LoopOrder> loop_order{S8LoopOrder::kernels};
+
 // Bounds of the stack tile a group of two-term rows' second terms is stored in.
 constexpr index_t kMaxTwoTermGroupRows = 32;
 constexpr index_t kMaxS8PanelWidth = 64;
@@ -222,6 +227,16 @@ GemmTile tile_template(const S8Problem& g) {
   return t;
 }
 
+// Whether a thread's `rows` rows run in the few-row order.
+bool few_row_order(const S8Problem& g, index_t rows) {
+  switch (loop_order.load(std::memory_order_relaxed)) {
+    case S8LoopOrder::block: return false;
+    case S8LoopOrder::few_rows: return rows * g.kp <= kFewRowABytes;
+    case S8LoopOrder::kernels: break;
+  }
+  return g.kt->s8.s8_few_row_order && rows * g.kp <= kFewRowABytes;
+}
+
 // Rows from i0 × panel p.
 void fill_tile(const S8Problem& g, GemmTile& t, index_t i0, index_t p) {
   const index_t NR = g.kt->s8.nr, n0 = p * NR;
@@ -299,7 +314,7 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
   const index_t rows = tile_start(M, g.m_tiles, t_end) - tile_start(M, g.m_tiles, t_begin);
   const bool runs = g.kt->s8.s8_panel_runs;
   // (Kernels that take runs of panels keep to the block order: a run per row tile.)
-  const bool few_rows = !runs && g.kt->s8.s8_few_row_order && rows * g.kp <= kFewRowABytes;
+  const bool few_rows = !runs && few_row_order(g, rows);
   const index_t nc = few_rows ? 1 : std::max<index_t>(1, kBBlockBytes / std::max<index_t>(g.panel_bytes, 1));
   const auto& kernels = g.kt->s8.kernels;
   if (g.kt->s8_begin_thread != nullptr) g.kt->s8_begin_thread();
@@ -368,6 +383,8 @@ const KernelTable& s8_table(index_t m, const PackedWeightView& b) {
 }
 
 }  // namespace
+
+void set_s8_loop_order(S8LoopOrder order) { loop_order.store(order, std::memory_order_relaxed); }
 
 std::size_t gemm_s8_scratch_bytes(index_t m, const PackedWeightView& b, index_t two_term_rows) {
   const S8ActivationForm form = s8_table(m, b).s8.s8_a_form;

@@ -13,6 +13,7 @@
 #include "attend/ops/aligned_buffer.hpp"
 #include "attend/ops/gemm.hpp"
 #include "attend/ops/reference.hpp"
+#include "gemm_driver.hpp"
 #include "support/test_support.hpp"
 
 using Catch::Matchers::Contains;
@@ -287,6 +288,41 @@ TEST_CASE("s8 GEMM two-term rows: the same bits whatever the threads, tiles and 
       if (first_isa.empty()) first_isa = one;
       else CHECK(one == first_isa);
     }
+  }
+}
+
+// Which loop order a CPU's kernels take for few rows is a speed choice
+// (GemmKernels::s8_few_row_order; bench/s8_loop_orders): on every ISA, both orders must
+// give the same bits, two-term rows and the epilogue included, on one thread or two.
+TEST_CASE("s8 GEMM: the block and the few-row loop orders give the same bits", "[ops][gemm][int8]") {
+  const index_t M = GENERATE(5, 24, 128), N = 200, K = 384;
+  INFO("M " << M);
+  Buffer2D a(M, K), w(N, K), c(M, N);
+  Rng rng(test_seed() ^ 5151);
+  a.fill_random(rng, -1, 1);
+  w.fill_random(rng, -0.2, 0.2);
+  std::vector<float> bias(N);
+  for (auto& b : bias) b = rng.uniform(-1, 1);
+  const std::vector<std::int32_t> listed = {0, 3};  // rows one value dominates: two terms
+  for (std::int32_t r : listed) a.at(r, 5) = 80.0f;
+  struct ResetOrder {
+    ~ResetOrder() { ops::detail::set_s8_loop_order(ops::detail::S8LoopOrder::kernels); }
+  } reset;
+  for (ops::Isa isa : ops::available_isas()) {
+    INFO("isa " << ops::isa_name(isa));
+    const ops::PackedWeight p = ops::pack_weight(w.view(), ops::WeightType::s8, isa);
+    ops::GemmEpilogue ep;
+    ep.bias = bias.data(), ep.activation = ops::Activation::gelu, ep.two_term_rows = listed;
+    auto run = [&](ops::detail::S8LoopOrder order, int threads) {
+      ops::detail::set_s8_loop_order(order);
+      ops::gemm(a.view(), p.view(), c.view(), ep, threads);
+      return std::vector<float>(c.view().data, c.view().data + M * N);
+    };
+    const std::vector<float> block = run(ops::detail::S8LoopOrder::block, 1);
+    CHECK(run(ops::detail::S8LoopOrder::few_rows, 1) == block);
+    CHECK(run(ops::detail::S8LoopOrder::few_rows, 2) == block);
+    CHECK(run(ops::detail::S8LoopOrder::block, 2) == block);
+    CHECK(run(ops::detail::S8LoopOrder::kernels, 1) == block);
   }
 }
 
