@@ -7,6 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  ccache                     # CMakeLists.txt compiles through it: rebuilds, and the suite's pip install .
   libomp-dev                 # not used by GCC builds; keeps clang (fuzz target) OpenMP-capable
   libxsimd-dev               # SIMD wrappers, runtime ISA dispatch
   libdnnl-dev                # oneDNN: yardstick in benchmarks, alternative backend

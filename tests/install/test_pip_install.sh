@@ -7,9 +7,12 @@
 # CTranslate2). Proves pyproject.toml declares every runtime dependency (NumPy).
 # Exits 77 (ctest: skipped), with a message, only where a venv cannot be made or PyPI
 # cannot be reached; a failing install or check is a failure.
-# Usage: test_pip_install.sh SOURCE_DIR WORK_DIR PYTHON [COMPILER_LAUNCHER]
+# It compiles the library again, through ccache where the build found it: CMakeLists.txt
+# makes ccache's paths relative to the tree, and the copy's build directory is as deep
+# as this build's, so a build that just compiled the same sources leaves little to do.
+# Usage: test_pip_install.sh SOURCE_DIR WORK_DIR PYTHON CC CXX [COMPILER_LAUNCHER]
 set -euo pipefail
-source=$1 work=$2 python=$3 launcher=${4:-}
+source=$1 work=$2 python=$3 cc=$4 cxx=$5 launcher=${6:-}
 
 line=$(grep -m 1 -E '^python3 -m venv \.venv && \.venv/bin/pip install \.' "$source/README.md" | sed 's/ *#.*$//')
 [[ -n $line ]] || { echo "README.md has no 'python3 -m venv .venv && .venv/bin/pip install .' line" >&2; exit 1; }
@@ -42,7 +45,10 @@ if ! .venv/bin/pip download -q --disable-pip-version-check --no-deps -d "$work/p
   exit 77
 fi
 
-if [[ -n $launcher ]]; then  # CMake reads these from the environment
+# The build's own compilers by the names it found them: scikit-build-core would take
+# sysconfig's (x86_64-linux-gnu-g++, the same GCC), and ccache hashes a compiler's name.
+export CC=$cc CXX=$cxx
+if [[ -n $launcher ]]; then  # a launcher the user gave the build; CMake reads these from the environment
   export CMAKE_C_COMPILER_LAUNCHER=$launcher CMAKE_CXX_COMPILER_LAUNCHER=$launcher CCACHE_BASEDIR=$tree
 fi
 echo "test_pip_install: $line   (in $tree)"
