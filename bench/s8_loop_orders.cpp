@@ -1,5 +1,5 @@
-// The s8 GEMM driver's two loop orders for products of few rows, alternated in one
-// process: which one a CPU should take (GemmKernels::s8_few_row_order).
+// The s8 GEMM driver's loop orders, alternated in one process: which one a CPU should
+// take (GemmKernels::s8_few_row_order, s8_panel_runs).
 //
 //   s8_loop_orders [--rounds 20] [--isa avx512|avx2|sse2]
 //
@@ -8,7 +8,9 @@
 // stream from memory — it runs every chunk of a 1792-row batch once (so A and C stream
 // as in the model, not one hot chunk) under each order in turn, `rounds` times, and
 // prints each order's median GOP/s and the median over rounds of the per-round ratio
-// block / few-row. On shared VMs the machine's speed drifts ±20–30% from second to
+// block / few-row, beside the order the kernels ask for ("shipped": for kernels that
+// take runs of panels, the block order with a run per call, against a call per panel).
+// On shared VMs the machine's speed drifts ±20–30% from second to
 // second, which neither op_perf (one hot shape) nor end-to-end runs see through; the
 // per-round ratio does. An A/A column (the few-row order against itself, run after the
 // block order) shows the noise floor of that median: a ratio inside it is no result.
@@ -74,18 +76,21 @@ void run_shape(const Shape& s, int rounds) {
     batch();
     return 2 * ops / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 1e9;
   };
-  std::vector<double> few, block, few_again, ratio, same;
+  std::vector<double> few, block, shipped, few_again, ratio, runs_ratio, same;
   for (int round = 0; round < rounds; ++round) {
     few.push_back(gops(Order::few_rows));
     block.push_back(gops(Order::block));
+    shipped.push_back(gops(Order::kernels));
     few_again.push_back(gops(Order::few_rows));
     ratio.push_back(block.back() / few.back());
+    runs_ratio.push_back(shipped.back() / block.back());
     same.push_back(few_again.back() / few.back());
   }
   detail::set_s8_loop_order(Order::kernels);
-  std::printf("%-40s M %4ld N %5ld K %5ld %s  few-row %6.1f  block %6.1f GOP/s  block/few-row %.3f  (A/A %.3f)\n",
+  std::printf("%-32s M %4ld N %5ld K %5ld %s  few-row %6.1f  block %6.1f  shipped %6.1f GOP/s  block/few-row %.3f  "
+              "shipped/block %.3f  (A/A %.3f)\n",
               s.what, static_cast<long>(s.m), static_cast<long>(s.n), static_cast<long>(s.k), s.gelu ? "+gelu" : "     ",
-              median(few), median(block), median(ratio), median(same));
+              median(few), median(block), median(shipped), median(ratio), median(runs_ratio), median(same));
 }
 
 }  // namespace

@@ -41,10 +41,11 @@ void choose_grid(index_t m_tiles, index_t panels, int threads, int& tm, int& tn)
 // Throws attend::Error naming the bad argument.
 void check_gemm(ConstMatrix a, const PackedWeightView& b, Matrix c, const GemmEpilogue& ep, int threads);
 
-// The s8 driver's loop order for products of few rows (gemm_s8.cpp): what the kernels
-// ask for (GemmKernels::s8_few_row_order), or either order forced — for
-// bench/s8_loop_orders, which alternates them in one process. Process-wide; set it only
-// while no GEMM runs.
+// The s8 driver's loop order (gemm_s8.cpp): what the kernels ask for
+// (GemmKernels::s8_few_row_order, s8_panel_runs), or forced — the block order with a
+// kernel call per panel (never runs of panels), or the few-row order for products of
+// few rows — for bench/s8_loop_orders, which alternates them in one process.
+// Process-wide; set it only while no GEMM runs.
 enum class S8LoopOrder { kernels, block, few_rows };
 void set_s8_loop_order(S8LoopOrder order);
 

@@ -312,7 +312,7 @@ std::uint32_t two_term_mask(const S8Problem& g, index_t i0, index_t lo, index_t 
 void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_begin, index_t p_end) {
   const index_t M = g.a.rows;
   const index_t rows = tile_start(M, g.m_tiles, t_end) - tile_start(M, g.m_tiles, t_begin);
-  const bool runs = g.kt->s8.s8_panel_runs;
+  const bool runs = g.kt->s8.s8_panel_runs && loop_order.load(std::memory_order_relaxed) == S8LoopOrder::kernels;
   // (Kernels that take runs of panels keep to the block order: a run per row tile.)
   const bool few_rows = !runs && few_row_order(g, rows);
   const index_t nc = few_rows ? 1 : std::max<index_t>(1, kBBlockBytes / std::max<index_t>(g.panel_bytes, 1));
@@ -331,6 +331,8 @@ void run_range(const S8Problem& g, index_t t_begin, index_t t_end, index_t p_beg
         t.raw_rows = raw_rows;
         t.panels = static_cast<int>(p1 - p0);
         t.panel_stride = g.panel_bytes;
+        t.prefetch = reinterpret_cast<const char*>(g.panel(p0));  // after the run: its first, for the next tile
+        t.prefetch_step = 64;
         t.nr = static_cast<int>(std::min(g.b.n - p0 * g.kt->s8.nr, (p1 - p0) * g.kt->s8.nr));
         kernels[mr - 1][0](t);
         continue;

@@ -107,7 +107,8 @@ struct GemmKernels {
   S8ActivationForm s8_a_form = S8ActivationForm::s8;  // s8 only: how the kernels read A
   // s8 only: the kernels take a run of GemmTile::panels panels (panel_stride bytes apart,
   // nr columns in all) in one call, so they can overlap one panel's stores with the
-  // next's products (AMX); the driver then hands each row tile a block's panels at once.
+  // next's products (AMX) or skip the driver's work per panel (AVX2); the driver then
+  // hands each row tile a block's panels at once.
   bool s8_panel_runs = false;
   // s8 only: whether products of few rows (quantized A within gemm_s8.cpp's
   // kFewRowABytes) run panel-outer — each weight panel through every row tile while it
