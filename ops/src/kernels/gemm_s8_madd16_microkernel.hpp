@@ -44,8 +44,9 @@ inline constexpr int kMadd16Nr = 8;
 // A run, rather than a call per panel, leaves out what the driver did for each panel
 // (filling a GemmTile, an indirect call, the activation's dispatch): ~4% of an int8
 // embedding's samples on a Zen 3 were the driver's loop. The panel's own look-ahead runs
-// into the next panel of the run; the next panel's start is brought to L1 as the
-// driver's next-panel prefetch did for a call per panel.
+// into the next panel of the run. t.prefetch (the driver's next-panel hint) goes unused,
+// in runs and in a call per panel alike: measured, its lines cost more than they saved
+// (see the k loop).
 template <class A, int MR, Activation Act, bool Runtime>
 void s8_madd16_run(const detail::GemmTile& t) {
   static_assert(kLanes<A> == 8, "an AVX2 kernel: 8 int32 lanes per ymm");
@@ -58,18 +59,10 @@ void s8_madd16_run(const detail::GemmTile& t) {
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
     const auto* a = static_cast<const std::int16_t*>(t.a);
     const char* b = static_cast<const char*>(t.b) + q * t.panel_stride;
-    // The next panel of the run, a line per k group from its start; after the last, what
-    // the driver names (the next call's panel).
-    const bool more = q + 1 < t.panels;
-    const char* next = more ? b + t.panel_stride : t.prefetch;
-    const index_t next_step = more ? 64 : t.prefetch_step;
-    for (index_t g = 0; g < groups; ++g, b += kGroupBytes, a += MR * 4) {
-      // A 32-byte k group: one line of the panel every second group, 32 groups ahead
-      // (weights of thin products stream from memory).
-      if (g % 2 == 0) __builtin_prefetch(b + kPrefetchK * kGroupBytes, 0, 3);
-      __builtin_prefetch(next + g * next_step, 0, 2);
-      const __m256i b_lo = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(b)));
-      const __m256i b_hi = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(b + 16)));
+    // One k group: its 8 columns' 4 k widened to s16 once, against each row's broadcast.
+    auto group = [&](const char* bg, const std::int16_t* ag) __attribute__((always_inline)) {
+      const __m256i b_lo = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(bg)));
+      const __m256i b_hi = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(bg + 16)));
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
         __m256i a_row, product;
@@ -80,9 +73,25 @@ void s8_madd16_run(const detail::GemmTile& t) {
             "vpmaddwd %6, %2, %3\n\t"
             "vpaddd %3, %1, %1"
             : "+x"(acc[r][0]), "+x"(acc[r][1]), "=&x"(a_row), "=&x"(product)
-            : "m"(*reinterpret_cast<const std::int64_t*>(a + r * 4)), "x"(b_lo), "x"(b_hi));
+            : "m"(*reinterpret_cast<const std::int64_t*>(ag + r * 4)), "x"(b_lo), "x"(b_hi));
       }
+    };
+    // Two groups — one 64-byte line of the panel — per iteration, and one prefetch: that
+    // line's look-ahead, 32 groups on (weights of thin products stream from memory). No
+    // prefetch of the next panel (t.prefetch goes unused): runs of panels are contiguous,
+    // which the hardware's streamer follows. Zen 3, one thread, alternating in one process
+    // against the loop of one group per iteration with a look-ahead every second group
+    // (behind a branch) and a next-panel line every group (median of 15–25 rounds):
+    // MiniLM FFN up + GeLU 1.14, FFN down 1.16, QKV 1.16, attention output 1.14; decoder
+    // shapes with weights from memory 1.10–1.14. Keeping the next-panel line, unrolled,
+    // gained only 1.06–1.08; four groups per iteration, 1.01–1.15.
+    index_t g = 0;
+    for (; g + 2 <= groups; g += 2, b += 2 * kGroupBytes, a += 2 * MR * 4) {
+      __builtin_prefetch(b + kPrefetchK * kGroupBytes, 0, 3);
+      group(b, a);
+      group(b + kGroupBytes, a + MR * 4);
     }
+    if (g < groups) group(b, a);  // an odd last group
 
     const index_t n0 = q * kMadd16Nr;
     panel.c = t.c + n0;
@@ -208,9 +217,11 @@ detail::GemmKernels s8_gemm_kernels_madd16(const char* name) {
   // block order's median per-round ratio was 1.03–1.12 for the MiniLM shapes (FFN up
   // + GeLU 1.08, QKV 1.03–1.05) and 1.01–1.10 for decoder-like M 4–64 with the weights
   // streamed from memory (64 copies of a 1 MiB B): here A's s16 tiles (6 rows × K × 2
-  // bytes) are the larger stream, better kept in L1 than re-read per panel, and the block
-  // order's next-panel prefetch covers the weights' first touch. End to end, the standard
-  // embedding workload at 2 threads: ×1.066 (median of 12 alternating rounds).
+  // bytes) are the larger stream, better kept in L1 than re-read per panel. End to end,
+  // the standard embedding workload at 2 threads: ×1.066 (median of 12 alternating
+  // rounds). Measured again without the next-panel prefetch (8 rounds): block / few-row
+  // 1.03–1.11 for the MiniLM shapes, 0.94 (inside its A/A floor), 1.06–1.17 for the
+  // decoder's.
   k.s8_few_row_order = false;
   // A run of panels per call (so the block order: a run per row tile and block of B).
   // Zen 3, bench/s8_loop_orders (24 rounds, runs over a call per panel, median of the
