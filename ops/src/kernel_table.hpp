@@ -66,7 +66,9 @@ struct GemmTile {
   const float* residual = nullptr;  // at this tile's origin
   index_t ldr = 0;
   // Bytes to pull towards L2 while computing: prefetch + k·prefetch_step for every
-  // k-step (the next weight panel, when the driver knows it; else this tile's own).
+  // k-step (the next weight panel, when the driver knows it; else this tile's own). A
+  // hint: a kernel may leave it unused where its lines measured slower than none (the
+  // AVX2 s8 kernel, gemm_s8_madd16_microkernel.hpp).
   const char* prefetch = nullptr;
   index_t prefetch_step = 0;
   // s8 only: C = row_scale[r]·col_scale[j]·Σ_k a_q·b_q. Kernels whose weights are
