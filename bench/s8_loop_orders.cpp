@@ -4,7 +4,8 @@
 //   s8_loop_orders [--rounds 20] [--isa avx512|avx2|sse2]
 //
 // For each shape — the chunks all-MiniLM-L6-v2's encoder runs (128 rows per thread for
-// the feed-forward, 256 for the attention), then decoder-like products whose weights
+// the feed-forward where its 1536-wide intermediate fits 3/4 of the L2, so 64 on a
+// 512 KiB L2, which the 128-row shapes here overstate; 256 for the attention), then decoder-like products whose weights
 // stream from memory — it runs every chunk of a 1792-row batch once (so A and C stream
 // as in the model, not one hot chunk) under each order in turn, `rounds` times, and
 // prints each order's median GOP/s and the median over rounds of the per-round ratio

@@ -19,9 +19,8 @@
 #include <cstdint>
 #include <string>
 
-#include <unistd.h>
-
 #include "attend/ops/gemm.hpp"
+#include "attend/ops/cache_sizes.hpp"
 #include "check.hpp"
 #include "gemm_driver.hpp"
 #include "parallel.hpp"
@@ -36,15 +35,7 @@ constexpr index_t kBBlockBytes = 1 << 20;   // KC × NC of B, 1 MiB: a share of 
 // the old limit (4), sent AVX2's M = 32 to run_block, where each B block's DRAM fetch
 // stalled the first tile: 63% of the FMA peak vs 78%.
 index_t few_row_a_bytes() {
-  static const index_t bytes = [] {
-    long l2 = -1;
-#ifdef _SC_LEVEL2_CACHE_SIZE
-    l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    if (l2 <= 0) l2 = 1 << 20;  // unknown: the common 1 MiB
-    return std::clamp<index_t>(l2 / 2, index_t{1} << 17, index_t{1} << 19);
-  }();
-  return bytes;
+  return std::clamp<index_t>(static_cast<index_t>(l2_cache_bytes() / 2), index_t{1} << 17, index_t{1} << 19);
 }
 // Below these, a second thread costs more than it saves. Thin products (decoding) are
 // memory-bound: there the weight bytes, not the FLOPs, decide.

@@ -175,7 +175,7 @@ TEST_CASE("results do not depend on batching or threads", "[encoder]") {
   // same numbers up to the GEMM's rounding (it blocks its sums by the row count, so a
   // sum may round differently: a few ulps of values ≤ 4, far below 1e-5). The cases
   // three times over, 504 tokens: a batch of 32 runs its sublayers in chunks (attention
-  // on whole sequences of ≤ 256 tokens, the feed-forward 128 rows at a time, int8's
+  // on whole sequences of ≤ 256 tokens, the feed-forward up to 128 rows at a time, int8's
   // outlier rows within them), each sequence alone in one.
   const json cases = cases_of("bert");
   std::vector<std::vector<std::int32_t>> ids;

@@ -6,6 +6,7 @@
 #include "attend/ops/argmax.hpp"
 #include "attend/ops/attention.hpp"
 #include "attend/ops/bf16.hpp"
+#include "attend/ops/cache_sizes.hpp"
 #include "attend/ops/embedding.hpp"
 #include "attend/ops/gemm.hpp"
 #include "attend/ops/isa.hpp"
