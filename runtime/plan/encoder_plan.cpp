@@ -13,6 +13,13 @@
 namespace attend::runtime {
 namespace {
 
+// Tokens of the attention sublayer per chunk, per thread (whole sequences, so at least
+// the longest one): the GEMMs keep their efficiency, and the [rows, 3d] QKV and the
+// context stay small (d = 384: 1.5 MiB at 256 rows).
+constexpr std::int64_t kAttentionChunkRowsPerThread = 256;
+
+}  // namespace
+
 // Rows of the feed-forward sublayer per chunk, per thread: as many as keep the chunk of
 // the [rows, ffn] fp32 intermediate within 3/4 of a core's L2 from the fc1 GEMM that
 // writes it to the fc2 GEMM (and int8's quantizer) that reads it — in multiples of 16,
@@ -22,15 +29,9 @@ namespace {
 // median speed-up): 64 rows ×1.03–1.07 over 128, 80 (480 KiB) ×1.04, 96 (576 KiB, past
 // the L2) ×1.00, 32 ×0.98. Results are the same bits whatever the chunk.
 std::int64_t feed_forward_chunk_rows_per_thread(std::int64_t ffn_width) {
-  const auto fitting = static_cast<std::int64_t>(ops::l2_cache_bytes() * 3 / 4) / (ffn_width * 4);
+  const auto fitting = static_cast<std::int64_t>(ops::l2_cache_bytes() * 3 / 4) / (std::max<std::int64_t>(ffn_width, 1) * 4);
   return std::clamp<std::int64_t>(fitting / 16 * 16, 32, 128);
 }
-// Tokens of the attention sublayer per chunk, per thread (whole sequences, so at least
-// the longest one): the GEMMs keep their efficiency, and the [rows, 3d] QKV and the
-// context stay small (d = 384: 1.5 MiB at 256 rows).
-constexpr std::int64_t kAttentionChunkRowsPerThread = 256;
-
-}  // namespace
 
 const char* encoder_phase_name(EncoderPhase p) {
   switch (p) {

@@ -37,6 +37,11 @@ struct EncoderLimits {
   void validate(const EncoderConfig& config) const;
 };
 
+// Rows of the feed-forward sublayer per chunk, per thread, for an intermediate
+// `ffn_width` wide: as many as keep its fp32 chunk within 3/4 of a core's L2, in
+// multiples of 16 from 32 to 128 (encoder_plan.cpp says why).
+std::int64_t feed_forward_chunk_rows_per_thread(std::int64_t ffn_width);
+
 enum class EncoderPhase { body, pooler, embedding, classifier };
 const char* encoder_phase_name(EncoderPhase p);
 

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "attend/ops/cache_sizes.hpp"
 #include "attend/ops/isa.hpp"
 #include "encoder/encoder_runner.hpp"
 #include "formats/encoder_io.hpp"
@@ -201,6 +202,36 @@ TEST_CASE("results do not depend on batching or threads", "[encoder]") {
       }
     }
   }
+}
+
+// The feed-forward's chunk (encoder_plan.cpp): its fp32 intermediate stays in a core's L2
+// between fc1 and fc2 where 32–128 rows allow it (Zen 3's 512 KiB: 64 rows of MiniLM).
+TEST_CASE("the feed-forward runs in chunks whose intermediate fits 3/4 of a core's L2", "[encoder]") {
+  const auto budget = static_cast<std::int64_t>(ops::l2_cache_bytes() * 3 / 4);
+  for (std::int64_t width : {1, 37, 384, 1536, 3072, 4096, 16384}) {
+    INFO("ffn width " << width << ", L2 " << ops::l2_cache_bytes() << " bytes");
+    const std::int64_t rows = feed_forward_chunk_rows_per_thread(width);
+    CHECK(rows % 16 == 0);
+    CHECK(rows >= 32);
+    CHECK(rows <= 128);
+    if (rows > 32) CHECK(rows * width * 4 <= budget);          // it fits, unless at the floor
+    if (rows < 128) CHECK((rows + 16) * width * 4 > budget);   // and is the most that does
+  }
+  // The plan takes it, per compute thread: each layer's feed-forward row group (the one
+  // not on whole sequences; the attention's is).
+  const auto model = load("bert", "int8");
+  EncoderRunnerConfig config;
+  config.threads = 2;
+  const EncoderRunner runner(model, config);
+  const std::int64_t expected = std::min(runner.plan().limits().max_tokens,
+                                         feed_forward_chunk_rows_per_thread(model->config().ffn_dim) * 2);
+  int feed_forward_groups = 0;
+  for (const auto& group : runner.plan().groups()) {
+    if (group.whole_sequences) continue;
+    CHECK(group.rows == expected);
+    ++feed_forward_groups;
+  }
+  CHECK(feed_forward_groups == model->config().layers);
 }
 
 // attend bench's breakdown (issue 34) reads the runner's profile: profiling changes no
