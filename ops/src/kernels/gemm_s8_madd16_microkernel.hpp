@@ -114,19 +114,32 @@ void s8_madd16_run(const detail::GemmTile& t) {
     // The common epilogue — a full panel, the last K block, nothing to accumulate, no raw
     // rows, alpha 1 — straight from the accumulators: dequantize_row's and store_row's
     // operations in their order (so the same bits as every ISA's), without the trip
-    // through `sums` and store_row's per-row branches. Zen 3, one thread, alternating in
-    // one process with the `sums` path for every panel (15 rounds, median): MiniLM FFN up +
-    // GeLU and QKV +4–7%, attention output and FFN down (+ residual, K 1536) +1–5%
-    // (A/A within 2%). Calling store_row per row instead, inlined, gained nothing.
+    // through `sums` and store_row's per-row branches; rows three at a time, so that
+    // GeLU's three chains run side by side (activate_n). Zen 3, one thread, alternating in
+    // one process (15–25 rounds, median): against the `sums` path for every panel, MiniLM
+    // FFN up + GeLU and QKV +4–7%, attention output and FFN down (+ residual, K 1536)
+    // +1–5% (A/A within 2%); three rows at a time against one, FFN up + GeLU +6–7% at
+    // M 64 and 128 (two or six at a time: none). Calling store_row per row, inlined,
+    // gained nothing.
     if (direct && panel.nr == kMadd16Nr) {
-#pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) {
-        vfloat<A> x = column_sums<A>(acc[r]) * col * vfloat<A>(t.row_scale[r]);
-        if (panel.bias) x += vfloat<A>::load_unaligned(panel.bias);
-        x = activate<A>(Act, x);
-        if (panel.residual) x += vfloat<A>::load_unaligned(panel.residual + r * t.ldr);
-        x.store_unaligned(panel.c + r * t.ldc);
-      }
+      auto rows = [&]<int R0, int N>() __attribute__((always_inline)) {
+        vfloat<A> x[N];
+#pragma GCC unroll 4
+        for (int i = 0; i < N; ++i) {
+          x[i] = column_sums<A>(acc[R0 + i]) * col * vfloat<A>(t.row_scale[R0 + i]);
+          if (panel.bias) x[i] += vfloat<A>::load_unaligned(panel.bias);
+        }
+        activate_n<A, N>(Act, x);
+#pragma GCC unroll 4
+        for (int i = 0; i < N; ++i) {
+          if (panel.residual) x[i] += vfloat<A>::load_unaligned(panel.residual + (R0 + i) * t.ldr);
+          x[i].store_unaligned(panel.c + (R0 + i) * t.ldc);
+        }
+      };
+      static_assert(MR <= 6, "rows three at a time, twice at most");
+      if constexpr (MR >= 3) rows.template operator()<0, 3>();
+      if constexpr (MR == 6) rows.template operator()<3, 3>();
+      if constexpr (MR % 3 != 0) rows.template operator()<MR / 3 * 3, MR % 3>();
       continue;
     }
     alignas(32) float sums[MR * kMadd16Nr];

@@ -522,18 +522,39 @@ inline constexpr float kErfPieces[8][8] = {
 // the same shape without GeLU). Absolute accuracy: |error| ≤ |h|·6.1e-8 + the final
 // rounding, so a negative tail below ~1e-7·|x| is not resolved relatively (it becomes 0
 // past |x| = 5.5); ±inf → +inf / NaN and NaN → NaN as the formula.
+//
+// N vectors at once, each step taken across all N before the next: the same operations
+// on each, so the same bits as one at a time, with N independent chains side by side (a
+// GEMM epilogue's rows: see gemm_s8_madd16_microkernel.hpp).
+template <class A, int N>
+ATTEND_VECTOR_MATH void gelu_erf_n(vfloat<A> (&x)[N]) {
+  using V = vfloat<A>;
+  V s[N], e[N];
+  xsimd::batch<std::int32_t, A> piece[N];
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) {
+    const V u = xsimd::min(xsimd::abs(x[i]), V(6.0f));
+    const V c = xsimd::nearbyint(u);  // exact: the piece's centre, and its index
+    s[i] = u - c;                     // exact, in [−½, ½]
+    piece[i] = xsimd::to_int(c);
+    e[i] = lookup8<A>(kErfPieces[7], piece[i]);
+  }
+#pragma GCC unroll 8
+  for (int j = 6; j >= 0; --j)
+#pragma GCC unroll 8
+    for (int i = 0; i < N; ++i) e[i] = fmadd<A>(e[i], s[i], lookup8<A>(kErfPieces[j], piece[i]));
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) {
+    const V h = x[i] * V(0.5f);
+    x[i] = fmadd<A>(xsimd::abs(h), e[i], h);
+  }
+}
+
 template <class A>
 ATTEND_VECTOR_MATH vfloat<A> gelu_erf(const vfloat<A>& x) {
-  using V = vfloat<A>;
-  const V u = xsimd::min(xsimd::abs(x), V(6.0f));
-  const V c = xsimd::nearbyint(u);  // exact: the piece's centre, and its index
-  const V s = u - c;                // exact, in [−½, ½]
-  const xsimd::batch<std::int32_t, A> piece = xsimd::to_int(c);
-  V e = lookup8<A>(kErfPieces[7], piece);
-#pragma GCC unroll 8
-  for (int j = 6; j >= 0; --j) e = fmadd<A>(e, s, lookup8<A>(kErfPieces[j], piece));
-  const V h = x * V(0.5f);
-  return fmadd<A>(xsimd::abs(h), e, h);
+  vfloat<A> y[1] = {x};
+  gelu_erf_n<A, 1>(y);
+  return y[0];
 }
 
 template <class A>
@@ -554,6 +575,14 @@ ATTEND_VECTOR_MATH vfloat<A> activate(Activation a, const vfloat<A>& x) {
       return x * sigmoid<A>(V(1.702f) * x);
   }
   return x;
+}
+
+// activate on N vectors; GeLU's steps side by side (gelu_erf_n).
+template <class A, int N>
+ATTEND_VECTOR_MATH void activate_n(Activation a, vfloat<A> (&x)[N]) {
+  if (a == Activation::gelu) return gelu_erf_n<A, N>(x);
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) x[i] = activate<A>(a, x[i]);
 }
 
 }  // namespace attend::ops::ATTEND_ISA_NS
