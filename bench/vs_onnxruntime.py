@@ -42,6 +42,7 @@ version lacks are added to it) and the attend package from this tree
 (pip install .). Run it in a quiet window: `flock -x /tmp/attend-cpu.lock bench/vs_onnxruntime.py`.
 """
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -57,6 +58,7 @@ BATCH, MAX_LENGTH = 32, 256
 PACKAGES = ["numpy", "onnxruntime", "onnx", "onnxscript", "torch", "transformers", "sentence-transformers", "openvino",
             "nncf"]
 ADDED_PACKAGES = {"openvino": "openvino", "nncf": "nncf"}  # module: PyPI name, added to an existing venv
+REFRESHED = "ATTEND_VS_ONNXRUNTIME_ATTEND_REFRESHED"  # set once attend is checked against the tree
 CALIBRATION_SEED = 1234  # the workload's sentences are random.Random(7)'s
 
 
@@ -69,6 +71,8 @@ def ensure_venv(workdir):
         import numpy  # noqa: F401
         import onnxruntime  # noqa: F401
         add_missing_packages(venv)
+        if refresh_attend(venv):
+            os.execv(python, [python] + sys.argv)  # the new attend, in a fresh interpreter
         return
     except ImportError:
         pass
@@ -83,7 +87,44 @@ def ensure_venv(workdir):
         for p in PACKAGES:  # torch and sentence-transformers may not install: their systems are skipped
             subprocess.run([python, "-m", "pip", "install", "-q", p], check=False)
         subprocess.run([python, "-m", "pip", "install", "-q", ROOT], check=True)
+        write_source_stamp(venv)
     os.execv(python, [python] + sys.argv)
+
+
+def source_stamp():
+    """This tree's commit and uncommitted changes, or None without git."""
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+        diff = subprocess.run(["git", "-C", ROOT, "diff", "HEAD"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return f"{head.stdout.strip()} {hashlib.sha256(diff.stdout).hexdigest()}"
+
+
+def write_source_stamp(venv):
+    stamp = source_stamp()
+    if stamp:
+        with open(os.path.join(venv, "attend-source"), "w") as f:
+            f.write(stamp + "\n")
+
+
+def refresh_attend(venv):
+    """Reinstalls attend into this script's venv when the tree changed since it was installed
+    there (a venv made once kept measuring the attend of that day). True if it did."""
+    if os.path.realpath(sys.prefix) != os.path.realpath(venv):
+        return False  # not our venv: the attend it has is the caller's choice
+    if os.environ.get(REFRESHED):
+        return False  # this run (or the run that started this measurement) has refreshed it
+    os.environ[REFRESHED] = "1"  # inherited by the re-exec and every measurement's process
+    stamp, path = source_stamp(), os.path.join(venv, "attend-source")
+    installed = open(path).read().strip() if os.path.exists(path) else None
+    if stamp is not None and stamp == installed:
+        return False
+    print(f"installing this tree's attend into {venv} ({stamp or 'no git: every run'}) ...", file=sys.stderr)
+    subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--no-deps",
+                    "--force-reinstall", ROOT], check=True)
+    write_source_stamp(venv)
+    return True
 
 
 def add_missing_packages(venv):
