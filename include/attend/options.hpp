@@ -54,8 +54,9 @@ struct TranslationOptions {
   // target only). "" for none; a code the model lacks is an error listing its codes.
   std::string source_lang, target_lang;
 
-  // Streaming (greedy search and sampling): called on the translating thread with each
-  // token as it is chosen. Returning true stops that sentence (with num_hypotheses
+  // Streaming (greedy search and sampling): called with each token as it is chosen, on
+  // the thread translating its batch — with inter_threads > 1, several threads, but one
+  // call at a time (as on_result), so the callback needs no locking of its own. Returning true stops that sentence (with num_hypotheses
   // sampled draws: that draw) at this token, as CTranslate2's callback does: its
   // hypothesis keeps the tokens it has, unfinished; every other sentence goes on. The
   // value returned for a last token (is_last) changes nothing.

@@ -243,6 +243,19 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
     sink(i, std::move(r));
   })
                                  : ResultSink();
+  // Streamed tokens reach the caller one call at a time too (TranslationOptions::on_token):
+  // the workers' copy of the options holds a lock around it.
+  std::mutex token_mutex;
+  DecodeOptions serial_options;
+  const DecodeOptions* worker_options = &options;
+  if (options.on_token) {
+    serial_options = options;
+    serial_options.on_token = [&](const TokenStep& step) {
+      std::lock_guard<std::mutex> lock(token_mutex);
+      return options.on_token(step);
+    };
+    worker_options = &serial_options;
+  }
   auto release_all = [&] {
     for (auto& w : held)
       if (w) release(std::move(w));
@@ -264,7 +277,7 @@ std::vector<SentenceResult> Translator::translate(std::span<const std::vector<st
   try {
     workers_->run(static_cast<std::int64_t>(batches.size()), [&](std::int64_t t, int worker) {
       if (!held[worker]) held[worker] = acquire(largest, longest, threads_each);
-      decode_batch(*held[worker], batches[order[t]], sources, prefixes, options, ids, results, serial);
+      decode_batch(*held[worker], batches[order[t]], sources, prefixes, *worker_options, ids, results, serial);
     }, side_by_side);
   } catch (...) {
     release_all();

@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "api_fixture.hpp"
 #include "attend/attend.hpp"
@@ -71,8 +74,15 @@ TEST_CASE("C++ API: on_token returning true stops that sentence (that draw) only
     const attend::Translator translator(model, mode.translator);
     const auto expected = translator.translate_text(lines, mode.options);
     attend::TranslationOptions o = mode.options;
-    std::map<std::pair<std::size_t, std::int64_t>, int> after_stop;  // (sentence, draw) → tokens streamed after it
+    // (sentence, draw) → tokens streamed after it: a plain map, no lock, because calls
+    // come one at a time even from 2 workers (options.hpp). `inside` checks that, and the
+    // ThreadSanitizer build would report the map besides.
+    std::map<std::pair<std::size_t, std::int64_t>, int> after_stop;
+    std::atomic<int> inside{0}, overlaps{0};
     o.on_token = [&](const attend::TokenStep& s) {
+      if (++inside > 1) ++overlaps;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));  // widens any overlap
+      --inside;
       const auto key = std::make_pair(s.index, s.hypothesis);
       if (after_stop.count(key)) ++after_stop[key];
       const bool stop = s.index == 2 && s.hypothesis == (mode.options.sampling ? 1 : 0) && s.step == 2;
@@ -80,6 +90,7 @@ TEST_CASE("C++ API: on_token returning true stops that sentence (that draw) only
       return stop;
     };
     const auto results = translator.translate_text(lines, o);
+    CHECK(overlaps.load() == 0);
     REQUIRE(after_stop.size() == 1);
     CHECK(after_stop.begin()->second == 0);  // nothing more of the stopped row
     for (std::size_t i = 0; i < lines.size(); ++i) {
