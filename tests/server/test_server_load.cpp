@@ -509,7 +509,13 @@ TEST_CASE("over --max-concurrent-requests a request is a 429 at once, and the se
   const std::string heavy = json{{"inputs", texts}}.dump();
   Reply heavy_reply;
   std::thread busy([&] { heavy_reply = http(s.port(), "POST", "/embed", heavy); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Until the server holds the heavy request: /metrics counts it and itself in flight. (A
+  // fixed 50 ms was too short under ThreadSanitizer, whose server read the body later.)
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (metric(s.get("/metrics").body, "\nattend_requests_in_flight") < 2) {  // (not its # HELP line)
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   const Reply refused = s.post("/embed", {{"inputs", "one too many"}});
   busy.join();
   REQUIRE_STATUS(refused, 429);
